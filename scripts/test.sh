@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# The whole test suite: the Release build and the ASan+UBSan Debug build, each
+# with every Criterion test (ctest), the regeneration checks (types from the
+# schema, golden vectors from node-opcua), the format check and a short
+# libFuzzer run of the decoder. Prints ctest's summaries; exits non-zero on
+# any failure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+JOBS=${JOBS:-$(nproc)}
+FUZZ_SECONDS=${FUZZ_SECONDS:-60}
+SCHEMA=${UA_SCHEMA_DIR:-$(pwd)/../shared/opcua-schema}
+step() { printf '\n== %s\n' "$*" >&2; }
+
+step "format check (clang-format)"
+files=$(git ls-files '*.c' '*.h' | grep -v '^stack/gen/' || true)
+clang-format --dry-run --Werror $files
+
+step "Release build"
+cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DUA_SCHEMA_DIR="$SCHEMA" >/dev/null
+cmake --build build/release -j "$JOBS"
+step "Release tests"
+ctest --test-dir build/release --output-on-failure -j "$JOBS"
+
+step "Debug build with AddressSanitizer + UndefinedBehaviorSanitizer"
+cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DUA_SANITIZE=ON -DUA_BUILD_BENCHMARKS=OFF \
+      -DUA_SCHEMA_DIR="$SCHEMA" >/dev/null
+cmake --build build/asan -j "$JOBS"
+step "ASan+UBSan tests"
+ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build/asan --output-on-failure -j "$JOBS"
+
+step "golden vectors regenerate identically with node-opcua"
+if [ -d tests/interop/node_modules ]; then
+  tmp=$(mktemp -d)
+  node tests/interop/golden/make_golden.js "$tmp" >/dev/null
+  diff -r -x '*.md' "$tmp" tests/golden
+  rm -rf "$tmp"
+else
+  echo "tests/interop/node_modules missing: run scripts/deps.sh" >&2
+  exit 1
+fi
+
+step "libFuzzer: decoder for ${FUZZ_SECONDS}s"
+CC=clang cmake -S . -B build/fuzz -DCMAKE_BUILD_TYPE=Debug -DUA_FUZZ=ON -DUA_BUILD_BENCHMARKS=OFF \
+      -DUA_SCHEMA_DIR="$SCHEMA" >/dev/null
+cmake --build build/fuzz -j "$JOBS" --target fuzz_decode
+mkdir -p build/fuzz/corpus
+build/fuzz/tests/fuzz/fuzz_decode -max_total_time="$FUZZ_SECONDS" -print_final_stats=1 \
+  build/fuzz/corpus tests/golden 2>&1 | tail -n 12
+
+step "all test stages passed"
