@@ -120,6 +120,23 @@ def c_string(text):
     return '"' + "".join(out) + '"'
 
 
+def wrap(items, first, indent, last, width=100):
+    """Join items with ', ' into lines of at most width columns (an item that
+    alone is longer stays whole)."""
+    lines, line = [], first
+    for i, item in enumerate(items):
+        piece = item + ("," if i < len(items) - 1 else last)
+        if line == first:
+            line += piece
+        elif len(line) + 1 + len(piece) > width:
+            lines.append(line)
+            line = indent + piece
+        else:
+            line += " " + piece
+    lines.append(line)
+    return "\n".join(lines) + "\n"
+
+
 class Names:
     """One namespace for every identifier the generator invents, so two schema
     names that snake-case to the same C name stop the build instead of making
@@ -160,25 +177,22 @@ def read_nodeset(path):
     model = root.find(UANS + "Models/" + UANS + "Model")
     if model is None or not model.get("Version") or not model.get("PublicationDate"):
         die("%s: no Model Version/PublicationDate" % os.path.basename(path))
+    # Reference types are usually written as aliases ("HasSubtype").
     aliases = {a.get("Alias"): a.text.strip() for a in root.iter(UANS + "Alias")}
-    has_subtype = "i=45"
-    # Parent of each DataType. HasSubtype may be written on the parent
+    # Parent of each DataType. HasSubtype (i=45) may be written on the parent
     # (forward) or on the subtype (IsForward="false"); normalise both.
-    parent = {}
-    for node in root:
-        if local(node.tag) != "UADataType":
-            continue
+    parent, known = {}, set()
+    for node in root.iter(UANS + "UADataType"):
         nid = node.get("NodeId")
+        known.add(nid)
         for ref in node.iter(UANS + "Reference"):
-            rtype = aliases.get(ref.get("ReferenceType"), ref.get("ReferenceType"))
-            if rtype != has_subtype:
+            if aliases.get(ref.get("ReferenceType"), ref.get("ReferenceType")) != "i=45":
                 continue
             target = ref.text.strip()
             if ref.get("IsForward", "true") == "false":
                 parent[nid] = target
             else:
                 parent[target] = nid
-    known = {n.get("NodeId") for n in root if local(n.tag) == "UADataType"}
     return model.get("Version"), model.get("PublicationDate")[:10], parent, known
 
 
@@ -205,13 +219,15 @@ def read_csv(path):
 
 class Schema:
     def __init__(self, schema_dir):
-        join = lambda f: os.path.join(schema_dir, f)  # noqa: E731
-        self.version, self.date, parent, known = read_nodeset(join("Opc.Ua.NodeSet2.xml"))
-        self.nodeids = [(r[0], int(r[1]), r[2]) for r in read_csv(join("NodeIds.csv"))]
-        self.ids = {(n, cls): i for n, i, cls in self.nodeids}
-        self.statuses = [(r[0], int(r[1], 16), r[2]) for r in read_csv(join("StatusCode.csv"))]
+        def path(name):
+            return os.path.join(schema_dir, name)
 
-        root = ET.parse(join("Opc.Ua.Types.bsd")).getroot()
+        self.version, self.date, parent, known = read_nodeset(path("Opc.Ua.NodeSet2.xml"))
+        self.nodeids = [(r[0], int(r[1]), r[2]) for r in read_csv(path("NodeIds.csv"))]
+        self.ids = {(n, cls): i for n, i, cls in self.nodeids}
+        self.statuses = [(r[0], int(r[1], 16), r[2]) for r in read_csv(path("StatusCode.csv"))]
+
+        root = ET.parse(path("Opc.Ua.Types.bsd")).getroot()
         self.opaques, self.enums, self.structs, self.builtin_structs = [], [], [], set()
         for el in root:
             kind, name = local(el.tag), el.get("Name")
@@ -323,13 +339,13 @@ class Generator:
 
     @staticmethod
     def builtin(bid):
-        name, c, index, pf = BUILTINS[bid - 1]
+        _, c, index, pf = BUILTINS[bid - 1]
         return c, "UAS_TYPES_" + index, pf
 
     def pointer_free(self, struct):
         key = struct["name"]
         if key not in self.pointer_free_memo:
-            self.pointer_free_memo[key] = False  # by-value cycles are rejected later
+            self.pointer_free_memo[key] = False  # struct_order() rejects by-value cycles
             self.pointer_free_memo[key] = all(
                 not m["array"] and self.resolve(m["type"], key)[2]
                 for m in struct["members"])
@@ -339,11 +355,11 @@ class Generator:
         """C declarations of a structure: (C type, field name, member or None)."""
         out, seen = [], Names(())
         for m in struct["members"]:
+            where = "%s.%s" % (struct["name"], m["name"])
             field = snake(m["name"])
             if field in C_KEYWORDS:
                 field += "_"
-            c, index, _ = self.resolve(m["type"], struct["name"] + "." + m["name"])
-            where = "%s.%s" % (struct["name"], m["name"])
+            c, index, _ = self.resolve(m["type"], where)
             if m["array"]:
                 seen.add(field + "_count", where)
                 out.append(("size_t ", field + "_count", None))
@@ -396,7 +412,7 @@ class Generator:
                "/* Sorted by code for the binary search below. */\n"
                "static const status_entry status_table[] = {\n"]
         for name, code, desc in rows:
-            out.append("    {0x%08Xu, %s, %s},\n" % (code, c_string(name), c_string(desc)))
+            out.append("    {0x%08Xu, %s,\n     %s},\n" % (code, c_string(name), c_string(desc)))
         out.append("""};
 
 /* The low 16 bits are info bits (limit bits, overflow, ...) that qualify a
@@ -435,9 +451,9 @@ const char *uas_status_description(uas_status s)
         out = [self.header, "#ifndef UA_NODEIDS_H\n#define UA_NODEIDS_H\n\n",
                "/* Every numeric identifier of namespace 0 (NodeIds.csv); not every one\n"
                " * exists in the address space. */\n"]
-        for name, nid, cls in self.s.nodeids:
+        for name, nid, _ in self.s.nodeids:
             macro = self.names.add("UAS_NS0ID_" + name.upper(), "node id " + name)
-            out.append("#define %s %du /* %s */\n" % (macro, nid, cls))
+            out.append("#define %s %du\n" % (macro, nid))
         out.append("\n#endif\n")
         return "".join(out)
 
@@ -466,7 +482,7 @@ const char *uas_status_description(uas_status s)
                    " * (unsigned masks of their declared width). */\n")
         for t in s.enums:
             prefix = "UAS_" + snake(t["name"]).upper() + "_"
-            consts = [(self.names.add(prefix + snake(v).upper(), "value of " + t["name"]), n)
+            consts = [(self.names.add(prefix + snake(v).upper(), "%s.%s" % (t["name"], v)), n)
                       for v, n in t["values"]]
             if t["type_id"] is None:
                 out.append("/* Wire-format detail without a DataType: no descriptor. */\n")
@@ -513,8 +529,9 @@ const char *uas_status_description(uas_status s)
 extern const uas_type uas_types[UAS_TYPES_COUNT];
 #define UAS_TYPE(NAME) (&uas_types[UAS_TYPES_##NAME])
 
-/* Indexes into uas_types[], for binary search: by type_id, by binary encoding
- * id (only the types that have one) and by strcmp of the name. */
+/* Lookup tables for binary search, each a list of indexes into uas_types[]:
+ * sorted by type_id, by binary_encoding_id (only the types that have one) and
+ * by strcmp of the name. */
 #define UAS_TYPES_ENCODABLE_COUNT %d
 extern const uint16_t uas_types_by_type_id[UAS_TYPES_COUNT];
 extern const uint16_t uas_types_by_encoding_id[UAS_TYPES_ENCODABLE_COUNT];
@@ -540,15 +557,14 @@ extern const uint16_t uas_types_by_name[UAS_TYPES_COUNT];
                 continue
             out.append("static const uas_member %s_members[%d] = {\n" % (t["c"], len(members)))
             for field, index, array in members:
+                items = ['.name = "%s"' % field, ".type = &uas_types[%s]" % index]
                 if array:
-                    out.append("    {.name = \"%s\", .type = &uas_types[%s], .is_array = true,\n"
-                               "     .offset = offsetof(%s, %s_count),\n"
-                               "     .array_offset = offsetof(%s, %s)},\n"
-                               % (field, index, t["c"], field, t["c"], field))
+                    items += [".offset = offsetof(%s, %s_count)" % (t["c"], field),
+                              ".array_offset = offsetof(%s, %s)" % (t["c"], field),
+                              ".is_array = true"]
                 else:
-                    out.append("    {.name = \"%s\", .type = &uas_types[%s],\n"
-                               "     .offset = offsetof(%s, %s)},\n"
-                               % (field, index, t["c"], field))
+                    items.append(".offset = offsetof(%s, %s)" % (t["c"], field))
+                out.append(wrap(items, "    {", "     ", "},"))
             out.append("};\n\n")
 
         out.append("const uas_type uas_types[UAS_TYPES_COUNT] = {\n")
@@ -556,7 +572,7 @@ extern const uint16_t uas_types_by_name[UAS_TYPES_COUNT];
             if d["kind"] == "builtin":
                 _, c, _, pf = BUILTINS[d["type_id"] - 1]
                 fields = [("type_id", d["type_id"]), ("size", "sizeof(%s)" % c),
-                          ("kind", d["type_id"]), ("pointer_free", pf)]
+                          ("kind", "UAS_BUILTIN_" + d["name"].upper()), ("pointer_free", pf)]
             elif d["kind"] == "enum":
                 kind = OPTION_WIDTHS[d["bits"]][1] if d["option_set"] else "UAS_KIND_ENUM"
                 fields = [("type_id", d["type_id"]), ("size", "sizeof(%s)" % d["c"]),
@@ -567,10 +583,10 @@ extern const uint16_t uas_types_by_name[UAS_TYPES_COUNT];
                           ("size", "sizeof(%s)" % d["c"]), ("kind", "UAS_KIND_STRUCT"),
                           ("pointer_free", self.pointer_free(d)), ("member_count", n),
                           ("members", "%s_members" % d["c"] if n else "NULL")]
-            out.append("    [%s] = {.name = \"%s\",\n" % (d["index"], d["name"]))
-            body = ", ".join(".%s = %s" % (k, str(v).lower() if isinstance(v, bool) else v)
-                             for k, v in fields)
-            out.append("        %s},\n" % body)
+            items = ['.name = "%s"' % d["name"]] + [
+                ".%s = %s" % (k, str(v).lower() if isinstance(v, bool) else v)
+                for k, v in fields]
+            out.append(wrap(items, "    [%s] = {" % d["index"], "        ", "},"))
         out.append("};\n")
 
         tables = [

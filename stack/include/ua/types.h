@@ -44,7 +44,7 @@ typedef struct uas_type {
 } uas_type;
 
 /* Generated tables (ua/types_gen.h): uas_types[], UAS_TYPES_COUNT, one
- * index macro per type, e.g. UAS_TYPES_READREQUEST, and UAS_TYPE(NAME). */
+ * index macro per type, e.g. UAS_TYPES_READ_REQUEST, and UAS_TYPE(NAME). */
 #include <ua/types_gen.h>
 
 /* Lookup by DataType id or by binary encoding id (binary search over a

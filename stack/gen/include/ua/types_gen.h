@@ -3764,8 +3764,9 @@ struct uas_annotation {
 extern const uas_type uas_types[UAS_TYPES_COUNT];
 #define UAS_TYPE(NAME) (&uas_types[UAS_TYPES_##NAME])
 
-/* Indexes into uas_types[], for binary search: by type_id, by binary encoding
- * id (only the types that have one) and by strcmp of the name. */
+/* Lookup tables for binary search, each a list of indexes into uas_types[]:
+ * sorted by type_id, by binary_encoding_id (only the types that have one) and
+ * by strcmp of the name. */
 #define UAS_TYPES_ENCODABLE_COUNT 314
 extern const uint16_t uas_types_by_type_id[UAS_TYPES_COUNT];
 extern const uint16_t uas_types_by_encoding_id[UAS_TYPES_ENCODABLE_COUNT];
