@@ -1,7 +1,9 @@
 /* Descriptor-driven deep copy, clear and comparison for every type, and the
  * lookups over the generated tables. One copy routine serves the heap and
  * arenas: only where memory comes from differs. */
+#define _POSIX_C_SOURCE 200809L
 #include <string.h>
+#include <time.h>
 
 #include <ua/types.h>
 
@@ -64,6 +66,13 @@ const uas_type *uas_type_by_name(const char *name)
 }
 
 /* ---- builtin helpers ---- */
+
+uas_datetime uas_datetime_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uas_datetime)ts.tv_sec * 10000000 + ts.tv_nsec / 100 + UAS_DATETIME_UNIX_EPOCH;
+}
 
 uas_string uas_string_from(const char *cstr)
 {

@@ -48,6 +48,9 @@ enum {
 
 /* 100 ns ticks since 1601-01-01 UTC. */
 typedef int64_t uas_datetime;
+#define UAS_DATETIME_UNIX_EPOCH 116444736000000000LL /* 1970-01-01 */
+#define UAS_DATETIME_MSEC 10000LL
+uas_datetime uas_datetime_now(void); /* system clock */
 
 typedef struct uas_string {
     size_t length;

@@ -1,0 +1,46 @@
+/* Pooled transport buffers in power-of-two size classes. One pool per event
+ * loop, so it takes no locks. The class is chosen by usable capacity, never
+ * by capacity plus header, so a 64 KiB chunk buffer stays in the 64 KiB
+ * class. */
+#ifndef UA_BUFPOOL_H
+#define UA_BUFPOOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct uas_buf {
+    struct uas_buf *next; /* free list or the owner's queue */
+    uint32_t cap;         /* usable bytes in data */
+    uint32_t len;         /* bytes filled */
+    uint32_t off;         /* bytes consumed (e.g. already written to the socket) */
+    uint8_t cls;          /* size class (log2 of cap) */
+    uint8_t data[];
+} uas_buf;
+
+typedef struct uas_bufpool_stats {
+    uint64_t gets;       /* buffers handed out */
+    uint64_t heap_gets;  /* of which came from the heap (pool empty) */
+    uint64_t live;       /* handed out and not yet returned */
+    uint64_t cached_bytes;
+} uas_bufpool_stats;
+
+typedef struct uas_bufpool uas_bufpool;
+
+/* max_cached_bytes bounds what idle buffers may hold; beyond it returned
+ * buffers go back to the heap. */
+uas_bufpool *uas_bufpool_new(size_t max_cached_bytes);
+void uas_bufpool_delete(uas_bufpool *p);
+/* A buffer of at least min_cap usable bytes (len = off = 0), or NULL when
+ * min_cap exceeds the largest class (16 MiB) or memory is exhausted. */
+uas_buf *uas_buf_get(uas_bufpool *p, size_t min_cap);
+void uas_buf_put(uas_bufpool *p, uas_buf *b);
+void uas_bufpool_get_stats(const uas_bufpool *p, uas_bufpool_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,122 @@
+/* One opc.tcp connection and its secure channel, with no I/O.
+ *
+ * The owner feeds received bytes in (uas_channel_recv) and gets finished,
+ * secured chunks out through the send callback; timers are driven by
+ * uas_channel_tick with the owner's monotonic clock. The same machine runs
+ * the server side (HEL -> ACK, OPN, MSG, CLO) and the client side (HEL,
+ * OPN, MSG, token renewal), so a client and a server can be joined in
+ * memory and a whole conversation tested without sockets. */
+#ifndef UA_CHANNEL_H
+#define UA_CHANNEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <ua/bufpool.h>
+#include <ua/codec.h>
+#include <ua/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum uas_channel_role {
+    UAS_CHANNEL_SERVER = 0,
+    UAS_CHANNEL_CLIENT = 1,
+} uas_channel_role;
+
+typedef enum uas_channel_state {
+    UAS_CHANNEL_FRESH = 0, /* server: waiting for HEL; client: not connected */
+    UAS_CHANNEL_HEL_SENT,  /* client */
+    UAS_CHANNEL_ACKED,     /* server: HEL answered, waiting for OPN */
+    UAS_CHANNEL_OPN_SENT,  /* client */
+    UAS_CHANNEL_OPEN,
+    UAS_CHANNEL_CLOSED,
+} uas_channel_state;
+
+typedef struct uas_channel_config {
+    uas_channel_role role;
+    uint32_t channel_id;       /* server: the id this channel gets (unique per server) */
+    uint32_t recv_buffer_size; /* largest chunk accepted (>= 8192) */
+    uint32_t send_buffer_size; /* largest chunk sent (>= 8192) */
+    uint32_t max_message_size; /* largest message body accepted (0: no limit) */
+    uint32_t max_chunk_count;  /* chunks per received message (0: no limit) */
+    uint32_t requested_lifetime_ms;  /* client: token lifetime asked for */
+    uint32_t min_lifetime_ms;        /* server: revised lifetime bounds */
+    uint32_t max_lifetime_ms;
+    uint32_t hello_timeout_ms;       /* server: close if no HEL/OPN in time */
+    const uas_limits *decode_limits; /* for the OPN bodies (NULL: defaults) */
+} uas_channel_config;
+
+/* 64 KiB chunks, 16 MiB messages, 4096 chunks, tokens 10 min..1 h, HEL 10 s. */
+void uas_channel_config_default(uas_channel_config *cfg, uas_channel_role role);
+
+typedef struct uas_channel_callbacks {
+    /* A finished chunk for the wire; ownership passes to the callee, who
+     * returns it to the pool once written. A Bad status (e.g. the output
+     * queue is over its limit) closes the channel. Required. */
+    uas_status (*send)(void *ud, uas_buf *chunk);
+    /* A complete MSG body: the encoding NodeId followed by the message.
+     * Valid only during the call. Required. */
+    void (*on_message)(void *ud, uint32_t request_id, const uint8_t *body, size_t len);
+    /* A message that could not be received whole (too large, aborted by
+     * the peer): server side answers it with a ServiceFault. Optional. */
+    void (*on_message_error)(void *ud, uint32_t request_id, uas_status status);
+    /* OPEN (channel usable), CLOSED (reason Good for an orderly close).
+     * Optional. */
+    void (*on_state)(void *ud, uas_channel_state state, uas_status reason);
+    /* Current UTC time for token timestamps. Optional (system clock). */
+    uas_datetime (*utc_now)(void *ud);
+} uas_channel_callbacks;
+
+typedef struct uas_channel uas_channel;
+
+/* NULL on out of memory. The pool must outlive the channel. */
+uas_channel *uas_channel_new(const uas_channel_config *cfg, const uas_channel_callbacks *cb,
+                             void *ud, uas_bufpool *pool, int64_t now_ms);
+void uas_channel_delete(uas_channel *ch);
+
+/* Feed received bytes. The buffer is the owner's read buffer and may be
+ * modified (chunks are verified and decrypted in place). Good, or the Bad
+ * status that closed the channel: an ERR message (server) has then already
+ * been passed to send, and the owner should flush its output and close the
+ * socket. */
+uas_status uas_channel_recv(uas_channel *ch, uint8_t *data, size_t len, int64_t now_ms);
+
+/* Client: send HEL (then OPN once acknowledged) for this endpoint URL. */
+uas_status uas_channel_connect(uas_channel *ch, const char *endpoint_url, int64_t now_ms);
+
+/* Encode a message (its binary encoding NodeId, then the body) into MSG
+ * chunks for request_id. Returns Good; BadResponseTooLarge /
+ * BadRequestTooLarge when it exceeds the peer's limits (if chunks were
+ * already out, an abort chunk followed them); BadEncodingError; or a Bad
+ * status of the send callback. Before OPEN: BadSecureChannelClosed. */
+uas_status uas_channel_send(uas_channel *ch, uint32_t request_id, const void *msg,
+                            const uas_type *type);
+
+/* Client: a fresh request id. */
+uint32_t uas_channel_next_request_id(uas_channel *ch);
+
+/* Timers (HEL timeout, token expiry, client token renewal). Returns the
+ * next deadline in ms, INT64_MAX for none, and closes the channel if a
+ * deadline passed (the state callback says why). */
+int64_t uas_channel_tick(uas_channel *ch, int64_t now_ms);
+
+/* Orderly close. Client: sends CLO. Server: sends ERR with the reason if it
+ * is Bad. Idempotent. */
+void uas_channel_close(uas_channel *ch, uas_status reason);
+
+uas_channel_state uas_channel_get_state(const uas_channel *ch);
+uint32_t uas_channel_get_id(const uas_channel *ch);
+uint32_t uas_channel_get_token_id(const uas_channel *ch);
+/* What the peer accepts (after HEL/ACK): its receive buffer, message size
+ * and chunk count limits. */
+uint32_t uas_channel_peer_max_message_size(const uas_channel *ch);
+/* Server: the endpoint URL the client sent in HEL (empty before). */
+const char *uas_channel_endpoint_url(const uas_channel *ch);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,82 @@
+/* The libev glue: an event loop with its buffer pool, and connections that
+ * move bytes between a non-blocking socket and a uas_channel. Everything
+ * protocol-related happens in the channel; this layer only reads, writes
+ * (writev of queued chunks, bounded output queue) and fires timers.
+ *
+ * Threading: a uas_loop and every connection on it are used from one thread
+ * only. Several loops run on several threads with nothing shared but what
+ * the owner shares explicitly. */
+#ifndef UA_NET_H
+#define UA_NET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <ua/bufpool.h>
+#include <ua/channel.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct ev_loop;
+typedef struct uas_loop uas_loop;
+typedef struct uas_conn uas_conn;
+
+/* NULL on failure. max_pool_bytes bounds the idle buffers kept. */
+uas_loop *uas_loop_new(size_t max_pool_bytes);
+void uas_loop_delete(uas_loop *l);
+struct ev_loop *uas_loop_ev(uas_loop *l);
+uas_bufpool *uas_loop_pool(uas_loop *l);
+/* Monotonic ms of the loop's current iteration. */
+int64_t uas_loop_now_ms(uas_loop *l);
+/* Run until uas_loop_stop (callable from the loop's thread) or until no
+ * watcher is active. */
+void uas_loop_run(uas_loop *l);
+void uas_loop_stop(uas_loop *l);
+/* Run one iteration without blocking more than needed (embedding). */
+void uas_loop_run_once(uas_loop *l, bool block);
+
+typedef struct uas_conn_handler {
+    /* A complete message; body valid only during the call. */
+    void (*on_message)(uas_conn *c, uint32_t request_id, const uint8_t *body, size_t len);
+    void (*on_message_error)(uas_conn *c, uint32_t request_id, uas_status status);
+    /* OPEN / CLOSED of the channel. */
+    void (*on_state)(uas_conn *c, uas_channel_state state, uas_status reason);
+    /* The socket is closed; the connection is freed right after this
+     * returns. reason Good for an orderly close. */
+    void (*on_close)(uas_conn *c, uas_status reason);
+} uas_conn_handler;
+
+typedef struct uas_conn_config {
+    uas_channel_config channel;
+    size_t max_output_bytes; /* queued bytes beyond which a slow reader is dropped */
+} uas_conn_config;
+
+/* Takes ownership of a connected socket (server side). NULL on failure (the
+ * socket is closed). */
+uas_conn *uas_conn_accept(uas_loop *l, int fd, const uas_conn_config *cfg,
+                          const uas_conn_handler *h, void *ud);
+/* Client: non-blocking connect to opc.tcp://host:port[/path], then HEL/OPN.
+ * NULL with *status set when the URL is invalid or the socket fails at once;
+ * later failures arrive through on_close. */
+uas_conn *uas_conn_connect(uas_loop *l, const char *url, const uas_conn_config *cfg,
+                           const uas_conn_handler *h, void *ud, uas_status *status);
+uas_status uas_conn_send(uas_conn *c, uint32_t request_id, const void *msg, const uas_type *t);
+/* Close (after flushing what is queued, with an ERR/CLO per the channel). */
+void uas_conn_close(uas_conn *c, uas_status reason);
+void *uas_conn_ud(const uas_conn *c);
+void uas_conn_set_ud(uas_conn *c, void *ud);
+uas_channel *uas_conn_channel(uas_conn *c);
+uas_loop *uas_conn_loop(uas_conn *c);
+size_t uas_conn_output_bytes(const uas_conn *c);
+
+/* Split opc.tcp://host:port/path into host (bracketless for IPv6) and port
+ * (default 4840). BadTcpEndpointUrlInvalid when malformed. */
+uas_status uas_parse_endpoint_url(const char *url, char *host, size_t host_len, uint16_t *port);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,510 @@
+/* libev glue: loops and connections. Reads land in a pooled buffer that is
+ * handed to the channel (which may verify/decrypt in place); chunks the
+ * channel produces are queued and written with writev, coalesced per read
+ * callback. A peer that stops reading is dropped once its queue passes the
+ * limit, so it never stalls the loop or grows memory without bound. */
+#define _GNU_SOURCE
+#include <ua/net.h>
+
+#include <errno.h>
+#include <ev.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+struct uas_loop {
+    struct ev_loop *ev;
+    uas_bufpool *pool;
+};
+
+uas_loop *uas_loop_new(size_t max_pool_bytes)
+{
+    uas_loop *l = uas_calloc(1, sizeof(*l));
+    if (!l)
+        return NULL;
+    l->ev = ev_loop_new(EVFLAG_AUTO);
+    l->pool = uas_bufpool_new(max_pool_bytes);
+    if (!l->ev || !l->pool) {
+        uas_loop_delete(l);
+        return NULL;
+    }
+    return l;
+}
+
+void uas_loop_delete(uas_loop *l)
+{
+    if (!l)
+        return;
+    if (l->ev)
+        ev_loop_destroy(l->ev);
+    uas_bufpool_delete(l->pool);
+    uas_free(l, sizeof(*l));
+}
+
+struct ev_loop *uas_loop_ev(uas_loop *l)
+{
+    return l->ev;
+}
+
+uas_bufpool *uas_loop_pool(uas_loop *l)
+{
+    return l->pool;
+}
+
+int64_t uas_loop_now_ms(uas_loop *l)
+{
+    return (int64_t)(ev_now(l->ev) * 1000.0);
+}
+
+void uas_loop_run(uas_loop *l)
+{
+    ev_run(l->ev, 0);
+}
+
+void uas_loop_stop(uas_loop *l)
+{
+    ev_break(l->ev, EVBREAK_ALL);
+}
+
+void uas_loop_run_once(uas_loop *l, bool block)
+{
+    ev_run(l->ev, block ? EVRUN_ONCE : EVRUN_NOWAIT);
+}
+
+/* ---- connections ---- */
+
+struct uas_conn {
+    uas_loop *loop;
+    int fd;
+    ev_io rio, wio;
+    ev_timer timer;
+    uas_channel *ch;
+    uas_conn_handler h;
+    void *ud;
+    size_t max_output;
+    uas_buf *out_head, *out_tail;
+    size_t out_bytes;
+    int busy;          /* nesting of callbacks into the owner: defer the free */
+    bool corked;       /* inside a read: coalesce writes until it ends */
+    bool closing;      /* flush what is queued, then close */
+    bool connecting;   /* client: waiting for connect() to finish */
+    bool dead;
+    uas_status reason;
+};
+
+static void conn_free(uas_conn *c);
+
+static void conn_release(uas_conn *c)
+{
+    if (--c->busy == 0 && c->dead)
+        conn_free(c);
+}
+
+/* Close the socket now and tell the owner; the memory goes when no callback
+ * frame still uses it. */
+static void conn_shutdown(uas_conn *c, uas_status reason)
+{
+    if (c->dead)
+        return;
+    c->dead = true;
+    ev_io_stop(c->loop->ev, &c->rio);
+    ev_io_stop(c->loop->ev, &c->wio);
+    ev_timer_stop(c->loop->ev, &c->timer);
+    if (c->fd >= 0) {
+        close(c->fd);
+        c->fd = -1;
+    }
+    c->busy++;
+    if (c->h.on_close)
+        c->h.on_close(c, reason);
+    conn_release(c);
+}
+
+static void conn_free(uas_conn *c)
+{
+    uas_buf *b = c->out_head;
+    while (b) {
+        uas_buf *next = b->next;
+        uas_buf_put(c->loop->pool, b);
+        b = next;
+    }
+    uas_channel_delete(c->ch);
+    uas_free(c, sizeof(*c));
+}
+
+/* Write as much of the queue as the socket takes. */
+static void conn_flush(uas_conn *c)
+{
+    while (c->out_head && !c->dead) {
+        struct iovec iov[64];
+        int n = 0;
+        for (uas_buf *b = c->out_head; b && n < 64; b = b->next, n++) {
+            iov[n].iov_base = b->data + b->off;
+            iov[n].iov_len = b->len - b->off;
+        }
+        ssize_t w = writev(c->fd, iov, n);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK) {
+                ev_io_start(c->loop->ev, &c->wio);
+                return;
+            }
+            conn_shutdown(c, UAS_BAD_CONNECTION_CLOSED);
+            return;
+        }
+        c->out_bytes -= (size_t)w;
+        while (w > 0) {
+            uas_buf *b = c->out_head;
+            size_t left = b->len - b->off;
+            if ((size_t)w < left) {
+                b->off += (uint32_t)w;
+                break;
+            }
+            w -= (ssize_t)left;
+            c->out_head = b->next;
+            if (!c->out_head)
+                c->out_tail = NULL;
+            uas_buf_put(c->loop->pool, b);
+        }
+    }
+    if (!c->out_head) {
+        ev_io_stop(c->loop->ev, &c->wio);
+        if (c->closing)
+            conn_shutdown(c, c->reason);
+    }
+}
+
+static uas_status ch_send(void *ud, uas_buf *chunk)
+{
+    uas_conn *c = ud;
+    if (c->dead || c->out_bytes + chunk->len > c->max_output) {
+        uas_buf_put(c->loop->pool, chunk);
+        return c->dead ? UAS_BAD_CONNECTION_CLOSED : UAS_BAD_TCP_NOT_ENOUGH_RESOURCES;
+    }
+    chunk->next = NULL;
+    if (c->out_tail)
+        c->out_tail->next = chunk;
+    else
+        c->out_head = chunk;
+    c->out_tail = chunk;
+    c->out_bytes += chunk->len;
+    if (!c->corked && !c->connecting)
+        conn_flush(c);
+    return UAS_GOOD;
+}
+
+static void ch_on_message(void *ud, uint32_t request_id, const uint8_t *body, size_t len)
+{
+    uas_conn *c = ud;
+    if (c->h.on_message && !c->dead)
+        c->h.on_message(c, request_id, body, len);
+}
+
+static void ch_on_message_error(void *ud, uint32_t request_id, uas_status st)
+{
+    uas_conn *c = ud;
+    if (c->h.on_message_error && !c->dead)
+        c->h.on_message_error(c, request_id, st);
+}
+
+static void ch_on_state(void *ud, uas_channel_state state, uas_status reason)
+{
+    uas_conn *c = ud;
+    if (state == UAS_CHANNEL_CLOSED) {
+        /* Let queued output (an ERR, a CLO) drain, then close the socket. */
+        c->closing = true;
+        c->reason = reason;
+    }
+    if (c->h.on_state && !c->dead)
+        c->h.on_state(c, state, reason);
+}
+
+static void arm_timer(uas_conn *c)
+{
+    int64_t now = uas_loop_now_ms(c->loop);
+    int64_t next = uas_channel_tick(c->ch, now);
+    ev_timer_stop(c->loop->ev, &c->timer);
+    if (next != INT64_MAX && !c->dead) {
+        double after = (double)(next - now) / 1000.0;
+        ev_timer_set(&c->timer, after > 0 ? after : 0.001, 0.0);
+        ev_timer_start(c->loop->ev, &c->timer);
+    }
+}
+
+static void on_timer(struct ev_loop *ev, ev_timer *w, int revents)
+{
+    (void)ev;
+    (void)revents;
+    uas_conn *c = w->data;
+    c->busy++;
+    c->corked = true;
+    arm_timer(c);
+    c->corked = false;
+    conn_flush(c);
+    conn_release(c);
+}
+
+static void on_readable(struct ev_loop *ev, ev_io *w, int revents)
+{
+    (void)ev;
+    (void)revents;
+    uas_conn *c = w->data;
+    uas_buf *b = uas_buf_get(c->loop->pool, 65536);
+    if (!b) {
+        conn_shutdown(c, UAS_BAD_TCP_NOT_ENOUGH_RESOURCES);
+        return;
+    }
+    c->busy++;
+    ssize_t n = read(c->fd, b->data, b->cap);
+    if (n > 0) {
+        c->corked = true;
+        uas_status st =
+            uas_channel_recv(c->ch, b->data, (size_t)n, uas_loop_now_ms(c->loop));
+        c->corked = false;
+        uas_buf_put(c->loop->pool, b);
+        if (st != UAS_GOOD) {
+            if (!c->closing) {
+                c->closing = true;
+                c->reason = st;
+            }
+            ev_io_stop(c->loop->ev, &c->rio);
+        }
+        conn_flush(c);
+        if (!c->dead)
+            arm_timer(c);
+    } else {
+        uas_buf_put(c->loop->pool, b);
+        if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+            conn_shutdown(c, n == 0 ? UAS_BAD_CONNECTION_CLOSED : UAS_BAD_COMMUNICATION_ERROR);
+    }
+    conn_release(c);
+}
+
+static void on_writable(struct ev_loop *ev, ev_io *w, int revents)
+{
+    (void)ev;
+    (void)revents;
+    uas_conn *c = w->data;
+    c->busy++;
+    if (c->connecting) {
+        int err = 0;
+        socklen_t len = sizeof(err);
+        getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len);
+        if (err) {
+            conn_shutdown(c, UAS_BAD_NOT_CONNECTED);
+            conn_release(c);
+            return;
+        }
+        c->connecting = false;
+        ev_io_start(c->loop->ev, &c->rio);
+    }
+    conn_flush(c);
+    conn_release(c);
+}
+
+static uas_conn *conn_new(uas_loop *l, int fd, const uas_conn_config *cfg,
+                          const uas_conn_handler *h, void *ud)
+{
+    uas_conn *c = uas_calloc(1, sizeof(*c));
+    if (!c)
+        return NULL;
+    c->loop = l;
+    c->fd = fd;
+    c->h = *h;
+    c->ud = ud;
+    c->max_output = cfg->max_output_bytes ? cfg->max_output_bytes : 4u << 20;
+    uas_channel_callbacks cb = {ch_send, ch_on_message, ch_on_message_error, ch_on_state, NULL};
+    c->ch = uas_channel_new(&cfg->channel, &cb, c, l->pool, uas_loop_now_ms(l));
+    if (!c->ch) {
+        uas_free(c, sizeof(*c));
+        return NULL;
+    }
+    ev_io_init(&c->rio, on_readable, fd, EV_READ);
+    ev_io_init(&c->wio, on_writable, fd, EV_WRITE);
+    ev_timer_init(&c->timer, on_timer, 0.0, 0.0);
+    c->rio.data = c->wio.data = c->timer.data = c;
+    return c;
+}
+
+static void tune_socket(int fd)
+{
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    int fl = fcntl(fd, F_GETFL, 0);
+    fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+    fcntl(fd, F_SETFD, FD_CLOEXEC);
+}
+
+uas_conn *uas_conn_accept(uas_loop *l, int fd, const uas_conn_config *cfg,
+                          const uas_conn_handler *h, void *ud)
+{
+    tune_socket(fd);
+    uas_conn *c = conn_new(l, fd, cfg, h, ud);
+    if (!c) {
+        close(fd);
+        return NULL;
+    }
+    ev_io_start(l->ev, &c->rio);
+    c->busy++;
+    arm_timer(c);
+    bool dead = c->dead;
+    conn_release(c);
+    return dead ? NULL : c;
+}
+
+uas_status uas_parse_endpoint_url(const char *url, char *host, size_t host_len, uint16_t *port)
+{
+    static const char prefix[] = "opc.tcp://";
+    if (!url || strncmp(url, prefix, sizeof(prefix) - 1) != 0)
+        return UAS_BAD_TCP_ENDPOINT_URL_INVALID;
+    const char *p = url + sizeof(prefix) - 1;
+    const char *hs, *he;
+    if (*p == '[') {
+        hs = p + 1;
+        he = strchr(hs, ']');
+        if (!he)
+            return UAS_BAD_TCP_ENDPOINT_URL_INVALID;
+        p = he + 1;
+    } else {
+        hs = p;
+        while (*p && *p != ':' && *p != '/')
+            p++;
+        he = p;
+    }
+    size_t n = (size_t)(he - hs);
+    if (n == 0 || n >= host_len)
+        return UAS_BAD_TCP_ENDPOINT_URL_INVALID;
+    memcpy(host, hs, n);
+    host[n] = 0;
+    *port = 4840;
+    if (*p == ':') {
+        char *end;
+        long v = strtol(p + 1, &end, 10);
+        if (end == p + 1 || v <= 0 || v > 65535 || (*end && *end != '/'))
+            return UAS_BAD_TCP_ENDPOINT_URL_INVALID;
+        *port = (uint16_t)v;
+    } else if (*p && *p != '/') {
+        return UAS_BAD_TCP_ENDPOINT_URL_INVALID;
+    }
+    return UAS_GOOD;
+}
+
+uas_conn *uas_conn_connect(uas_loop *l, const char *url, const uas_conn_config *cfg,
+                           const uas_conn_handler *h, void *ud, uas_status *status)
+{
+    char host[256];
+    uint16_t port;
+    uas_status st = uas_parse_endpoint_url(url, host, sizeof(host), &port);
+    if (st != UAS_GOOD) {
+        *status = st;
+        return NULL;
+    }
+    char portstr[8];
+    snprintf(portstr, sizeof(portstr), "%u", port);
+    struct addrinfo hints = {0}, *res = NULL;
+    hints.ai_socktype = SOCK_STREAM;
+    if (getaddrinfo(host, portstr, &hints, &res) != 0 || !res) {
+        *status = UAS_BAD_TCP_ENDPOINT_URL_INVALID;
+        return NULL;
+    }
+    int fd = socket(res->ai_family, SOCK_STREAM, 0);
+    if (fd < 0) {
+        freeaddrinfo(res);
+        *status = UAS_BAD_TCP_NOT_ENOUGH_RESOURCES;
+        return NULL;
+    }
+    tune_socket(fd);
+    int rc = connect(fd, res->ai_addr, res->ai_addrlen);
+    freeaddrinfo(res);
+    if (rc != 0 && errno != EINPROGRESS) {
+        close(fd);
+        *status = UAS_BAD_NOT_CONNECTED;
+        return NULL;
+    }
+    uas_conn *c = conn_new(l, fd, cfg, h, ud);
+    if (!c) {
+        close(fd);
+        *status = UAS_BAD_OUT_OF_MEMORY;
+        return NULL;
+    }
+    /* HEL is queued now and written once the connection is up. */
+    c->connecting = true;
+    st = uas_channel_connect(c->ch, url, uas_loop_now_ms(l));
+    if (st != UAS_GOOD) {
+        close(fd);
+        c->fd = -1;
+        conn_free(c);
+        *status = st;
+        return NULL;
+    }
+    ev_io_start(l->ev, &c->wio);
+    *status = UAS_GOOD;
+    return c;
+}
+
+uas_status uas_conn_send(uas_conn *c, uint32_t request_id, const void *msg, const uas_type *t)
+{
+    if (c->dead || c->closing)
+        return UAS_BAD_CONNECTION_CLOSED;
+    c->busy++;
+    bool was_corked = c->corked;
+    c->corked = true;
+    uas_status st = uas_channel_send(c->ch, request_id, msg, t);
+    c->corked = was_corked;
+    if (!was_corked && !c->connecting)
+        conn_flush(c);
+    conn_release(c);
+    return st;
+}
+
+void uas_conn_close(uas_conn *c, uas_status reason)
+{
+    if (c->dead || c->closing)
+        return;
+    c->busy++;
+    c->corked = true;
+    uas_channel_close(c->ch, reason);
+    c->corked = false;
+    c->closing = true;
+    c->reason = reason;
+    ev_io_stop(c->loop->ev, &c->rio);
+    if (c->connecting)
+        conn_shutdown(c, reason);
+    else
+        conn_flush(c);
+    conn_release(c);
+}
+
+void *uas_conn_ud(const uas_conn *c)
+{
+    return c->ud;
+}
+
+void uas_conn_set_ud(uas_conn *c, void *ud)
+{
+    c->ud = ud;
+}
+
+uas_channel *uas_conn_channel(uas_conn *c)
+{
+    return c->ch;
+}
+
+uas_loop *uas_conn_loop(uas_conn *c)
+{
+    return c->loop;
+}
+
+size_t uas_conn_output_bytes(const uas_conn *c)
+{
+    return c->out_bytes;
+}
