@@ -58,6 +58,7 @@ struct uas_channel {
     int64_t prev_expires_at;
     int64_t expires_at;      /* server: newest token's end plus grace */
     int64_t renew_at;        /* client: 75 % of the lifetime */
+    int64_t token_end;       /* client: newest token's end plus 25 % grace */
     uint32_t opn_request_id; /* client: the pending OPN */
 
     /* Sequence numbers and request ids. */

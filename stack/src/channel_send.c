@@ -18,6 +18,7 @@ typedef struct chunk_writer {
     uint32_t chunks;   /* chunks already handed to the transport */
     size_t body_bytes; /* message bytes in those chunks */
     uas_status too_large;
+    bool refused; /* the send callback refused a chunk: the stream is broken */
 } chunk_writer;
 
 static void put_u32(uint8_t *p, uint32_t v)
@@ -87,7 +88,9 @@ static uas_status finish_chunk(chunk_writer *w, uint8_t chunk_type, size_t end)
     uint8_t *p = w->buf->data;
     p[3] = chunk_type;
     uint32_t seq = ch->send_seq;
-    ch->send_seq = seq >= UINT32_MAX - 1024 ? 1 : seq + 1;
+    /* Part 6, 6.7.2.4: no wrap until the number is greater than
+     * UINT32_MAX - 1024; then one below 1024. */
+    ch->send_seq = seq > UINT32_MAX - 1024 ? 1 : seq + 1;
     put_u32(p + w->header_len, seq);
     put_u32(p + w->header_len + 4, w->request_id);
     size_t len = end;
@@ -104,7 +107,10 @@ static uas_status finish_chunk(chunk_writer *w, uint8_t chunk_type, size_t end)
     uas_buf *b = w->buf;
     w->buf = NULL;
     w->chunks++;
-    return ch->cb.send(ch->ud, b);
+    st = ch->cb.send(ch->ud, b);
+    if (st != UAS_GOOD)
+        w->refused = true;
+    return st;
 }
 
 static uas_status writer_flush(void *ud, uint8_t **pos, uint8_t **end)
@@ -140,8 +146,9 @@ static void send_abort(chunk_writer *w, uas_status code)
     (void)finish_chunk(w, 'A', (size_t)(p + n - w->buf->data));
 }
 
+/* *refused (if given) tells whether the send callback refused a chunk. */
 static uas_status send_message(uas_channel *ch, uint8_t mt, uint32_t request_id, const void *msg,
-                               const uas_type *type)
+                               const uas_type *type, bool *refused)
 {
     if (type->binary_encoding_id == 0)
         return UAS_BAD_ENCODING_ERROR;
@@ -164,18 +171,22 @@ static uas_status send_message(uas_channel *ch, uint8_t mt, uint32_t request_id,
     st = uas_encode(&e, &id, &uas_types[UAS_TYPES_NODE_ID]);
     if (st == UAS_GOOD)
         st = uas_encode(&e, msg, type);
+    bool sent = false;
     if (st == UAS_GOOD) {
         size_t last = (size_t)(e.pos - (w.buf->data + w.header_len + 8));
-        if (ch->peer_max_message && w.body_bytes + last > ch->peer_max_message)
-            st = w.too_large;
-        else
-            return finish_chunk(&w, 'F', (size_t)(e.pos - w.buf->data));
+        sent = !(ch->peer_max_message && w.body_bytes + last > ch->peer_max_message);
+        st = sent ? finish_chunk(&w, 'F', (size_t)(e.pos - w.buf->data)) : w.too_large;
     }
-    if (w.chunks > 0) {
-        send_abort(&w, st);
-    } else if (w.buf) {
-        uas_buf_put(ch->pool, w.buf);
+    if (!sent) {
+        /* Chunks already out end with an abort chunk, unless the transport
+         * refused one: nothing more goes to it then. */
+        if (w.chunks > 0 && !w.refused)
+            send_abort(&w, st);
+        else if (w.buf)
+            uas_buf_put(ch->pool, w.buf);
     }
+    if (refused)
+        *refused = w.refused;
     return st;
 }
 
@@ -184,10 +195,12 @@ uas_status uas_channel_send(uas_channel *ch, uint32_t request_id, const void *ms
 {
     if (ch->state != UAS_CHANNEL_OPEN)
         return UAS_BAD_SECURE_CHANNEL_CLOSED;
-    uas_status st = send_message(ch, MT_MSG, request_id, msg, type);
-    /* A transport that cannot take more output is fatal for the channel;
-     * a message that is too large is the caller's to answer. */
-    if (st == UAS_BAD_TCP_NOT_ENOUGH_RESOURCES || st == UAS_BAD_CONNECTION_CLOSED)
+    bool refused = false;
+    uas_status st = send_message(ch, MT_MSG, request_id, msg, type, &refused);
+    /* A transport that refused a chunk broke the stream, whatever its code:
+     * fatal for the channel (channel.h, send callback). A message that is
+     * too large is the caller's to answer. */
+    if (refused || st == UAS_BAD_TCP_NOT_ENOUGH_RESOURCES || st == UAS_BAD_CONNECTION_CLOSED)
         (void)uas__channel_fail(ch, st, "transport refused output");
     return st;
 }
@@ -262,7 +275,7 @@ uas_status uas__channel_send_clo(uas_channel *ch)
     memset(&req, 0, sizeof(req));
     req.request_header.timestamp = ch->cb.utc_now(ch->ud);
     return send_message(ch, MT_CLO, uas_channel_next_request_id(ch), &req,
-                        UAS_TYPE(CLOSE_SECURE_CHANNEL_REQUEST));
+                        UAS_TYPE(CLOSE_SECURE_CHANNEL_REQUEST), NULL);
 }
 
 /* ---- OPN ---- */
@@ -278,8 +291,8 @@ uas_status uas__channel_send_opn_request(uas_channel *ch, int32_t request_type)
     req.security_mode = UAS_MESSAGE_SECURITY_MODE_NONE;
     req.requested_lifetime = ch->cfg.requested_lifetime_ms;
     ch->opn_request_id = uas_channel_next_request_id(ch);
-    return send_message(ch, MT_OPN, ch->opn_request_id, &req,
-                        UAS_TYPE(OPEN_SECURE_CHANNEL_REQUEST));
+    return send_message(ch, MT_OPN, ch->opn_request_id, &req, UAS_TYPE(OPEN_SECURE_CHANNEL_REQUEST),
+                        NULL);
 }
 
 /* Decodes an OPN body (NodeId + message) of the expected type, or a
@@ -357,7 +370,7 @@ uas_status uas__channel_on_opn_request(uas_channel *ch, uint32_t request_id, con
     resp.security_token.created_at = resp.response_header.timestamp;
     resp.security_token.revised_lifetime = lifetime;
     resp.server_nonce.data = UAS_EMPTY_ARRAY;
-    st = send_message(ch, MT_OPN, request_id, &resp, UAS_TYPE(OPEN_SECURE_CHANNEL_RESPONSE));
+    st = send_message(ch, MT_OPN, request_id, &resp, UAS_TYPE(OPEN_SECURE_CHANNEL_RESPONSE), NULL);
     if (st != UAS_GOOD)
         return uas__channel_fail(ch, st, "cannot send OPN response");
     if (!renew) {
@@ -399,15 +412,18 @@ uas_status uas__channel_on_opn_response(uas_channel *ch, uint32_t request_id, ui
         (ch->state == UAS_CHANNEL_OPEN && tok.channel_id != ch->channel_id))
         return uas__channel_fail(ch, UAS_BAD_SECURE_CHANNEL_ID_INVALID, "channel id mismatch");
     if (ch->state == UAS_CHANNEL_OPEN) {
-        /* Keep accepting the old token for responses already under way. */
+        /* The server may secure its output with the old token until it
+         * expires (it switches when we use the new one); accept it that
+         * long plus 25 % (Part 4, 5.6.2.1). */
         ch->prev_token_id = ch->token_id;
-        ch->prev_expires_at = now_ms + 10000;
+        ch->prev_expires_at = ch->token_end;
     }
     ch->channel_id = tok.channel_id;
     ch->token_id = tok.token_id;
     ch->send_token_id = tok.token_id;
     uint32_t lifetime = tok.revised_lifetime ? tok.revised_lifetime : 3600000;
     ch->renew_at = now_ms + (int64_t)lifetime * 3 / 4;
+    ch->token_end = now_ms + (int64_t)lifetime + (int64_t)lifetime / 4;
     if (ch->state == UAS_CHANNEL_OPN_SENT)
         uas__channel_set_state(ch, UAS_CHANNEL_OPEN, UAS_GOOD);
     return UAS_GOOD;

@@ -231,12 +231,24 @@ static inline uas_status enter(uas_encoder *e)
     return UAS_GOOD;
 }
 
+static uas_status count_flush(void *ud, uint8_t **pos, uint8_t **end);
+
 /* Writes Int32 length + body of a decoded structure. The body is first
  * written straight into the current buffer with the length patched in
  * afterwards; only when it does not fit is its size computed up front (a
- * second walk) so the length can precede a body that spans buffers. */
+ * second walk) so the length can precede a body that spans buffers.
+ *
+ * Each nesting level must cost one extra walk at most, or nested
+ * ExtensionObjects get exponentially slow (2^depth walks): the size counter
+ * writes a placeholder instead of computing lengths it never reads, and
+ * without a flush callback a body that overflowed the fast path is not tried
+ * again, since the slow path would write the same bytes at the same place. */
 static uas_status enc_struct_body(uas_encoder *e, const void *src, const uas_type *t)
 {
+    if (e->flush == count_flush) {
+        TRY(wr_u32(e, 0));
+        return enc_table[t->kind](e, src, t);
+    }
     if ((size_t)(e->end - e->pos) > 4 && e->pos) {
         uint8_t *len_at = e->pos;
         uas_encoder_flush_fn flush = e->flush;
@@ -256,6 +268,10 @@ static uas_status enc_struct_body(uas_encoder *e, const void *src, const uas_typ
         if (!overflowed)
             return st;
         e->pos = len_at; /* did not fit: rewind and take the slow path */
+        if (!flush) {
+            e->full = true;
+            return UAS_BAD_ENCODING_LIMITS_EXCEEDED;
+        }
     }
     size_t size = uas_encoded_size(src, t);
     if (size == SIZE_MAX || size > INT32_MAX)

@@ -154,14 +154,21 @@ static bool arena_grow(uas_arena *a, size_t need)
             return true;
         }
     }
+    /* The block header is added below: a need close to SIZE_MAX must not
+     * wrap around into a tiny allocation. */
+    if (need > SIZE_MAX - sizeof(uas_arena_block))
+        return false;
     size_t size = need > ARENA_MIN_BLOCK ? need : ARENA_MIN_BLOCK;
     size_t last = a->cur ? a->cur->size : a->first_size;
     if (size < last * 2 && last * 2 <= (size_t)1 << 24)
         size = last * 2; /* geometric growth keeps the block count logarithmic */
-    if (a->max_total && (a->heap_total + size > a->max_total)) {
-        if (a->heap_total + need > a->max_total)
+    if (a->max_total) {
+        /* Compared as room left, so heap_total + need cannot overflow. */
+        size_t room = a->heap_total < a->max_total ? a->max_total - a->heap_total : 0;
+        if (need > room)
             return false;
-        size = need;
+        if (size > room)
+            size = need;
     }
     uas_arena_block *b = uas_malloc(sizeof(uas_arena_block) + size);
     if (!b)

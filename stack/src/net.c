@@ -354,11 +354,9 @@ uas_conn *uas_conn_accept(uas_loop *l, int fd, const uas_conn_config *cfg,
         return NULL;
     }
     ev_io_start(l->ev, &c->rio);
-    c->busy++;
+    /* The first deadline (HEL timeout) lies ahead: this cannot close c. */
     arm_timer(c);
-    bool dead = c->dead;
-    conn_release(c);
-    return dead ? NULL : c;
+    return c;
 }
 
 uas_status uas_parse_endpoint_url(const char *url, char *host, size_t host_len, uint16_t *port)

@@ -1,8 +1,9 @@
 /* Descriptor-driven deep copy, clear and comparison for every type, and the
  * lookups over the generated tables. One copy routine serves the heap and
  * arenas: only where memory comes from differs. */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 
 #include <ua/types.h>
@@ -72,6 +73,25 @@ uas_datetime uas_datetime_now(void)
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (uas_datetime)ts.tv_sec * 10000000 + ts.tv_nsec / 100 + UAS_DATETIME_UNIX_EPOCH;
+}
+
+void uas_random_bytes(void *p, size_t n)
+{
+    uint8_t *b = p;
+    while (n > 0) {
+        ssize_t r = getrandom(b, n, 0);
+        if (r <= 0)
+            continue; /* EINTR; the pool is initialised once the system runs */
+        b += r;
+        n -= (size_t)r;
+    }
+}
+
+int64_t uas_monotonic_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 uas_string uas_string_from(const char *cstr)

@@ -51,6 +51,9 @@ typedef int64_t uas_datetime;
 #define UAS_DATETIME_UNIX_EPOCH 116444736000000000LL /* 1970-01-01 */
 #define UAS_DATETIME_MSEC 10000LL
 uas_datetime uas_datetime_now(void); /* system clock */
+int64_t uas_monotonic_ms(void);     /* CLOCK_MONOTONIC in ms */
+/* Cryptographically strong random bytes from the kernel. */
+void uas_random_bytes(void *p, size_t n);
 
 typedef struct uas_string {
     size_t length;

@@ -54,8 +54,8 @@ typedef struct uas_conn_config {
     size_t max_output_bytes; /* queued bytes beyond which a slow reader is dropped */
 } uas_conn_config;
 
-/* Takes ownership of a connected socket (server side). NULL on failure (the
- * socket is closed). */
+/* Takes ownership of a connected socket (server side). NULL on out of
+ * memory: the socket is then closed and on_close is not called. */
 uas_conn *uas_conn_accept(uas_loop *l, int fd, const uas_conn_config *cfg,
                           const uas_conn_handler *h, void *ud);
 /* Client: non-blocking connect to opc.tcp://host:port[/path], then HEL/OPN.

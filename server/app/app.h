@@ -1,0 +1,10 @@
+/* uaserver's own nodes (app_nodes.c). */
+#ifndef UAS_APP_H
+#define UAS_APP_H
+
+#include <ua/server.h>
+
+uas_status app_add_contract_nodes(uas_server *s, const uint32_t *array_sizes, size_t n_arrays);
+uas_status app_add_demo_nodes(uas_server *s);
+
+#endif

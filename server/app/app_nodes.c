@@ -1,0 +1,121 @@
+/* Nodes uaserver adds on top of namespace 0: the benchmark contract that
+ * public OPC UA benchmark clients expect (100 writable Int32 variables
+ * ns=1;i=1001..1100 and optional Int32 arrays ns=1;i=2001+k), and a small
+ * demo object with a method, so a fresh server has something to call. */
+#include <stdio.h>
+#include <string.h>
+
+#include <ua/nodeids.h>
+
+#include "app.h"
+
+static uas_status add_int32_var(uas_server *s, uint32_t id, const char *name, int32_t *values,
+                                size_t n, bool array)
+{
+    uas_nodeid nid = uas_nodeid_numeric(1, id);
+    uas_nodeid parent = uas_nodeid_numeric(0, UAS_NS0ID_OBJECTSFOLDER);
+    uas_nodeid organizes = uas_nodeid_numeric(0, UAS_NS0ID_ORGANIZES);
+    uas_nodeid type = uas_nodeid_numeric(0, UAS_NS0ID_BASEDATAVARIABLETYPE);
+    uas_qualifiedname bn = {1, uas_string_from(name)};
+    uas_variable_attributes a;
+    memset(&a, 0, sizeof(a));
+    a.display_name.text = uas_string_from(name);
+    a.data_type = uas_nodeid_numeric(0, UAS_NS0ID_INT32);
+    a.access_level = a.user_access_level = 0x03; /* CurrentRead | CurrentWrite */
+    uint32_t dims[1] = {(uint32_t)n};
+    if (array) {
+        a.value_rank = 1;
+        a.array_dimensions_count = 1;
+        a.array_dimensions = dims;
+        uas_variant_set_array(&a.value, values, n, UAS_TYPE(INT32));
+    } else {
+        a.value_rank = -1;
+        uas_variant_set_scalar(&a.value, values, UAS_TYPE(INT32));
+    }
+    return uas_server_add_variable(s, &nid, &parent, &organizes, &bn, &type, &a);
+}
+
+uas_status app_add_contract_nodes(uas_server *s, const uint32_t *array_sizes, size_t n_arrays)
+{
+    char name[64];
+    for (int32_t i = 0; i < 100; i++) {
+        int32_t v = i;
+        snprintf(name, sizeof(name), "BenchmarkValue%d", i);
+        uas_status st = add_int32_var(s, 1001 + (uint32_t)i, name, &v, 1, false);
+        if (st != UAS_GOOD)
+            return st;
+    }
+    for (size_t k = 0; k < n_arrays; k++) {
+        size_t n = array_sizes[k];
+        int32_t *vals = uas_array_new(n, UAS_TYPE(INT32));
+        if (!vals)
+            return UAS_BAD_OUT_OF_MEMORY;
+        for (size_t i = 0; i < n; i++)
+            vals[i] = (int32_t)(i % 1000);
+        snprintf(name, sizeof(name), "BenchmarkArray%zu", n);
+        uas_status st = add_int32_var(s, 2001 + (uint32_t)k, name, vals, n, true);
+        uas_array_delete(vals, n, UAS_TYPE(INT32));
+        if (st != UAS_GOOD)
+            return st;
+    }
+    return UAS_GOOD;
+}
+
+/* Demo.Add(a, b) = a + b, with Int32 overflow reported as BadOutOfRange. */
+static uas_status demo_add(void *ud, const uas_nodeid *object, const uas_nodeid *method,
+                           size_t in_count, const uas_variant *in, size_t *out_count,
+                           uas_variant **out, uas_arena *arena)
+{
+    (void)ud;
+    (void)object;
+    (void)method;
+    (void)in_count;
+    int64_t sum = (int64_t) * (int32_t *)in[0].data + *(int32_t *)in[1].data;
+    if (sum > INT32_MAX || sum < INT32_MIN)
+        return UAS_BAD_OUT_OF_RANGE;
+    int32_t *r = uas_arena_alloc(arena, sizeof(int32_t));
+    uas_variant *v = uas_arena_calloc(arena, 1, sizeof(uas_variant));
+    if (!r || !v)
+        return UAS_BAD_OUT_OF_MEMORY;
+    *r = (int32_t)sum;
+    uas_variant_set_scalar(v, r, UAS_TYPE(INT32));
+    *out = v;
+    *out_count = 1;
+    return UAS_GOOD;
+}
+
+uas_status app_add_demo_nodes(uas_server *s)
+{
+    uas_nodeid obj = uas_nodeid_string(1, "Demo");
+    uas_nodeid objects = uas_nodeid_numeric(0, UAS_NS0ID_OBJECTSFOLDER);
+    uas_nodeid organizes = uas_nodeid_numeric(0, UAS_NS0ID_ORGANIZES);
+    uas_nodeid has_component = uas_nodeid_numeric(0, UAS_NS0ID_HASCOMPONENT);
+    uas_nodeid folder = uas_nodeid_numeric(0, UAS_NS0ID_BASEOBJECTTYPE);
+    uas_qualifiedname bn = {1, uas_string_from("Demo")};
+    uas_object_attributes oa;
+    memset(&oa, 0, sizeof(oa));
+    oa.display_name.text = uas_string_from("Demo");
+    uas_status st = uas_server_add_object(s, &obj, &objects, &organizes, &bn, &folder, &oa);
+    if (st != UAS_GOOD)
+        return st;
+    uas_nodeid m = uas_nodeid_string(1, "Demo.Add");
+    uas_qualifiedname mbn = {1, uas_string_from("Add")};
+    uas_method_attributes ma;
+    memset(&ma, 0, sizeof(ma));
+    ma.display_name.text = uas_string_from("Add");
+    ma.executable = ma.user_executable = true;
+    uas_argument in[2], out[1];
+    memset(in, 0, sizeof(in));
+    memset(out, 0, sizeof(out));
+    in[0].name = uas_string_from("a");
+    in[1].name = uas_string_from("b");
+    out[0].name = uas_string_from("sum");
+    for (int i = 0; i < 2; i++) {
+        in[i].data_type = uas_nodeid_numeric(0, UAS_NS0ID_INT32);
+        in[i].value_rank = -1;
+    }
+    out[0].data_type = uas_nodeid_numeric(0, UAS_NS0ID_INT32);
+    out[0].value_rank = -1;
+    return uas_server_add_method(s, &m, &obj, &has_component, &mbn, &ma, 2, in, 1, out, demo_add,
+                                 NULL);
+}

@@ -1,0 +1,187 @@
+/* uaserver: the OPC UA server program. Runs on an embedded default
+ * configuration; a config file and flags override it (flags win). */
+#define _POSIX_C_SOURCE 200809L
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app.h"
+#include "config.h"
+
+static uas_server *running;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    if (running)
+        uas_server_request_stop(running);
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: uaserver [options]\n"
+            "  --config FILE        INI configuration (see docs/Configuration.md)\n"
+            "  --port N             TCP port (default 4840, 0 = ephemeral)\n"
+            "  --bind ADDR          listen address (default 0.0.0.0)\n"
+            "  --hostname NAME      host name in advertised endpoint URLs\n"
+            "  --threads N          event loops (default: one per core)\n"
+            "  --log-level L        error, warn, info or debug (default info)\n"
+            "  --contract           benchmark contract: namespace urn:o6:benchmark:server,\n"
+            "                       BenchmarkValue0..99 at ns=1;i=1001..1100\n"
+            "  --array-sizes N,...  contract Int32 arrays at ns=1;i=2001+k\n"
+            "  --print-config       print the effective configuration and exit\n"
+            "  --version, --help\n");
+}
+
+static int parse_u32(const char *opt, const char *v, uint32_t max, uint32_t *out)
+{
+    char *end;
+    unsigned long long n = v ? strtoull(v, &end, 10) : 0;
+    if (!v || end == v || *end || v[0] == '-' || n > max) {
+        fprintf(stderr, "uaserver: %s needs a number from 0 to %u\n", opt, max);
+        return -1;
+    }
+    *out = (uint32_t)n;
+    return 0;
+}
+
+static int parse_sizes(const char *v, uint32_t *sizes, size_t *n)
+{
+    *n = 0;
+    const char *p = v;
+    while (p && *p) {
+        char *end;
+        unsigned long long k = strtoull(p, &end, 10);
+        if (end == p || k == 0 || k > 10000000 || *n == 16 || (*end && *end != ',')) {
+            fprintf(stderr, "uaserver: --array-sizes takes up to 16 sizes 1..10000000, "
+                            "comma-separated\n");
+            return -1;
+        }
+        sizes[(*n)++] = (uint32_t)k;
+        p = *end ? end + 1 : end;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    uas_server_config cfg;
+    uas_server_config_default(&cfg);
+    uas_config_file *file = NULL;
+    bool contract = false, print_config = false;
+    uint32_t sizes[16];
+    size_t nsizes = 0;
+    /* The config file first, so flags override it whatever their order. */
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--config")) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "uaserver: --config needs a file\n");
+                return 2;
+            }
+            char err[256];
+            if (uas_config_load(argv[i + 1], &cfg, &file, err, sizeof(err)) != UAS_GOOD) {
+                fprintf(stderr, "uaserver: %s: %s\n", argv[i + 1], err);
+                return 2;
+            }
+        }
+    }
+    int rc = 2;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        uint32_t n;
+        if (!strcmp(a, "--config")) {
+            i++;
+        } else if (!strcmp(a, "--port")) {
+            if (parse_u32(a, v, 65535, &n))
+                goto out;
+            cfg.port = (uint16_t)n;
+            i++;
+        } else if (!strcmp(a, "--threads")) {
+            if (parse_u32(a, v, 256, &n))
+                goto out;
+            cfg.threads = n;
+            i++;
+        } else if (!strcmp(a, "--bind") && v) {
+            cfg.bind_address = v;
+            i++;
+        } else if (!strcmp(a, "--hostname") && v) {
+            cfg.hostname = v;
+            i++;
+        } else if (!strcmp(a, "--log-level")) {
+            int lvl = uas_log_level_parse(v);
+            if (lvl < 0) {
+                fprintf(stderr, "uaserver: --log-level takes error, warn, info or debug\n");
+                goto out;
+            }
+            cfg.log_level = (uas_log_level)lvl;
+            i++;
+        } else if (!strcmp(a, "--contract")) {
+            contract = true;
+        } else if (!strcmp(a, "--array-sizes")) {
+            if (parse_sizes(v, sizes, &nsizes))
+                goto out;
+            i++;
+        } else if (!strcmp(a, "--print-config")) {
+            print_config = true;
+        } else if (!strcmp(a, "--version")) {
+            printf("uaserver %s\n", UAS_VERSION);
+            rc = 0;
+            goto out;
+        } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            rc = 0;
+            goto out;
+        } else {
+            fprintf(stderr, "uaserver: unknown option or missing value: '%s'\n", a);
+            usage(stderr);
+            goto out;
+        }
+    }
+    if (contract) {
+        cfg.application_uri = "urn:o6:benchmark:server";
+        cfg.application_name = "uastack benchmark server";
+    }
+    if (print_config) {
+        uas_config_print(stdout, &cfg);
+        rc = 0;
+        goto out;
+    }
+    uas_status st;
+    uas_server *s = uas_server_new(&cfg, &st);
+    if (!s) {
+        fprintf(stderr, "uaserver: cannot create the server: %s (%s)\n", uas_status_name(st),
+                uas_status_description(st));
+        goto out;
+    }
+    st = app_add_demo_nodes(s);
+    if (st == UAS_GOOD && contract)
+        st = app_add_contract_nodes(s, sizes, nsizes);
+    if (st == UAS_GOOD)
+        st = uas_server_listen(s);
+    if (st != UAS_GOOD) {
+        fprintf(stderr, "uaserver: %s\n", uas_status_name(st));
+        uas_server_delete(s);
+        goto out;
+    }
+    if (contract) {
+        printf("benchmark server ready\n");
+        fflush(stdout);
+    }
+    running = s;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    st = uas_server_run(s);
+    running = NULL;
+    uas_log(UAS_LOG_INFO, "server", "stopped");
+    uas_server_delete(s);
+    rc = st == UAS_GOOD ? 0 : 1;
+out:
+    uas_config_file_free(file);
+    return rc;
+}

@@ -1,0 +1,137 @@
+/* libuaserver: an OPC UA server to embed in a program, or to run as
+ * uaserver. Create it from a configuration, add namespaces and nodes (with
+ * value callbacks, write callbacks and methods), then run it on the
+ * caller's thread (uas_server_run, or uas_server_run_once from the
+ * program's own loop) or on its own threads (uas_server_start), and stop it
+ * with uas_server_stop from any thread. */
+#ifndef UA_SERVER_H
+#define UA_SERVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <ua/codec.h>
+#include <ua/log.h>
+#include <ua/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct uas_server uas_server;
+
+typedef struct uas_server_config {
+    /* Network. */
+    const char *bind_address;   /* "0.0.0.0" */
+    uint16_t port;              /* 4840; 0 picks an ephemeral port */
+    const char *hostname;       /* in advertised endpoint URLs; NULL: gethostname() */
+    unsigned threads;           /* event loops; 0: one per core */
+    /* Identity. */
+    const char *application_uri;  /* "urn:uastack:server" */
+    const char *product_uri;      /* "urn:uastack" */
+    const char *application_name; /* "uastack server" */
+    /* Transport limits. */
+    uint32_t buffer_size;        /* chunk size offered (65536) */
+    uint32_t max_message_size;   /* per request/response body (16 MiB) */
+    uint32_t max_chunk_count;    /* per message (4096) */
+    uint32_t max_connections;    /* 10000 */
+    uint32_t hello_timeout_ms;   /* 10000 */
+    size_t max_output_bytes;     /* queued output per connection (4 MiB) */
+    uint32_t min_token_lifetime_ms, max_token_lifetime_ms; /* 10 min, 1 h */
+    /* Sessions. */
+    uint32_t max_sessions;                    /* 10000 */
+    uint32_t min_session_timeout_ms;          /* 10 s */
+    uint32_t max_session_timeout_ms;          /* 1 h */
+    uint32_t max_browse_continuation_points;  /* per session (10) */
+    /* Operation limits (advertised in ServerCapabilities/OperationLimits). */
+    uint32_t max_nodes_per_read;              /* 10000 */
+    uint32_t max_nodes_per_write;             /* 10000 */
+    uint32_t max_nodes_per_browse;            /* 5000 */
+    uint32_t max_references_per_node;         /* per Browse result before a continuation (1000) */
+    uint32_t max_nodes_per_translate;         /* 1000 */
+    uint32_t max_nodes_per_method_call;       /* 1000 */
+    uint32_t max_nodes_per_register;          /* 5000 */
+    /* Decoder limits for request bodies. */
+    uas_limits decode_limits;
+    uas_log_level log_level;                  /* INFO */
+} uas_server_config;
+
+void uas_server_config_default(uas_server_config *cfg);
+
+/* NULL with *status on an invalid configuration or out of memory. */
+uas_server *uas_server_new(const uas_server_config *cfg, uas_status *status);
+void uas_server_delete(uas_server *s);
+
+/* Bind and listen (every loop gets its own SO_REUSEPORT socket). */
+uas_status uas_server_listen(uas_server *s);
+/* The port actually bound (useful with port 0). */
+uint16_t uas_server_port(const uas_server *s);
+/* Run every loop: loop 0 on the caller's thread, the others on threads of
+ * their own. Returns after uas_server_stop. */
+uas_status uas_server_run(uas_server *s);
+/* Start all loops on threads of their own and return. */
+uas_status uas_server_start(uas_server *s);
+/* One non-blocking iteration of a single-loop server (threads = 1), for a
+ * program that drives the server from its own loop. */
+void uas_server_run_once(uas_server *s);
+/* Thread-safe; makes run return / joins the started threads. */
+void uas_server_stop(uas_server *s);
+/* Asks every loop to stop and returns at once; async-signal-safe, so a
+ * SIGTERM handler may call it. */
+void uas_server_request_stop(uas_server *s);
+
+/* ---- address space ---- */
+
+/* Index of a namespace URI, added if new. */
+uint16_t uas_server_add_namespace(uas_server *s, const char *uri);
+
+/* A data source: called on every Read (and sampling) of the variable. Fill
+ * out->value (may reference memory from arena, which lives until the
+ * response is sent) and timestamps; return a Bad status to fail the read. */
+typedef uas_status (*uas_read_fn)(void *ud, const uas_nodeid *node, uas_datavalue *out,
+                                  uas_arena *arena);
+/* Called on a client Write before the value is stored; a Bad status
+ * rejects the write with that status. */
+typedef uas_status (*uas_write_fn)(void *ud, const uas_nodeid *node, const uas_datavalue *in);
+/* A method: inputs already checked against InputArguments; outputs
+ * allocated from arena. */
+typedef uas_status (*uas_method_fn)(void *ud, const uas_nodeid *object, const uas_nodeid *method,
+                                    size_t in_count, const uas_variant *in, size_t *out_count,
+                                    uas_variant **out, uas_arena *arena);
+
+/* Adds nodes under parent with the reference type (HasComponent,
+ * Organizes, ...). Attribute structures are the generated AddNodes types;
+ * their memory is copied. BadNodeIdExists, BadParentNodeIdInvalid,
+ * BadReferenceTypeIdInvalid, BadTypeDefinitionInvalid, BadOutOfMemory. */
+uas_status uas_server_add_object(uas_server *s, const uas_nodeid *id, const uas_nodeid *parent,
+                                 const uas_nodeid *reference_type,
+                                 const uas_qualifiedname *browse_name,
+                                 const uas_nodeid *type_definition,
+                                 const uas_object_attributes *attr);
+uas_status uas_server_add_variable(uas_server *s, const uas_nodeid *id,
+                                   const uas_nodeid *parent, const uas_nodeid *reference_type,
+                                   const uas_qualifiedname *browse_name,
+                                   const uas_nodeid *type_definition,
+                                   const uas_variable_attributes *attr);
+uas_status uas_server_add_method(uas_server *s, const uas_nodeid *id, const uas_nodeid *parent,
+                                 const uas_nodeid *reference_type,
+                                 const uas_qualifiedname *browse_name,
+                                 const uas_method_attributes *attr, size_t in_count,
+                                 const uas_argument *in, size_t out_count,
+                                 const uas_argument *out, uas_method_fn fn, void *ud);
+uas_status uas_server_add_reference(uas_server *s, const uas_nodeid *source,
+                                    const uas_nodeid *reference_type,
+                                    const uas_expandednodeid *target, bool forward);
+/* Attach callbacks to a variable (also to namespace 0 variables). */
+uas_status uas_server_set_data_source(uas_server *s, const uas_nodeid *id, uas_read_fn read,
+                                      uas_write_fn write, void *ud);
+/* Local value update (thread-safe); the value is copied. */
+uas_status uas_server_write_value(uas_server *s, const uas_nodeid *id, const uas_variant *value);
+/* Current value, deep-copied to the heap (uas_clear it). */
+uas_status uas_server_read_value(uas_server *s, const uas_nodeid *id, uas_variant *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

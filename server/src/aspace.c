@@ -1,0 +1,524 @@
+/* The node store: lookup of static namespace 0 rows and heap nodes,
+ * references of both, the reference type closure and the type hierarchy.
+ *
+ * Namespace 0 costs nothing at start-up: rows are found by binary search
+ * in the generated table; the only allocations are the overlay pointer
+ * array (one pointer per row) and the reference type closure. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <string.h>
+
+#include "aspace_internal.h"
+
+/* ---- NodeIds ---- */
+
+bool as_nodeid_eq(const uas_nodeid *a, const uas_nodeid *b)
+{
+    if (a->ns != b->ns || a->kind != b->kind)
+        return false;
+    switch (a->kind) {
+    case UAS_NODEID_NUMERIC:
+        return a->id.numeric == b->id.numeric;
+    case UAS_NODEID_GUID:
+        return memcmp(&a->id.guid, &b->id.guid, sizeof(uas_guid)) == 0;
+    case UAS_NODEID_STRING:
+    case UAS_NODEID_BYTESTRING: {
+        const uas_string *x = &a->id.string, *y = &b->id.string;
+        size_t nx = x->data ? x->length : 0, ny = y->data ? y->length : 0;
+        return nx == ny && (nx == 0 || memcmp(x->data, y->data, nx) == 0);
+    }
+    default:
+        return false;
+    }
+}
+
+bool as_nodeid_is_null(const uas_nodeid *id)
+{
+    if (id->ns != 0)
+        return false;
+    switch (id->kind) {
+    case UAS_NODEID_NUMERIC:
+        return id->id.numeric == 0;
+    case UAS_NODEID_STRING:
+    case UAS_NODEID_BYTESTRING:
+        return !id->id.string.data || id->id.string.length == 0;
+    case UAS_NODEID_GUID: {
+        static const uas_guid zero;
+        return memcmp(&id->id.guid, &zero, sizeof(zero)) == 0;
+    }
+    default:
+        return false;
+    }
+}
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+    const uint8_t *b = p;
+    for (size_t i = 0; i < n; i++) {
+        h ^= b[i];
+        h *= 0x100000001b3ULL;
+    }
+    return h;
+}
+
+static uint64_t hash_nodeid(const uas_nodeid *id)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    uint8_t hdr[3] = {(uint8_t)id->ns, (uint8_t)(id->ns >> 8), id->kind};
+    h = fnv(h, hdr, sizeof(hdr));
+    switch (id->kind) {
+    case UAS_NODEID_NUMERIC:
+        return fnv(h, &id->id.numeric, sizeof(id->id.numeric));
+    case UAS_NODEID_GUID:
+        return fnv(h, &id->id.guid, sizeof(id->id.guid));
+    default:
+        return id->id.string.data ? fnv(h, id->id.string.data, id->id.string.length) : h;
+    }
+}
+
+/* ---- store ---- */
+
+static size_t ns0_index(const uas_ns0_node *s)
+{
+    return (size_t)(s - uas_ns0_nodes);
+}
+
+static uas_status build_reftypes(uas_aspace *as)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < uas_ns0_node_count; i++)
+        if (uas_ns0_nodes[i].node_class == UAS_NODE_CLASS_REFERENCE_TYPE)
+            n++;
+    as->reftypes = uas_calloc(n ? n : 1, sizeof(uint32_t));
+    as->reftype_sub = uas_calloc(n * n / 8 + 1, 1);
+    if (!as->reftypes || !as->reftype_sub)
+        return UAS_BAD_OUT_OF_MEMORY;
+    for (size_t i = 0; i < uas_ns0_node_count; i++)
+        if (uas_ns0_nodes[i].node_class == UAS_NODE_CLASS_REFERENCE_TYPE)
+            as->reftypes[as->reftype_count++] = uas_ns0_nodes[i].id;
+    /* The rows are sorted by id, so reftypes is too. Walk each type up its
+     * HasSubtype chain and mark every ancestor. */
+    for (size_t i = 0; i < n; i++) {
+        for (size_t j = 0; j < n; j++) {
+            if (as_ns0_is_subtype(as->reftypes[i], as->reftypes[j])) {
+                size_t bit = i * n + j;
+                as->reftype_sub[bit / 8] |= (uint8_t)(1u << (bit % 8));
+            }
+        }
+    }
+    return UAS_GOOD;
+}
+
+static void free_tables(uas_aspace *as)
+{
+    size_t n = as->reftype_count;
+    uas_free(as->buckets, as->bucket_count * sizeof(as_node *));
+    uas_free(as->overlay, uas_ns0_node_count * sizeof(as_node *));
+    uas_free(as->reftypes, (n ? n : 1) * sizeof(uint32_t));
+    uas_free(as->reftype_sub, n * n / 8 + 1);
+}
+
+uas_aspace *uas_aspace_new(uas_server *s)
+{
+    uas_aspace *as = uas_calloc(1, sizeof(*as));
+    if (!as)
+        return NULL;
+    as->server = s;
+    as->start_time = uas_datetime_now();
+    as->next_auto_id = 0xF0000000u;
+    as->bucket_count = 256;
+    as->buckets = uas_calloc(as->bucket_count, sizeof(as_node *));
+    as->overlay = uas_calloc(uas_ns0_node_count, sizeof(as_node *));
+    if (!as->buckets || !as->overlay || build_reftypes(as) != UAS_GOOD ||
+        pthread_rwlock_init(&as->lock, NULL) != 0) {
+        free_tables(as);
+        uas_free(as, sizeof(*as));
+        return NULL;
+    }
+    return as;
+}
+
+void as_node_free(as_node *n)
+{
+    if (!n)
+        return;
+    uas_clear(&n->id, UAS_TYPE(NODE_ID));
+    uas_clear(&n->browse_name, UAS_TYPE(QUALIFIED_NAME));
+    uas_clear(&n->display_name, UAS_TYPE(LOCALIZED_TEXT));
+    uas_clear(&n->description, UAS_TYPE(LOCALIZED_TEXT));
+    for (uint32_t i = 0; i < n->ref_count; i++)
+        uas_clear(&n->refs[i].target, UAS_TYPE(EXPANDED_NODE_ID));
+    uas_free(n->refs, n->ref_cap * sizeof(as_ref));
+    uas_clear(&n->data_type, UAS_TYPE(NODE_ID));
+    uas_free(n->array_dims, n->array_dims_count * sizeof(uint32_t));
+    uas_clear(&n->value, UAS_TYPE(VARIANT));
+    if (n->value_lock_init)
+        pthread_mutex_destroy(&n->value_lock);
+    uas_free(n, sizeof(*n));
+}
+
+void uas_aspace_delete(uas_aspace *as)
+{
+    if (!as)
+        return;
+    for (size_t i = 0; i < as->bucket_count; i++) {
+        as_node *n = as->buckets[i];
+        while (n) {
+            as_node *next = n->next;
+            as_node_free(n);
+            n = next;
+        }
+    }
+    for (size_t i = 0; i < uas_ns0_node_count; i++)
+        as_node_free(as->overlay[i]);
+    free_tables(as);
+    pthread_rwlock_destroy(&as->lock);
+    uas_free(as, sizeof(*as));
+}
+
+void uas_aspace_set_change_hook(uas_aspace *as, uas_aspace_change_fn fn, void *ud)
+{
+    as_wrlock(as);
+    as->on_change = fn;
+    as->on_change_ud = ud;
+    as_unlock(as);
+}
+
+static as_node *hash_find(uas_aspace *as, const uas_nodeid *id)
+{
+    size_t b = (size_t)hash_nodeid(id) & (as->bucket_count - 1);
+    for (as_node *n = as->buckets[b]; n; n = n->next)
+        if (as_nodeid_eq(&n->id, id))
+            return n;
+    return NULL;
+}
+
+as_nv as_lookup(uas_aspace *as, const uas_nodeid *id)
+{
+    as_nv nv = {NULL, NULL};
+    if (id->ns == 0 && id->kind == UAS_NODEID_NUMERIC) {
+        nv.s = uas_ns0_find(id->id.numeric);
+        if (nv.s) {
+            nv.d = as->overlay[ns0_index(nv.s)];
+            return nv;
+        }
+    }
+    nv.d = hash_find(as, id);
+    return nv;
+}
+
+static uas_status grow_buckets(uas_aspace *as)
+{
+    size_t nb = as->bucket_count * 2;
+    as_node **b = uas_calloc(nb, sizeof(as_node *));
+    if (!b)
+        return UAS_BAD_OUT_OF_MEMORY;
+    for (size_t i = 0; i < as->bucket_count; i++) {
+        as_node *n = as->buckets[i];
+        while (n) {
+            as_node *next = n->next;
+            size_t k = (size_t)hash_nodeid(&n->id) & (nb - 1);
+            n->next = b[k];
+            b[k] = n;
+            n = next;
+        }
+    }
+    uas_free(as->buckets, as->bucket_count * sizeof(as_node *));
+    as->buckets = b;
+    as->bucket_count = nb;
+    return UAS_GOOD;
+}
+
+uas_status as_insert(uas_aspace *as, as_node *n)
+{
+    if (as->node_count >= as->bucket_count && grow_buckets(as) != UAS_GOOD &&
+        as->node_count >= as->bucket_count * 8)
+        return UAS_BAD_OUT_OF_MEMORY; /* a longer chain still works; give up late */
+    size_t k = (size_t)hash_nodeid(&n->id) & (as->bucket_count - 1);
+    n->next = as->buckets[k];
+    as->buckets[k] = n;
+    as->node_count++;
+    return UAS_GOOD;
+}
+
+as_node *as_overlay(uas_aspace *as, as_nv *nv)
+{
+    if (nv->d || !nv->s)
+        return nv->d;
+    if (as->overlay[ns0_index(nv->s)]) /* made by another thread since the lookup */
+        return nv->d = as->overlay[ns0_index(nv->s)];
+    as_node *d = uas_calloc(1, sizeof(*d));
+    if (!d)
+        return NULL;
+    d->id = uas_nodeid_numeric(0, nv->s->id);
+    d->ns0 = nv->s;
+    d->node_class = nv->s->node_class;
+    d->executable = (nv->s->flags & UAS_NS0_EXECUTABLE) != 0;
+    d->user_executable = d->executable;
+    if (pthread_mutex_init(&d->value_lock, NULL) != 0) {
+        uas_free(d, sizeof(*d));
+        return NULL;
+    }
+    d->value_lock_init = true;
+    as->overlay[ns0_index(nv->s)] = d;
+    nv->d = d;
+    return d;
+}
+
+/* ---- node views ---- */
+
+static uas_string static_str(uint32_t off)
+{
+    return uas_string_from(uas_ns0_str(off));
+}
+
+uint8_t as_nv_class(const as_nv *nv)
+{
+    return nv->s ? nv->s->node_class : nv->d ? nv->d->node_class : 0;
+}
+
+uas_nodeid as_nv_id(const as_nv *nv)
+{
+    return nv->s ? uas_nodeid_numeric(0, nv->s->id) : nv->d->id;
+}
+
+uas_qualifiedname as_nv_browse_name(const as_nv *nv)
+{
+    if (nv->s) {
+        uas_qualifiedname q = {0, static_str(nv->s->browse_name)};
+        return q;
+    }
+    return nv->d->browse_name;
+}
+
+uas_localizedtext as_nv_display_name(const as_nv *nv)
+{
+    if (nv->s) {
+        uas_localizedtext t = {{0, NULL}, static_str(nv->s->display_name)};
+        if (nv->s->display_name == UAS_NS0_NONE)
+            t.text = static_str(nv->s->browse_name);
+        return t;
+    }
+    return nv->d->display_name;
+}
+
+size_t as_nv_ref_count(const as_nv *nv)
+{
+    return (nv->s ? nv->s->ref_count : 0) + (nv->d ? nv->d->ref_count : 0);
+}
+
+void as_nv_ref(const as_nv *nv, size_t i, as_refv *out)
+{
+    size_t ns = nv->s ? nv->s->ref_count : 0;
+    if (i < ns) {
+        const uas_ns0_ref *r = &uas_ns0_refs[nv->s->refs + i];
+        memset(&out->target, 0, sizeof(out->target));
+        out->target.nodeid = uas_nodeid_numeric(0, r->target);
+        out->type = r->type;
+        out->forward = r->forward != 0;
+        return;
+    }
+    const as_ref *r = &nv->d->refs[i - ns];
+    out->target = r->target;
+    out->type = r->type;
+    out->forward = r->forward;
+}
+
+uas_nodeid as_nv_type_definition(const as_nv *nv)
+{
+    size_t n = as_nv_ref_count(nv);
+    as_refv r;
+    for (size_t i = 0; i < n; i++) {
+        as_nv_ref(nv, i, &r);
+        if (r.forward && r.type == UAS_NS0ID_HASTYPEDEFINITION)
+            return r.target.nodeid;
+    }
+    return uas_nodeid_numeric(0, 0);
+}
+
+uint8_t as_nv_access_level(const as_nv *nv)
+{
+    if (nv->s)
+        return nv->s->node_class == UAS_NODE_CLASS_VARIABLE ? nv->s->access_level : 0;
+    return nv->d->node_class == UAS_NODE_CLASS_VARIABLE ? nv->d->access_level : 0;
+}
+
+int32_t as_nv_value_rank(const as_nv *nv)
+{
+    return nv->s ? nv->s->value_rank : nv->d->value_rank;
+}
+
+uas_nodeid as_nv_data_type(const as_nv *nv)
+{
+    return nv->s ? uas_nodeid_numeric(0, nv->s->data_type) : nv->d->data_type;
+}
+
+as_nv as_find_child(uas_aspace *as, const as_nv *nv, uint32_t reftype, const char *name)
+{
+    as_nv none = {NULL, NULL};
+    size_t n = as_nv_ref_count(nv);
+    as_refv r;
+    for (size_t i = 0; i < n; i++) {
+        as_nv_ref(nv, i, &r);
+        if (!r.forward || !as_reftype_sub(as, r.type, reftype) || r.target.server_index ||
+            r.target.namespace_uri.data)
+            continue;
+        as_nv t = as_lookup(as, &r.target.nodeid);
+        if (!as_nv_found(&t))
+            continue;
+        uas_qualifiedname q = as_nv_browse_name(&t);
+        if (q.ns == 0 && uas_string_eq_cstr(&q.name, name))
+            return t;
+    }
+    return none;
+}
+
+/* ---- adding references ---- */
+
+static bool exp_eq(const uas_expandednodeid *a, const uas_expandednodeid *b)
+{
+    if (a->server_index != b->server_index || !as_nodeid_eq(&a->nodeid, &b->nodeid))
+        return false;
+    if (!a->namespace_uri.data || !b->namespace_uri.data)
+        return !a->namespace_uri.data && !b->namespace_uri.data;
+    return a->namespace_uri.length == b->namespace_uri.length &&
+           memcmp(a->namespace_uri.data, b->namespace_uri.data, a->namespace_uri.length) == 0;
+}
+
+bool as_has_ref(const as_nv *nv, uint32_t type, const uas_expandednodeid *target, bool forward)
+{
+    size_t n = as_nv_ref_count(nv);
+    as_refv r;
+    for (size_t i = 0; i < n; i++) {
+        as_nv_ref(nv, i, &r);
+        if (r.type == type && r.forward == forward && exp_eq(&r.target, target))
+            return true;
+    }
+    return false;
+}
+
+uas_status as_add_ref(uas_aspace *as, as_nv *nv, uint32_t type, const uas_expandednodeid *target,
+                      bool forward)
+{
+    as_node *d = as_overlay(as, nv);
+    if (!d)
+        return UAS_BAD_OUT_OF_MEMORY;
+    if (d->ref_count == d->ref_cap) {
+        uint32_t cap = d->ref_cap ? d->ref_cap * 2 : 4;
+        as_ref *refs = uas_realloc(d->refs, d->ref_cap * sizeof(as_ref), cap * sizeof(as_ref));
+        if (!refs)
+            return UAS_BAD_OUT_OF_MEMORY;
+        d->refs = refs;
+        d->ref_cap = cap;
+    }
+    as_ref *r = &d->refs[d->ref_count];
+    AS_TRY(uas_copy(target, &r->target, UAS_TYPE(EXPANDED_NODE_ID)));
+    r->type = type;
+    r->forward = forward;
+    d->ref_count++;
+    return UAS_GOOD;
+}
+
+/* ---- type hierarchy ---- */
+
+bool as_ns0_is_subtype(uint32_t sub, uint32_t super)
+{
+    for (int depth = 0; depth < 64; depth++) {
+        if (sub == super)
+            return true;
+        const uas_ns0_node *s = uas_ns0_find(sub);
+        if (!s)
+            return false;
+        uint32_t parent = 0;
+        for (uint32_t i = 0; i < s->ref_count; i++) {
+            const uas_ns0_ref *r = &uas_ns0_refs[s->refs + i];
+            if (r->type == UAS_NS0ID_HASSUBTYPE && !r->forward) {
+                parent = r->target;
+                break;
+            }
+        }
+        if (!parent)
+            return false;
+        sub = parent;
+    }
+    return false;
+}
+
+static long reftype_index(const uas_aspace *as, uint32_t id)
+{
+    size_t lo = 0, hi = as->reftype_count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (as->reftypes[mid] < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < as->reftype_count && as->reftypes[lo] == id ? (long)lo : -1;
+}
+
+bool as_is_reftype(const uas_aspace *as, const uas_nodeid *id)
+{
+    return id->ns == 0 && id->kind == UAS_NODEID_NUMERIC &&
+           reftype_index(as, id->id.numeric) >= 0;
+}
+
+bool as_reftype_sub(const uas_aspace *as, uint32_t sub, uint32_t super)
+{
+    if (sub == super)
+        return true;
+    long i = reftype_index(as, sub), j = reftype_index(as, super);
+    if (i < 0 || j < 0)
+        return false;
+    size_t bit = (size_t)i * as->reftype_count + (size_t)j;
+    return (as->reftype_sub[bit / 8] >> (bit % 8)) & 1u;
+}
+
+bool as_ref_matches(const uas_aspace *as, uint32_t ref_type, const uas_nodeid *filter,
+                    bool include_subtypes)
+{
+    if (as_nodeid_is_null(filter))
+        return true;
+    if (filter->ns != 0 || filter->kind != UAS_NODEID_NUMERIC)
+        return false;
+    if (ref_type == filter->id.numeric)
+        return true;
+    return include_subtypes && as_reftype_sub(as, ref_type, filter->id.numeric);
+}
+
+bool as_ns_known(uas_aspace *as, uint16_t ns)
+{
+    if (ns == 0)
+        return true;
+    uas_server *s = as->server;
+    if (!s)
+        return false;
+    pthread_mutex_lock(&s->ns_lock);
+    bool known = ns < s->namespace_count;
+    pthread_mutex_unlock(&s->ns_lock);
+    return known;
+}
+
+as_node *as_overlay_upgrade(uas_aspace *as, as_nv *nv)
+{
+    if (nv->d || !nv->s)
+        return nv->d;
+    as_unlock(as);
+    as_wrlock(as);
+    as_node *d = as_overlay(as, nv); /* returns the one another thread made meanwhile */
+    as_unlock(as);
+    as_rdlock(as);
+    return d;
+}
+
+void as_unlink(uas_aspace *as, as_node *n)
+{
+    size_t k = (size_t)hash_nodeid(&n->id) & (as->bucket_count - 1);
+    for (as_node **pp = &as->buckets[k]; *pp; pp = &(*pp)->next) {
+        if (*pp == n) {
+            *pp = n->next;
+            as->node_count--;
+            return;
+        }
+    }
+}

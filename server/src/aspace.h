@@ -1,0 +1,52 @@
+/* The address space: namespace 0 from the generated static tables (ns0.h)
+ * plus the nodes a program adds, and the services that read it: View
+ * (Browse, BrowseNext, TranslateBrowsePathsToNodeIds, RegisterNodes,
+ * UnregisterNodes), Attribute (Read, Write, HistoryRead) and Method (Call).
+ *
+ * Shared by all event loops: structure changes (adding nodes and
+ * references) take a write lock, services a read lock; variable values are
+ * replaced under a per-node lock so a Read never sees a torn value. */
+#ifndef UAS_ASPACE_H
+#define UAS_ASPACE_H
+
+#include "server_internal.h"
+
+uas_aspace *uas_aspace_new(uas_server *s);
+void uas_aspace_delete(uas_aspace *as);
+
+/* Service handlers (see uas_service_fn). Each checks the operation limits
+ * of ctx->server->cfg (BadTooManyOperations), BadNothingToDo for empty
+ * requests, and gives every item its own status code. */
+void uas_svc_read(uas_request_ctx *ctx, const void *req, void *resp);
+void uas_svc_write(uas_request_ctx *ctx, const void *req, void *resp);
+void uas_svc_history_read(uas_request_ctx *ctx, const void *req, void *resp);
+void uas_svc_browse(uas_request_ctx *ctx, const void *req, void *resp);
+void uas_svc_browse_next(uas_request_ctx *ctx, const void *req, void *resp);
+void uas_svc_translate(uas_request_ctx *ctx, const void *req, void *resp);
+void uas_svc_register_nodes(uas_request_ctx *ctx, const void *req, void *resp);
+void uas_svc_unregister_nodes(uas_request_ctx *ctx, const void *req, void *resp);
+void uas_svc_call(uas_request_ctx *ctx, const void *req, void *resp);
+
+/* Frees the continuation points a session holds (session close/timeout). */
+void uas_view_session_release(uas_session *se);
+
+/* Called after a variable's value changed (client Write or
+ * uas_server_write_value), with no address space lock held. The hook reads
+ * the new value with uas_aspace_read when it needs it; it must not add
+ * nodes. One hook (the subscription module); NULL removes it. */
+typedef void (*uas_aspace_change_fn)(void *ud, const uas_nodeid *id);
+void uas_aspace_set_change_hook(uas_aspace *as, uas_aspace_change_fn fn, void *ud);
+
+/* One attribute of one node, as the Read service returns it (same status
+ * codes per item, index range and data encoding rules), for sampling by
+ * monitored items. Memory from arena. Takes the read lock itself. */
+void uas_aspace_read(uas_aspace *as, const uas_read_value_id *rv, uas_timestamps_to_return ttr,
+                     uas_datetime now, uas_datavalue *out, uas_arena *arena);
+
+/* Attach a callback to a Method node, also to namespace 0 methods (the
+ * Server object's GetMonitoredItems, ...). BadNodeIdUnknown,
+ * BadNodeClassInvalid, BadOutOfMemory. */
+uas_status uas_aspace_set_method(uas_aspace *as, const uas_nodeid *id, uas_method_fn fn,
+                                 void *ud);
+
+#endif

@@ -1,0 +1,389 @@
+/* Attributes of nodes (Part 3, 5) as Variants, the Value of variables, and
+ * the type check of values against DataType and ValueRank.
+ *
+ * Values of namespace 0 are decoded from the static blob into the request
+ * arena on every read, zero-copy (strings point into the blob, which lives
+ * forever): no heap copy to keep consistent, no lock. Stored values are
+ * deep-copied into the arena under the node's mutex, so a concurrent Write
+ * that frees the old value never pulls memory from under a response. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <string.h>
+
+#include <ua/codec.h>
+
+#include "aspace_internal.h"
+
+/* Which attributes each node class has (bit n = attribute id n). */
+#define A(x) (1u << (x))
+#define BASE_ATTRS                                                                                 \
+    (A(AS_ATTR_NODE_ID) | A(AS_ATTR_NODE_CLASS) | A(AS_ATTR_BROWSE_NAME) |                         \
+     A(AS_ATTR_DISPLAY_NAME) | A(AS_ATTR_DESCRIPTION) | A(AS_ATTR_WRITE_MASK) |                    \
+     A(AS_ATTR_USER_WRITE_MASK) | A(AS_ATTR_ROLE_PERMISSIONS) |                                    \
+     A(AS_ATTR_USER_ROLE_PERMISSIONS) | A(AS_ATTR_ACCESS_RESTRICTIONS))
+
+bool as_class_has_attr(uint8_t node_class, uint32_t attr)
+{
+    uint32_t m;
+    switch (node_class) {
+    case UAS_NODE_CLASS_OBJECT:
+        m = A(AS_ATTR_EVENT_NOTIFIER);
+        break;
+    case UAS_NODE_CLASS_VARIABLE:
+        m = A(AS_ATTR_VALUE) | A(AS_ATTR_DATA_TYPE) | A(AS_ATTR_VALUE_RANK) |
+            A(AS_ATTR_ARRAY_DIMENSIONS) | A(AS_ATTR_ACCESS_LEVEL) | A(AS_ATTR_USER_ACCESS_LEVEL) |
+            A(AS_ATTR_MINIMUM_SAMPLING_INTERVAL) | A(AS_ATTR_HISTORIZING) |
+            A(AS_ATTR_ACCESS_LEVEL_EX);
+        break;
+    case UAS_NODE_CLASS_METHOD:
+        m = A(AS_ATTR_EXECUTABLE) | A(AS_ATTR_USER_EXECUTABLE);
+        break;
+    case UAS_NODE_CLASS_OBJECT_TYPE:
+        m = A(AS_ATTR_IS_ABSTRACT);
+        break;
+    case UAS_NODE_CLASS_VARIABLE_TYPE:
+        m = A(AS_ATTR_VALUE) | A(AS_ATTR_DATA_TYPE) | A(AS_ATTR_VALUE_RANK) |
+            A(AS_ATTR_ARRAY_DIMENSIONS) | A(AS_ATTR_IS_ABSTRACT);
+        break;
+    case UAS_NODE_CLASS_REFERENCE_TYPE:
+        m = A(AS_ATTR_IS_ABSTRACT) | A(AS_ATTR_SYMMETRIC) | A(AS_ATTR_INVERSE_NAME);
+        break;
+    case UAS_NODE_CLASS_DATA_TYPE:
+        m = A(AS_ATTR_IS_ABSTRACT) | A(AS_ATTR_DATA_TYPE_DEFINITION);
+        break;
+    case UAS_NODE_CLASS_VIEW:
+        m = A(AS_ATTR_CONTAINS_NO_LOOPS) | A(AS_ATTR_EVENT_NOTIFIER);
+        break;
+    default:
+        return false;
+    }
+    return attr >= 1 && attr <= AS_ATTR_MAX && ((m | BASE_ATTRS) & A(attr));
+}
+
+/* A scalar in the arena holding a copy of *val (shallow: pointers inside
+ * stay pointing at node memory, which outlives the response). */
+static uas_status scalar(uas_variant *v, uas_arena *arena, const uas_type *t, const void *val)
+{
+    void *p = uas_arena_alloc(arena, t->size);
+    if (!p)
+        return UAS_BAD_OUT_OF_MEMORY;
+    memcpy(p, val, t->size);
+    uas_variant_set_scalar(v, p, t);
+    return UAS_GOOD;
+}
+
+static uas_status boolean(uas_variant *v, uas_arena *arena, bool b)
+{
+    return scalar(v, arena, UAS_TYPE(BOOLEAN), &b);
+}
+
+/* Decode a Variant of the static blob, zero-copy. */
+static uas_status decode_blob(const uint8_t *p, size_t len, uas_variant *v, uas_arena *arena)
+{
+    uas_decoder d;
+    uas_decoder_init(&d, p, len, arena, &uas_limits_default);
+    d.zero_copy = true;
+    return uas_decode(&d, v, UAS_TYPE(VARIANT));
+}
+
+static uas_status array_dims(const as_nv *nv, uas_variant *v, uas_arena *arena)
+{
+    const uint32_t *src;
+    size_t n;
+    if (nv->s) {
+        src = uas_ns0_u32 + nv->s->array_dimensions;
+        n = nv->s->array_dimensions_count;
+    } else {
+        src = nv->d->array_dims;
+        n = nv->d->array_dims_count;
+    }
+    uint32_t *dims = UAS_EMPTY_ARRAY;
+    if (n) {
+        dims = uas_arena_alloc(arena, n * sizeof(uint32_t));
+        if (!dims)
+            return UAS_BAD_OUT_OF_MEMORY;
+        memcpy(dims, src, n * sizeof(uint32_t));
+    }
+    uas_variant_set_array(v, dims, n, UAS_TYPE(UINT32));
+    return UAS_GOOD;
+}
+
+static uas_status role_permissions(const as_nv *nv, uas_variant *v, uas_arena *arena)
+{
+    if (!nv->s || nv->s->role_permission_count == 0)
+        return UAS_BAD_ATTRIBUTE_ID_INVALID;
+    size_t n = nv->s->role_permission_count;
+    uas_role_permission_type *rp = uas_arena_calloc(arena, n, sizeof(*rp));
+    if (!rp)
+        return UAS_BAD_OUT_OF_MEMORY;
+    const uint32_t *pairs = uas_ns0_u32 + nv->s->role_permissions;
+    for (size_t i = 0; i < n; i++) {
+        rp[i].role_id = uas_nodeid_numeric(0, pairs[2 * i]);
+        rp[i].permissions = pairs[2 * i + 1];
+    }
+    uas_variant_set_array(v, rp, n, UAS_TYPE(ROLE_PERMISSION_TYPE));
+    return UAS_GOOD;
+}
+
+static uas_localizedtext static_text(uint32_t off)
+{
+    uas_localizedtext t = {{0, NULL}, uas_string_from(uas_ns0_str(off))};
+    return t;
+}
+
+uas_status as_read_attr(uas_aspace *as, const as_nv *nv, uint32_t attr, uas_variant *v,
+                        uas_arena *arena)
+{
+    (void)as;
+    uint8_t nc = as_nv_class(nv);
+    memset(v, 0, sizeof(*v));
+    if (!as_class_has_attr(nc, attr))
+        return UAS_BAD_ATTRIBUTE_ID_INVALID;
+    const uas_ns0_node *s = nv->s;
+    const as_node *d = nv->d;
+    switch (attr) {
+    case AS_ATTR_NODE_ID: {
+        uas_nodeid id = as_nv_id(nv);
+        return scalar(v, arena, UAS_TYPE(NODE_ID), &id);
+    }
+    case AS_ATTR_NODE_CLASS: {
+        int32_t c = nc;
+        return scalar(v, arena, UAS_TYPE(INT32), &c);
+    }
+    case AS_ATTR_BROWSE_NAME: {
+        uas_qualifiedname q = as_nv_browse_name(nv);
+        return scalar(v, arena, UAS_TYPE(QUALIFIED_NAME), &q);
+    }
+    case AS_ATTR_DISPLAY_NAME: {
+        uas_localizedtext t = as_nv_display_name(nv);
+        return scalar(v, arena, UAS_TYPE(LOCALIZED_TEXT), &t);
+    }
+    case AS_ATTR_DESCRIPTION: {
+        uas_localizedtext t = s ? static_text(s->description) : d->description;
+        return scalar(v, arena, UAS_TYPE(LOCALIZED_TEXT), &t);
+    }
+    case AS_ATTR_WRITE_MASK:
+    case AS_ATTR_USER_WRITE_MASK: {
+        uint32_t m = 0;
+        if (!s)
+            m = attr == AS_ATTR_WRITE_MASK ? d->write_mask : d->write_mask & d->user_write_mask;
+        return scalar(v, arena, UAS_TYPE(UINT32), &m);
+    }
+    case AS_ATTR_IS_ABSTRACT:
+        return boolean(v, arena, s && (s->flags & UAS_NS0_ABSTRACT));
+    case AS_ATTR_SYMMETRIC:
+        return boolean(v, arena, s && (s->flags & UAS_NS0_SYMMETRIC));
+    case AS_ATTR_INVERSE_NAME: {
+        uas_localizedtext t = static_text(s ? s->inverse_name : UAS_NS0_NONE);
+        return scalar(v, arena, UAS_TYPE(LOCALIZED_TEXT), &t);
+    }
+    case AS_ATTR_CONTAINS_NO_LOOPS:
+        return boolean(v, arena, s && (s->flags & UAS_NS0_CONTAINS_NO_LOOPS));
+    case AS_ATTR_EVENT_NOTIFIER: {
+        uint8_t e = s ? s->event_notifier : d->event_notifier;
+        return scalar(v, arena, UAS_TYPE(BYTE), &e);
+    }
+    case AS_ATTR_DATA_TYPE: {
+        uas_nodeid id = as_nv_data_type(nv);
+        return scalar(v, arena, UAS_TYPE(NODE_ID), &id);
+    }
+    case AS_ATTR_VALUE_RANK: {
+        int32_t r = as_nv_value_rank(nv);
+        return scalar(v, arena, UAS_TYPE(INT32), &r);
+    }
+    case AS_ATTR_ARRAY_DIMENSIONS:
+        return array_dims(nv, v, arena);
+    case AS_ATTR_ACCESS_LEVEL: {
+        uint8_t a = as_nv_access_level(nv);
+        return scalar(v, arena, UAS_TYPE(BYTE), &a);
+    }
+    case AS_ATTR_USER_ACCESS_LEVEL: {
+        uint8_t a = s ? s->access_level : (uint8_t)(d->access_level & d->user_access_level);
+        return scalar(v, arena, UAS_TYPE(BYTE), &a);
+    }
+    case AS_ATTR_ACCESS_LEVEL_EX: {
+        uint32_t a = as_nv_access_level(nv);
+        return scalar(v, arena, UAS_TYPE(UINT32), &a);
+    }
+    case AS_ATTR_MINIMUM_SAMPLING_INTERVAL: {
+        double m = s ? (double)s->minimum_sampling_interval : d->min_sampling;
+        return scalar(v, arena, UAS_TYPE(DOUBLE), &m);
+    }
+    case AS_ATTR_HISTORIZING:
+        return boolean(v, arena, s ? (s->flags & UAS_NS0_HISTORIZING) != 0 : d->historizing);
+    case AS_ATTR_EXECUTABLE:
+        return boolean(v, arena, d ? d->executable : (s->flags & UAS_NS0_EXECUTABLE) != 0);
+    case AS_ATTR_USER_EXECUTABLE:
+        return boolean(v, arena, d ? d->executable && d->user_executable
+                                   : (s->flags & UAS_NS0_EXECUTABLE) != 0);
+    case AS_ATTR_DATA_TYPE_DEFINITION: {
+        size_t len;
+        const uint8_t *p = s ? uas_ns0_definition(s, &len) : NULL;
+        if (!p)
+            return UAS_BAD_ATTRIBUTE_ID_INVALID;
+        return decode_blob(p, len, v, arena);
+    }
+    case AS_ATTR_ROLE_PERMISSIONS:
+    case AS_ATTR_USER_ROLE_PERMISSIONS:
+        return role_permissions(nv, v, arena);
+    case AS_ATTR_ACCESS_RESTRICTIONS: {
+        if (!s || s->access_restrictions == 0)
+            return UAS_BAD_ATTRIBUTE_ID_INVALID;
+        uint16_t r = s->access_restrictions;
+        return scalar(v, arena, UAS_TYPE(UINT16), &r);
+    }
+    default:
+        return UAS_BAD_ATTRIBUTE_ID_INVALID;
+    }
+}
+
+uas_status as_read_value(uas_aspace *as, const as_nv *nv, const as_range *range,
+                         uas_datavalue *dv, uas_arena *arena)
+{
+    as_node *d = nv->d;
+    memset(dv, 0, sizeof(*dv));
+    if (d && d->read) {
+        /* A data source runs without the structure lock, so it may block
+         * or even add nodes; d stays valid (nodes are never freed). */
+        uas_read_fn fn = d->read;
+        void *ud = d->ud;
+        uas_nodeid id = d->id;
+        as_unlock(as);
+        uas_status st = fn(ud, &id, dv, arena);
+        as_rdlock(as);
+        if (uas_is_bad(st))
+            return st;
+        if (range->dims) {
+            uas_variant whole = dv->value;
+            AS_TRY(as_range_read(&whole, range, &dv->value, arena, false));
+        }
+        dv->has_value = true;
+        return UAS_GOOD;
+    }
+    if (d && d->has_value) {
+        pthread_mutex_lock(&d->value_lock);
+        uas_status st = as_range_read(&d->value, range, &dv->value, arena, true);
+        dv->status = d->status;
+        dv->source_timestamp = d->source_ts;
+        dv->server_timestamp = d->server_ts;
+        pthread_mutex_unlock(&d->value_lock);
+        AS_TRY(st);
+    } else if (nv->s) {
+        size_t len;
+        const uint8_t *p = uas_ns0_value(nv->s, &len);
+        uas_variant whole;
+        memset(&whole, 0, sizeof(whole));
+        if (p)
+            AS_TRY(decode_blob(p, len, &whole, arena));
+        AS_TRY(as_range_read(&whole, range, &dv->value, arena, false));
+        dv->source_timestamp = as->start_time;
+        dv->server_timestamp = as->start_time;
+    } else {
+        /* A dynamic variable added without a value: null, Good. */
+        if (range->dims)
+            return UAS_BAD_INDEX_RANGE_NO_DATA;
+        dv->source_timestamp = as->start_time;
+        dv->server_timestamp = as->start_time;
+    }
+    dv->has_value = true;
+    dv->has_status = dv->status != UAS_GOOD;
+    dv->has_source_timestamp = true;
+    dv->has_server_timestamp = true;
+    return UAS_GOOD;
+}
+
+/* ---- type checks ---- */
+
+/* The builtin type a DataType is encoded as (Part 6: the first builtin
+ * ancestor), 0 for abstract roots (BaseDataType, Structure, Enumeration). */
+static uint32_t builtin_base(uint32_t dt)
+{
+    for (int depth = 0; depth < 64; depth++) {
+        if (dt == UAS_NS0ID_BASEDATATYPE || dt == UAS_NS0ID_STRUCTURE ||
+            dt == UAS_NS0ID_ENUMERATION)
+            return 0;
+        if (dt >= 1 && dt <= 25)
+            return dt;
+        const uas_ns0_node *s = uas_ns0_find(dt);
+        if (!s)
+            return 0;
+        uint32_t parent = 0;
+        for (uint32_t i = 0; i < s->ref_count; i++) {
+            const uas_ns0_ref *r = &uas_ns0_refs[s->refs + i];
+            if (r->type == UAS_NS0ID_HASSUBTYPE && !r->forward) {
+                parent = r->target;
+                break;
+            }
+        }
+        dt = parent;
+    }
+    return 0;
+}
+
+static bool type_ok(uint32_t dt, const uas_type *t)
+{
+    if (dt == UAS_NS0ID_BASEDATATYPE)
+        return true;
+    if (t->kind == UAS_BUILTIN_EXTENSIONOBJECT)
+        return as_ns0_is_subtype(dt, UAS_NS0ID_STRUCTURE); /* an undecoded body */
+    uint32_t vt = t->kind == UAS_KIND_ENUM ? UAS_NS0ID_INT32 : t->type_id;
+    if (t->kind == UAS_KIND_ENUM && as_ns0_is_subtype(t->type_id, dt))
+        return true;
+    if (as_ns0_is_subtype(vt, dt))
+        return true;
+    if (vt == UAS_NS0ID_INT32 && as_ns0_is_subtype(dt, UAS_NS0ID_ENUMERATION))
+        return true;
+    uint32_t base = builtin_base(dt);
+    return base != 0 && base == vt;
+}
+
+static bool rank_ok(int32_t rank, const uas_variant *v)
+{
+    size_t dims = v->is_array ? (v->array_dimensions ? v->array_dimensions_length : 1) : 0;
+    switch (rank) {
+    case -3: /* ScalarOrOneDimension */
+        return dims <= 1;
+    case -2: /* Any */
+        return true;
+    case -1: /* Scalar */
+        return dims == 0;
+    case 0: /* OneOrMoreDimensions */
+        return dims >= 1;
+    default:
+        return rank > 0 && dims == (size_t)rank;
+    }
+}
+
+uas_status as_check_value(const uas_nodeid *data_type, int32_t value_rank, const uas_variant *v)
+{
+    uint32_t dt = UAS_NS0ID_BASEDATATYPE;
+    if (!as_nodeid_is_null(data_type)) {
+        if (data_type->ns != 0 || data_type->kind != UAS_NODEID_NUMERIC)
+            return UAS_BAD_TYPE_MISMATCH;
+        dt = data_type->id.numeric;
+    }
+    if (!v->type)
+        return dt == UAS_NS0ID_BASEDATATYPE ? UAS_GOOD : UAS_BAD_TYPE_MISMATCH;
+    if (!type_ok(dt, v->type) || !rank_ok(value_rank, v))
+        return UAS_BAD_TYPE_MISMATCH;
+    return UAS_GOOD;
+}
+
+uas_status as_store_value(uas_aspace *as, as_node *d, const uas_variant *v, uas_status status,
+                          uas_datetime source_ts, uas_datetime now)
+{
+    uas_variant copy, old;
+    AS_TRY(uas_copy(v, &copy, UAS_TYPE(VARIANT)));
+    pthread_mutex_lock(&d->value_lock);
+    old = d->value;
+    d->value = copy;
+    d->has_value = true;
+    d->status = status;
+    d->source_ts = source_ts ? source_ts : now;
+    d->server_ts = now;
+    pthread_mutex_unlock(&d->value_lock);
+    uas_clear(&old, UAS_TYPE(VARIANT));
+    if (as->on_change)
+        as->on_change(as->on_change_ud, &d->id);
+    return UAS_GOOD;
+}

@@ -1,0 +1,274 @@
+/* Internals of the address space shared by its files (aspace*.c, svc_*.c,
+ * numrange.c, nodes_api.c). Nothing outside the address space includes it.
+ *
+ * Two kinds of node sit behind one view (as_nv):
+ * - static rows of namespace 0 (ns0.h), read in place, never copied;
+ * - as_node records on the heap: the nodes a program adds (any namespace)
+ *   and "overlays" of namespace 0 rows, created on demand to hold what a
+ *   static row cannot: references added at run time (Objects -Organizes->
+ *   MyObject), a written value, data source callbacks, a method callback.
+ *
+ * Lifetime: nodes are never removed while the server runs, so a node
+ * pointer, and the strings of a dynamic node, stay valid once looked up,
+ * even after the structure lock is released. That is what lets services drop
+ * the lock around user callbacks and hand out references to node strings in
+ * responses without copying. Reference arrays do move when they grow, so
+ * they are read under the structure lock (the strings they point to do not
+ * move). Variable values are replaced under the node's own mutex and copied
+ * out under it. */
+#ifndef UAS_ASPACE_INTERNAL_H
+#define UAS_ASPACE_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <ua/nodeids.h>
+#include <ua/types.h>
+
+#include "aspace.h"
+#include "ns0.h"
+
+#define AS_TRY(x)                                                                                  \
+    do {                                                                                           \
+        uas_status as_try_st_ = (x);                                                               \
+        if (as_try_st_ != UAS_GOOD)                                                                \
+            return as_try_st_;                                                                     \
+    } while (0)
+
+/* Attribute ids (Part 6, AttributeIds.csv). */
+enum {
+    AS_ATTR_NODE_ID = 1,
+    AS_ATTR_NODE_CLASS = 2,
+    AS_ATTR_BROWSE_NAME = 3,
+    AS_ATTR_DISPLAY_NAME = 4,
+    AS_ATTR_DESCRIPTION = 5,
+    AS_ATTR_WRITE_MASK = 6,
+    AS_ATTR_USER_WRITE_MASK = 7,
+    AS_ATTR_IS_ABSTRACT = 8,
+    AS_ATTR_SYMMETRIC = 9,
+    AS_ATTR_INVERSE_NAME = 10,
+    AS_ATTR_CONTAINS_NO_LOOPS = 11,
+    AS_ATTR_EVENT_NOTIFIER = 12,
+    AS_ATTR_VALUE = 13,
+    AS_ATTR_DATA_TYPE = 14,
+    AS_ATTR_VALUE_RANK = 15,
+    AS_ATTR_ARRAY_DIMENSIONS = 16,
+    AS_ATTR_ACCESS_LEVEL = 17,
+    AS_ATTR_USER_ACCESS_LEVEL = 18,
+    AS_ATTR_MINIMUM_SAMPLING_INTERVAL = 19,
+    AS_ATTR_HISTORIZING = 20,
+    AS_ATTR_EXECUTABLE = 21,
+    AS_ATTR_USER_EXECUTABLE = 22,
+    AS_ATTR_DATA_TYPE_DEFINITION = 23,
+    AS_ATTR_ROLE_PERMISSIONS = 24,
+    AS_ATTR_USER_ROLE_PERMISSIONS = 25,
+    AS_ATTR_ACCESS_RESTRICTIONS = 26,
+    AS_ATTR_ACCESS_LEVEL_EX = 27,
+    AS_ATTR_MAX = 27,
+};
+
+/* A reference stored on a heap node. Reference types are always namespace 0
+ * (a program cannot add ReferenceTypes), so the type is the numeric id. */
+typedef struct as_ref {
+    uas_expandednodeid target; /* heap-owned */
+    uint32_t type;
+    bool forward;
+} as_ref;
+
+typedef struct as_node as_node;
+struct as_node {
+    as_node *next;            /* hash chain (dynamic nodes only) */
+    uas_nodeid id;            /* heap-owned */
+    const uas_ns0_node *ns0;  /* the static row this overlays, or NULL */
+    uint8_t node_class;
+    /* Base attributes of dynamic nodes (overlays use the static row). */
+    uas_qualifiedname browse_name;
+    uas_localizedtext display_name;
+    uas_localizedtext description;
+    uint32_t write_mask;
+    uint32_t user_write_mask;
+    /* References added at run time (for an overlay: after the static ones). */
+    as_ref *refs;
+    uint32_t ref_count;
+    uint32_t ref_cap;
+    /* Variables (dynamic): attributes. */
+    uas_nodeid data_type;
+    int32_t value_rank;
+    uint32_t *array_dims;
+    size_t array_dims_count;
+    uint8_t access_level;
+    uint8_t user_access_level;
+    bool historizing;
+    double min_sampling;
+    /* Variables (dynamic, or overlays of static variables): the value.
+     * has_value false on an overlay means "the static value still holds". */
+    pthread_mutex_t value_lock;
+    bool value_lock_init;
+    bool has_value;
+    uas_variant value; /* heap-owned */
+    uas_status status;
+    uas_datetime source_ts;
+    uas_datetime server_ts;
+    uas_read_fn read;
+    uas_write_fn write;
+    void *ud;
+    /* Objects */
+    uint8_t event_notifier;
+    /* Methods (dynamic, or overlays of static methods). */
+    bool executable;
+    bool user_executable;
+    uas_method_fn method;
+    void *method_ud;
+};
+
+struct uas_aspace {
+    uas_server *server;
+    pthread_rwlock_t lock;
+    /* Dynamic nodes: chained hash map on NodeId, power-of-two buckets. */
+    as_node **buckets;
+    size_t bucket_count;
+    size_t node_count;
+    /* Overlays of static rows, indexed like uas_ns0_nodes. */
+    as_node **overlay;
+    /* Reference type closure: the ids of the ReferenceTypes of namespace 0
+     * (sorted) and a bit matrix sub x super. */
+    uint32_t *reftypes;
+    size_t reftype_count;
+    uint8_t *reftype_sub; /* reftype_count * reftype_count bits */
+    uint32_t next_auto_id; /* ids of generated property nodes */
+    uas_datetime start_time;
+    uas_aspace_change_fn on_change;
+    void *on_change_ud;
+};
+
+/* A node as services see it: a static row, a heap node, or both (an
+ * overlay). Both NULL: no such node. */
+typedef struct as_nv {
+    const uas_ns0_node *s;
+    as_node *d;
+} as_nv;
+
+static inline bool as_nv_found(const as_nv *nv) { return nv->s || nv->d; }
+
+/* One reference of a node, read in place (the target's strings belong to
+ * the node). */
+typedef struct as_refv {
+    uas_expandednodeid target;
+    uint32_t type;
+    bool forward;
+} as_refv;
+
+/* ---- aspace.c: store, lookup, references, type hierarchy ---- */
+
+bool as_nodeid_eq(const uas_nodeid *a, const uas_nodeid *b);
+bool as_nodeid_is_null(const uas_nodeid *id);
+static inline bool as_is_ns0(const uas_nodeid *id, uint32_t num)
+{
+    return id->ns == 0 && id->kind == UAS_NODEID_NUMERIC && id->id.numeric == num;
+}
+/* Caller holds the lock (read or write). */
+as_nv as_lookup(uas_aspace *as, const uas_nodeid *id);
+uint8_t as_nv_class(const as_nv *nv);
+uas_nodeid as_nv_id(const as_nv *nv); /* strings point into the node */
+uas_qualifiedname as_nv_browse_name(const as_nv *nv);
+uas_localizedtext as_nv_display_name(const as_nv *nv);
+size_t as_nv_ref_count(const as_nv *nv);
+void as_nv_ref(const as_nv *nv, size_t i, as_refv *out);
+/* The forward HasTypeDefinition target (null NodeId when none). */
+uas_nodeid as_nv_type_definition(const as_nv *nv);
+/* Variable attributes of either kind of node. */
+uint8_t as_nv_access_level(const as_nv *nv);
+int32_t as_nv_value_rank(const as_nv *nv);
+uas_nodeid as_nv_data_type(const as_nv *nv);
+/* The target of the first forward reference of type (or subtype) reftype
+ * whose target has this browse name in namespace 0; both NULL when none. */
+as_nv as_find_child(uas_aspace *as, const as_nv *nv, uint32_t reftype, const char *name);
+
+/* The heap node of nv, creating the overlay of a static row if needed.
+ * Caller holds the write lock. NULL: out of memory. */
+as_node *as_overlay(uas_aspace *as, as_nv *nv);
+/* The same from a service holding the read lock: the lock is upgraded
+ * (released, write-locked, released, read-locked again). */
+as_node *as_overlay_upgrade(uas_aspace *as, as_nv *nv);
+/* Insert a new dynamic node (the caller checked the id is free); takes
+ * ownership. Write lock. */
+uas_status as_insert(uas_aspace *as, as_node *n);
+/* Take an inserted node out of the map again (undo of a failed add). */
+void as_unlink(uas_aspace *as, as_node *n);
+/* Append a reference to a node (an overlay for static rows). Write lock. */
+uas_status as_add_ref(uas_aspace *as, as_nv *nv, uint32_t type, const uas_expandednodeid *target,
+                      bool forward);
+bool as_has_ref(const as_nv *nv, uint32_t type, const uas_expandednodeid *target, bool forward);
+void as_node_free(as_node *n);
+
+/* Reference types: is the id a ReferenceType; is sub a subtype of super
+ * (or equal). Lock-free (the closure is built at creation). */
+bool as_is_reftype(const uas_aspace *as, const uas_nodeid *id);
+bool as_reftype_sub(const uas_aspace *as, uint32_t sub, uint32_t super);
+/* Type hierarchy of namespace 0 (DataTypes, ObjectTypes, VariableTypes),
+ * walking HasSubtype upwards. */
+bool as_ns0_is_subtype(uint32_t sub, uint32_t super);
+/* Is ns a namespace index the server knows. */
+bool as_ns_known(uas_aspace *as, uint16_t ns);
+
+/* The lock held by services; dropped around user callbacks. */
+static inline void as_rdlock(uas_aspace *as) { pthread_rwlock_rdlock(&as->lock); }
+static inline void as_wrlock(uas_aspace *as) { pthread_rwlock_wrlock(&as->lock); }
+static inline void as_unlock(uas_aspace *as) { pthread_rwlock_unlock(&as->lock); }
+
+/* ---- aspace_attr.c: attributes and values ---- */
+
+typedef struct as_range as_range;
+/* The Value of a variable or variable type, cut by range, into dv (memory
+ * from arena) with its status and both timestamps. Calls the data source
+ * with the structure lock dropped and retaken. Caller holds the read lock.
+ * Good or the status of the whole operation (BadIndexRangeNoData, the data
+ * source's Bad status, BadOutOfMemory). */
+uas_status as_read_value(uas_aspace *as, const as_nv *nv, const as_range *range,
+                         uas_datavalue *dv, uas_arena *arena);
+/* Any other attribute into v; BadAttributeIdInvalid when the class does
+ * not have it. */
+uas_status as_read_attr(uas_aspace *as, const as_nv *nv, uint32_t attr, uas_variant *v,
+                        uas_arena *arena);
+/* Does a node of this class have this attribute. */
+bool as_class_has_attr(uint8_t node_class, uint32_t attr);
+/* Can a value be stored in a variable of this DataType and ValueRank:
+ * Good or BadTypeMismatch. */
+uas_status as_check_value(const uas_nodeid *data_type, int32_t value_rank,
+                          const uas_variant *v);
+/* Store a value (deep copy) under the node lock, then notify monitored
+ * items. dv's timestamps are used when set, otherwise now. */
+uas_status as_store_value(uas_aspace *as, as_node *d, const uas_variant *v, uas_status status,
+                          uas_datetime source_ts, uas_datetime now);
+
+/* ---- numrange.c: NumericRange (Part 4, 7.27) ---- */
+
+#define AS_RANGE_MAX_DIMS 8
+struct as_range {
+    size_t dims;
+    uint32_t min[AS_RANGE_MAX_DIMS];
+    uint32_t max[AS_RANGE_MAX_DIMS];
+};
+
+/* Good or BadIndexRangeInvalid. A null or empty string gives dims 0. */
+uas_status as_range_parse(const uas_string *s, as_range *r);
+/* dst = the part of src the range selects, allocated from arena (elements
+ * deep-copied when deep, otherwise referencing src's memory). Good,
+ * BadIndexRangeNoData, BadIndexRangeInvalid, BadOutOfMemory. */
+uas_status as_range_read(const uas_variant *src, const as_range *r, uas_variant *dst,
+                         uas_arena *arena, bool deep);
+/* A heap copy of cur with the range replaced by v. Good,
+ * BadIndexRangeNoData, BadIndexRangeDataMismatch (v does not fit the
+ * range), BadTypeMismatch, BadWriteNotSupported (multi-dimensional),
+ * BadOutOfMemory. */
+uas_status as_range_write(const uas_variant *cur, const as_range *r, const uas_variant *v,
+                          uas_variant *out);
+
+/* ---- svc_browse.c shared with svc_translate.c ---- */
+
+/* Does a reference pass a type filter (null type: every reference). */
+bool as_ref_matches(const uas_aspace *as, uint32_t ref_type, const uas_nodeid *filter,
+                    bool include_subtypes);
+
+#endif

@@ -1,0 +1,188 @@
+/* Configuration files: INI, parsed by inih. Every key maps onto a field of
+ * uas_server_config through one table, which docs/Configuration.md mirrors;
+ * an unknown key, a malformed number or a value out of range is an error
+ * naming the line, never silently ignored. */
+#include <errno.h>
+#include <ini.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+
+enum { T_STR, T_U16, T_U32, T_SIZE, T_LEVEL };
+
+typedef struct key_def {
+    const char *section;
+    const char *key;
+    uint8_t type;
+    size_t offset;
+    uint64_t min, max;
+} key_def;
+
+#define K(sec, name, type, field, lo, hi) {sec, name, type, offsetof(uas_server_config, field), lo, hi}
+
+static const key_def keys[] = {
+    K("server", "bind_address", T_STR, bind_address, 0, 0),
+    K("server", "port", T_U16, port, 0, 65535),
+    K("server", "hostname", T_STR, hostname, 0, 0),
+    K("server", "threads", T_U32, threads, 0, 256),
+    K("server", "application_uri", T_STR, application_uri, 0, 0),
+    K("server", "product_uri", T_STR, product_uri, 0, 0),
+    K("server", "application_name", T_STR, application_name, 0, 0),
+    K("server", "log_level", T_LEVEL, log_level, 0, 0),
+    K("transport", "buffer_size", T_U32, buffer_size, 8192, 16u << 20),
+    K("transport", "max_message_size", T_U32, max_message_size, 8192, 1u << 30),
+    K("transport", "max_chunk_count", T_U32, max_chunk_count, 0, 1u << 20),
+    K("transport", "max_connections", T_U32, max_connections, 1, 1000000),
+    K("transport", "hello_timeout_ms", T_U32, hello_timeout_ms, 100, 3600000),
+    K("transport", "max_output_bytes", T_SIZE, max_output_bytes, 65536, 1u << 30),
+    K("transport", "min_token_lifetime_ms", T_U32, min_token_lifetime_ms, 1000, UINT32_MAX),
+    K("transport", "max_token_lifetime_ms", T_U32, max_token_lifetime_ms, 1000, UINT32_MAX),
+    K("session", "max_sessions", T_U32, max_sessions, 1, 1000000),
+    K("session", "min_session_timeout_ms", T_U32, min_session_timeout_ms, 1000, UINT32_MAX),
+    K("session", "max_session_timeout_ms", T_U32, max_session_timeout_ms, 1000, UINT32_MAX),
+    K("session", "max_browse_continuation_points", T_U32, max_browse_continuation_points, 0,
+      65535),
+    K("limits", "max_nodes_per_read", T_U32, max_nodes_per_read, 1, UINT32_MAX),
+    K("limits", "max_nodes_per_write", T_U32, max_nodes_per_write, 1, UINT32_MAX),
+    K("limits", "max_nodes_per_browse", T_U32, max_nodes_per_browse, 1, UINT32_MAX),
+    K("limits", "max_references_per_node", T_U32, max_references_per_node, 1, UINT32_MAX),
+    K("limits", "max_nodes_per_translate", T_U32, max_nodes_per_translate, 1, UINT32_MAX),
+    K("limits", "max_nodes_per_method_call", T_U32, max_nodes_per_method_call, 1, UINT32_MAX),
+    K("limits", "max_nodes_per_register", T_U32, max_nodes_per_register, 1, UINT32_MAX),
+    K("limits", "max_array_length", T_U32, decode_limits.max_array_length, 1, UINT32_MAX),
+    K("limits", "max_string_length", T_U32, decode_limits.max_string_length, 1, UINT32_MAX),
+    K("limits", "max_depth", T_U16, decode_limits.max_depth, 1, 1000),
+};
+
+struct uas_config_file {
+    char **strings;
+    size_t count;
+};
+
+typedef struct parse_state {
+    uas_server_config *cfg;
+    uas_config_file *keep;
+    char *err;
+    size_t errlen;
+    int unused;
+} parse_state;
+
+static int keep_string(uas_config_file *f, const char *v, const char **dst)
+{
+    size_t n = strlen(v) + 1;
+    char *copy = uas_malloc(n);
+    char **grown = uas_realloc(f->strings, f->count * sizeof(char *),
+                               (f->count + 1) * sizeof(char *));
+    if (!copy || !grown) {
+        uas_free(copy, n);
+        if (grown)
+            f->strings = grown;
+        return 0;
+    }
+    memcpy(copy, v, n);
+    f->strings = grown;
+    f->strings[f->count++] = copy;
+    *dst = copy;
+    return 1;
+}
+
+/* Debian's inih reports the line of the first error as ini_parse_file's
+ * result; messages here omit it and the caller prefixes it. */
+static int on_value(void *user, const char *section, const char *name, const char *value)
+{
+    parse_state *ps = user;
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+        const key_def *k = &keys[i];
+        if (strcmp(k->section, section) != 0 || strcmp(k->key, name) != 0)
+            continue;
+        uint8_t *field = (uint8_t *)ps->cfg + k->offset;
+        if (k->type == T_STR) {
+            if (!keep_string(ps->keep, value, (const char **)(void *)field)) {
+                snprintf(ps->err, ps->errlen, "out of memory");
+                return 0;
+            }
+            return 1;
+        }
+        if (k->type == T_LEVEL) {
+            int lvl = uas_log_level_parse(value);
+            if (lvl < 0) {
+                snprintf(ps->err, ps->errlen,
+                         "%s.%s must be error, warn, info or debug, not '%s'",
+                         section, name, value);
+                return 0;
+            }
+            *(uas_log_level *)(void *)field = (uas_log_level)lvl;
+            return 1;
+        }
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(value, &end, 10);
+        if (errno || end == value || *end || value[0] == '-' || v < k->min || v > k->max) {
+            snprintf(ps->err, ps->errlen, "%s.%s must be a number from %llu to %llu",
+                     section, name, (unsigned long long)k->min,
+                     (unsigned long long)k->max);
+            return 0;
+        }
+        if (k->type == T_U16)
+            *(uint16_t *)(void *)field = (uint16_t)v;
+        else if (k->type == T_U32)
+            *(uint32_t *)(void *)field = (uint32_t)v;
+        else
+            *(size_t *)(void *)field = (size_t)v;
+        return 1;
+    }
+    snprintf(ps->err, ps->errlen, "unknown key '%s' in section [%s]", name, section);
+    return 0;
+}
+
+uas_status uas_config_load(const char *path, uas_server_config *cfg, uas_config_file **keep,
+                           char *err, size_t errlen)
+{
+    uas_config_file *f = uas_calloc(1, sizeof(*f));
+    if (!f) {
+        snprintf(err, errlen, "out of memory");
+        return UAS_BAD_OUT_OF_MEMORY;
+    }
+    FILE *fp = fopen(path, "r");
+    if (!fp) {
+        snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
+        uas_config_file_free(f);
+        return UAS_BAD_NOT_FOUND;
+    }
+    char msg[200] = "";
+    parse_state ps = {cfg, f, msg, sizeof(msg), 0};
+    int rc = ini_parse_file(fp, on_value, &ps);
+    fclose(fp);
+    if (rc != 0) {
+        snprintf(err, errlen, "line %d: %s", rc, msg[0] ? msg : "syntax error");
+        uas_config_file_free(f);
+        return UAS_BAD_CONFIGURATION_ERROR;
+    }
+    *keep = f;
+    return UAS_GOOD;
+}
+
+void uas_config_file_free(uas_config_file *f)
+{
+    if (!f)
+        return;
+    for (size_t i = 0; i < f->count; i++)
+        uas_free(f->strings[i], strlen(f->strings[i]) + 1);
+    if (f->strings)
+        uas_free(f->strings, f->count * sizeof(char *));
+    uas_free(f, sizeof(*f));
+}
+
+void uas_config_print(FILE *out, const uas_server_config *c)
+{
+    fprintf(out, "[server]\nbind_address = %s\nport = %u\nthreads = %u\napplication_uri = %s\n",
+            c->bind_address, c->port, c->threads, c->application_uri);
+    fprintf(out, "[transport]\nbuffer_size = %u\nmax_message_size = %u\nmax_chunk_count = %u\n"
+                 "max_connections = %u\n",
+            c->buffer_size, c->max_message_size, c->max_chunk_count, c->max_connections);
+    fprintf(out, "[session]\nmax_sessions = %u\nmax_session_timeout_ms = %u\n", c->max_sessions,
+            c->max_session_timeout_ms);
+}

@@ -1,0 +1,238 @@
+/* From a received message to its response: decode the request into the
+ * loop's arena (strings point into the receive buffer), find the service by
+ * encoding id, resolve the session through the connection's cache, run the
+ * handler, encode the response straight into chunk buffers. Errors that
+ * concern the request become ServiceFaults; only transport errors close the
+ * connection. */
+#include <string.h>
+#include <unistd.h>
+
+#include "dispatch.h"
+
+enum { CACHE = 8 };
+
+/* Server-side state of one connection. */
+struct uas_sconn {
+    uas_sloop *loop;
+    uas_conn *conn;
+    uas_session *cache[CACHE]; /* sessions bound to this channel, one ref each */
+    size_t ncache;
+};
+
+static void cache_drop(uas_sconn *sc, size_t i)
+{
+    uas_session_unref(sc->loop->server, sc->cache[i]);
+    sc->cache[i] = sc->cache[--sc->ncache];
+}
+
+void uas_sconn_cache_add(uas_sconn *sc, uas_session *se)
+{
+    for (size_t i = 0; i < sc->ncache; i++)
+        if (sc->cache[i] == se)
+            return;
+    if (sc->ncache == CACHE)
+        cache_drop(sc, 0); /* rare: more sessions on one channel than cached */
+    uas_session_ref(se);
+    sc->cache[sc->ncache++] = se;
+}
+
+/* The session for a token as seen from this connection, with a reference. */
+static uas_session *session_lookup(uas_sconn *sc, const uas_nodeid *token)
+{
+    for (size_t i = 0; i < sc->ncache; i++) {
+        uas_session *se = sc->cache[i];
+        if (se->auth_token.kind == token->kind && token->kind == UAS_NODEID_GUID &&
+            memcmp(&se->auth_token.id.guid, &token->id.guid, sizeof(uas_guid)) == 0) {
+            if (atomic_load(&se->closed)) {
+                cache_drop(sc, i);
+                return NULL;
+            }
+            uas_session_ref(se);
+            return se;
+        }
+    }
+    return uas_sessions_find(sc->loop->server->sessions, token);
+}
+
+static uas_status send_fault(uas_sconn *sc, uint32_t request_id, uint32_t handle,
+                             uas_status result)
+{
+    uas_service_fault f;
+    memset(&f, 0, sizeof(f));
+    f.response_header.timestamp = uas_datetime_now();
+    f.response_header.request_handle = handle;
+    f.response_header.service_result = result;
+    atomic_fetch_add_explicit(&sc->loop->server->counters.rejected_requests, 1,
+                              memory_order_relaxed);
+    return uas_conn_send(sc->conn, request_id, &f, UAS_TYPE(SERVICE_FAULT));
+}
+
+static void on_message(uas_conn *c, uint32_t request_id, const uint8_t *body, size_t len)
+{
+    uas_sconn *sc = uas_conn_ud(c);
+    uas_sloop *l = sc->loop;
+    uas_server *s = l->server;
+    uas_arena_reset(&l->arena);
+    uas_decoder d;
+    uas_decoder_init(&d, body, len, &l->arena, &s->cfg.decode_limits);
+    d.zero_copy = true;
+
+    uas_nodeid type_id;
+    uas_status st = uas_decode(&d, &type_id, &uas_types[UAS_TYPES_NODE_ID]);
+    if (st != UAS_GOOD) {
+        (void)send_fault(sc, request_id, 0, UAS_BAD_DECODING_ERROR);
+        return;
+    }
+    const uas_service *svc = type_id.ns == 0 && type_id.kind == UAS_NODEID_NUMERIC
+                                 ? uas_service_find(type_id.id.numeric)
+                                 : NULL;
+    if (!svc) {
+        /* Every request starts with a RequestHeader: answer with its handle. */
+        uas_request_header hdr;
+        uint32_t handle = 0;
+        if (uas_decode(&d, &hdr, UAS_TYPE(REQUEST_HEADER)) == UAS_GOOD)
+            handle = hdr.request_handle;
+        (void)send_fault(sc, request_id, handle, UAS_BAD_SERVICE_UNSUPPORTED);
+        return;
+    }
+    void *req = uas_arena_alloc(&l->arena, svc->request->size);
+    void *resp = uas_arena_calloc(&l->arena, 1, svc->response->size);
+    if (!req || !resp) {
+        (void)send_fault(sc, request_id, 0, UAS_BAD_OUT_OF_MEMORY);
+        return;
+    }
+    st = uas_decode(&d, req, svc->request);
+    if (st != UAS_GOOD) {
+        /* Too-large arrays/strings keep their status; anything else is a
+         * malformed request. */
+        (void)send_fault(sc, request_id, 0,
+                         st == UAS_BAD_ENCODING_LIMITS_EXCEEDED || st == UAS_BAD_OUT_OF_MEMORY
+                             ? st
+                             : UAS_BAD_DECODING_ERROR);
+        return;
+    }
+    const uas_request_header *hdr = req; /* the first member of every request */
+    uas_request_ctx ctx = {
+        .server = s,
+        .loop = l,
+        .conn = c,
+        .arena = &l->arena,
+        .request_id = request_id,
+        .now_ms = uas_monotonic_ms(),
+        .now = uas_datetime_now(),
+    };
+    uas_session *se = NULL;
+    if (svc->session != SVC_NO_SESSION) {
+        se = session_lookup(sc, &hdr->authentication_token);
+        uint32_t channel_id = uas_channel_get_id(uas_conn_channel(c));
+        if (!se)
+            st = UAS_BAD_SESSION_ID_INVALID;
+        else if (svc->session == SVC_SESSION_ACTIVE && se->channel_id != channel_id)
+            st = UAS_BAD_SECURE_CHANNEL_ID_INVALID;
+        else if (svc->session == SVC_SESSION_ACTIVE && !se->activated)
+            st = UAS_BAD_SESSION_NOT_ACTIVATED;
+        if (st != UAS_GOOD) {
+            if (se)
+                uas_session_unref(s, se);
+            (void)send_fault(sc, request_id, hdr->request_handle, st);
+            return;
+        }
+        pthread_mutex_lock(&se->lock);
+        if (atomic_load(&se->closed)) {
+            pthread_mutex_unlock(&se->lock);
+            uas_session_unref(s, se);
+            (void)send_fault(sc, request_id, hdr->request_handle, UAS_BAD_SESSION_CLOSED);
+            return;
+        }
+        atomic_store_explicit(&se->last_activity_ms, ctx.now_ms, memory_order_relaxed);
+        ctx.session = se;
+    }
+    svc->fn(&ctx, req, resp);
+    if (se) {
+        if (se->channel_id == uas_channel_get_id(uas_conn_channel(c)) &&
+            !atomic_load(&se->closed))
+            uas_sconn_cache_add(sc, se);
+        pthread_mutex_unlock(&se->lock);
+        uas_session_unref(s, se);
+    }
+    uas_response_header *rh = resp; /* the first member of every response */
+    rh->timestamp = ctx.now;
+    rh->request_handle = hdr->request_handle;
+    if (uas_is_bad(rh->service_result)) {
+        (void)send_fault(sc, request_id, hdr->request_handle, rh->service_result);
+        return;
+    }
+    st = uas_conn_send(c, request_id, resp, svc->response);
+    if (st == UAS_BAD_RESPONSE_TOO_LARGE || st == UAS_BAD_ENCODING_LIMITS_EXCEEDED ||
+        st == UAS_BAD_ENCODING_ERROR)
+        (void)send_fault(sc, request_id, hdr->request_handle,
+                         st == UAS_BAD_ENCODING_ERROR ? st : UAS_BAD_RESPONSE_TOO_LARGE);
+}
+
+static void on_message_error(uas_conn *c, uint32_t request_id, uas_status status)
+{
+    uas_sconn *sc = uas_conn_ud(c);
+    (void)send_fault(sc, request_id, 0, status);
+}
+
+static void on_state(uas_conn *c, uas_channel_state state, uas_status reason)
+{
+    uas_sconn *sc = uas_conn_ud(c);
+    if (state == UAS_CHANNEL_CLOSED && uas_is_bad(reason) && reason != UAS_BAD_CONNECTION_CLOSED)
+        uas_log(UAS_LOG_INFO, "channel", "channel %u closed: %s",
+                uas_channel_get_id(uas_conn_channel(c)), uas_status_name(reason));
+    (void)sc;
+}
+
+static void on_close(uas_conn *c, uas_status reason)
+{
+    (void)reason;
+    uas_sconn *sc = uas_conn_ud(c);
+    /* Sessions outlive their channel (a client may reactivate them on a new
+     * one); they end by CloseSession or their timeout. */
+    while (sc->ncache)
+        cache_drop(sc, sc->ncache - 1);
+    sc->loop->connections--;
+    atomic_fetch_sub(&sc->loop->server->counters.current_connections, 1);
+    uas_free(sc, sizeof(*sc));
+}
+
+static const uas_conn_handler handler = {on_message, on_message_error, on_state, on_close};
+
+void uas_dispatch_accept(uas_sloop *l, int fd)
+{
+    uas_server *s = l->server;
+    unsigned cur = atomic_fetch_add(&s->counters.current_connections, 1);
+    if (cur >= s->cfg.max_connections) {
+        atomic_fetch_sub(&s->counters.current_connections, 1);
+        uas_log(UAS_LOG_WARN, "server", "connection refused: %u connections open", cur);
+        close(fd);
+        return;
+    }
+    uas_sconn *sc = uas_calloc(1, sizeof(*sc));
+    if (!sc) {
+        atomic_fetch_sub(&s->counters.current_connections, 1);
+        close(fd);
+        return;
+    }
+    sc->loop = l;
+    uas_conn_config cc;
+    uas_channel_config_default(&cc.channel, UAS_CHANNEL_SERVER);
+    cc.channel.channel_id = atomic_fetch_add(&s->next_channel_id, 1);
+    cc.channel.recv_buffer_size = s->cfg.buffer_size;
+    cc.channel.send_buffer_size = s->cfg.buffer_size;
+    cc.channel.max_message_size = s->cfg.max_message_size;
+    cc.channel.max_chunk_count = s->cfg.max_chunk_count;
+    cc.channel.min_lifetime_ms = s->cfg.min_token_lifetime_ms;
+    cc.channel.max_lifetime_ms = s->cfg.max_token_lifetime_ms;
+    cc.channel.hello_timeout_ms = s->cfg.hello_timeout_ms;
+    cc.channel.decode_limits = &s->cfg.decode_limits;
+    cc.max_output_bytes = s->cfg.max_output_bytes;
+    l->connections++;
+    sc->conn = uas_conn_accept(l->loop, fd, &cc, &handler, sc);
+    if (!sc->conn) {
+        l->connections--;
+        atomic_fetch_sub(&s->counters.current_connections, 1);
+        uas_free(sc, sizeof(*sc));
+    }
+}

@@ -1,0 +1,477 @@
+/* The server object: configuration, event loops and their threads,
+ * listening sockets, housekeeping, and the descriptions it advertises.
+ *
+ * Each loop has its own listening socket bound with SO_REUSEPORT, so the
+ * kernel spreads new connections over the loops and no accept hand-off (and
+ * no lock) is needed; a connection then lives on its loop for good. */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <ev.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "aspace.h"
+#include "dispatch.h"
+
+typedef struct loop_watchers {
+    ev_io listen;
+    ev_async stop;
+    ev_timer housekeeping;
+} loop_watchers;
+
+void uas_server_config_default(uas_server_config *c)
+{
+    memset(c, 0, sizeof(*c));
+    c->bind_address = "0.0.0.0";
+    c->port = 4840;
+    c->application_uri = "urn:uastack:server";
+    c->product_uri = "urn:uastack";
+    c->application_name = "uastack server";
+    c->buffer_size = 65536;
+    c->max_message_size = 16u << 20;
+    c->max_chunk_count = 4096;
+    c->max_connections = 10000;
+    c->hello_timeout_ms = 10000;
+    c->max_output_bytes = 4u << 20;
+    c->min_token_lifetime_ms = 600000;
+    c->max_token_lifetime_ms = 3600000;
+    c->max_sessions = 10000;
+    c->min_session_timeout_ms = 10000;
+    c->max_session_timeout_ms = 3600000;
+    c->max_browse_continuation_points = 10;
+    c->max_nodes_per_read = 10000;
+    c->max_nodes_per_write = 10000;
+    c->max_nodes_per_browse = 5000;
+    c->max_references_per_node = 1000;
+    c->max_nodes_per_translate = 1000;
+    c->max_nodes_per_method_call = 1000;
+    c->max_nodes_per_register = 5000;
+    c->decode_limits = uas_limits_default;
+    c->log_level = UAS_LOG_INFO;
+}
+
+static char *dup_cstr(const char *s)
+{
+    if (!s)
+        return NULL;
+    size_t n = strlen(s) + 1;
+    char *d = uas_malloc(n);
+    if (d)
+        memcpy(d, s, n);
+    return d;
+}
+
+static void free_cstr(char *s)
+{
+    if (s)
+        uas_free(s, strlen(s) + 1);
+}
+
+static uas_status check_config(const uas_server_config *c)
+{
+    if (c->buffer_size < 8192 || c->max_sessions == 0 || c->max_connections == 0 ||
+        !c->application_uri || !*c->application_uri || !c->bind_address ||
+        c->min_session_timeout_ms > c->max_session_timeout_ms ||
+        c->min_token_lifetime_ms > c->max_token_lifetime_ms || c->threads > 256)
+        return UAS_BAD_INVALID_ARGUMENT;
+    return UAS_GOOD;
+}
+
+uas_server *uas_server_new(const uas_server_config *cfg, uas_status *status)
+{
+    uas_status st = check_config(cfg);
+    if (st != UAS_GOOD) {
+        *status = st;
+        return NULL;
+    }
+    uas_server *s = uas_calloc(1, sizeof(*s));
+    if (!s) {
+        *status = UAS_BAD_OUT_OF_MEMORY;
+        return NULL;
+    }
+    s->cfg = *cfg;
+    uas_log_set_level(cfg->log_level);
+    pthread_mutex_init(&s->ns_lock, NULL);
+    atomic_init(&s->next_channel_id, 1);
+    s->start_time = uas_datetime_now();
+    char host[256] = "localhost";
+    if (cfg->hostname)
+        snprintf(host, sizeof(host), "%s", cfg->hostname);
+    else
+        gethostname(host, sizeof(host) - 1);
+    s->hostname = dup_cstr(host);
+    /* String fields of the copied config must outlive the caller's. */
+    s->cfg.application_uri = dup_cstr(cfg->application_uri);
+    s->cfg.product_uri = dup_cstr(cfg->product_uri ? cfg->product_uri : "");
+    s->cfg.application_name = dup_cstr(cfg->application_name ? cfg->application_name : "");
+    s->cfg.bind_address = dup_cstr(cfg->bind_address);
+    s->cfg.hostname = NULL;
+    s->nloops = cfg->threads ? cfg->threads : (unsigned)sysconf(_SC_NPROCESSORS_ONLN);
+    if (s->nloops == 0)
+        s->nloops = 1;
+    s->loops = uas_calloc(s->nloops, sizeof(uas_sloop));
+    s->sessions = uas_sessions_new(cfg->max_sessions);
+    if (!s->hostname || !s->cfg.application_uri || !s->cfg.product_uri ||
+        !s->cfg.application_name || !s->cfg.bind_address || !s->loops || !s->sessions ||
+        uas_server_add_namespace(s, "http://opcfoundation.org/UA/") != 0 ||
+        uas_server_add_namespace(s, s->cfg.application_uri) != 1) {
+        uas_server_delete(s);
+        *status = UAS_BAD_OUT_OF_MEMORY;
+        return NULL;
+    }
+    for (unsigned i = 0; i < s->nloops; i++) {
+        uas_sloop *l = &s->loops[i];
+        l->server = s;
+        l->index = i;
+        l->listen_fd = -1;
+        uas_arena_init(&l->arena, l->arena_first, sizeof(l->arena_first),
+                       (size_t)s->cfg.max_message_size * 4);
+        l->loop = uas_loop_new(64u << 20);
+        l->watchers = uas_calloc(1, sizeof(loop_watchers));
+        if (!l->loop || !l->watchers) {
+            uas_server_delete(s);
+            *status = UAS_BAD_OUT_OF_MEMORY;
+            return NULL;
+        }
+    }
+    s->as = uas_aspace_new(s);
+    if (!s->as || uas_server_object_init(s) != UAS_GOOD) {
+        uas_server_delete(s);
+        *status = UAS_BAD_OUT_OF_MEMORY;
+        return NULL;
+    }
+    *status = UAS_GOOD;
+    return s;
+}
+
+void uas_server_delete(uas_server *s)
+{
+    if (!s)
+        return;
+    uas_server_stop(s);
+    for (unsigned i = 0; s->loops && i < s->nloops; i++) {
+        uas_sloop *l = &s->loops[i];
+        if (l->listen_fd >= 0)
+            close(l->listen_fd);
+        if (l->loop)
+            uas_loop_delete(l->loop);
+        if (l->watchers)
+            uas_free(l->watchers, sizeof(loop_watchers));
+        uas_arena_free(&l->arena);
+    }
+    if (s->loops)
+        uas_free(s->loops, s->nloops * sizeof(uas_sloop));
+    uas_sessions_delete(s->sessions);
+    uas_aspace_delete(s->as);
+    for (size_t i = 0; i < s->namespace_count; i++)
+        free_cstr(s->namespaces[i]);
+    if (s->namespaces)
+        uas_free(s->namespaces, s->namespace_count * sizeof(char *));
+    free_cstr(s->hostname);
+    free_cstr(s->endpoint_url);
+    free_cstr((char *)s->cfg.application_uri);
+    free_cstr((char *)s->cfg.product_uri);
+    free_cstr((char *)s->cfg.application_name);
+    free_cstr((char *)s->cfg.bind_address);
+    pthread_mutex_destroy(&s->ns_lock);
+    uas_free(s, sizeof(*s));
+}
+
+/* ---- namespaces ---- */
+
+uint16_t uas_server_add_namespace(uas_server *s, const char *uri)
+{
+    pthread_mutex_lock(&s->ns_lock);
+    for (size_t i = 0; i < s->namespace_count; i++) {
+        if (strcmp(s->namespaces[i], uri) == 0) {
+            pthread_mutex_unlock(&s->ns_lock);
+            return (uint16_t)i;
+        }
+    }
+    uint16_t idx = UINT16_MAX;
+    char *copy = dup_cstr(uri);
+    char **grown = copy && s->namespace_count < UINT16_MAX - 1
+                       ? uas_realloc(s->namespaces, s->namespace_count * sizeof(char *),
+                                     (s->namespace_count + 1) * sizeof(char *))
+                       : NULL;
+    if (grown) {
+        s->namespaces = grown;
+        s->namespaces[s->namespace_count] = copy;
+        idx = (uint16_t)s->namespace_count++;
+    } else {
+        free_cstr(copy);
+    }
+    pthread_mutex_unlock(&s->ns_lock);
+    return idx;
+}
+
+uas_status uas_server_namespace_array(uas_server *s, uas_arena *a, size_t *count, uas_string **out)
+{
+    pthread_mutex_lock(&s->ns_lock);
+    size_t n = s->namespace_count;
+    uas_string *arr = uas_arena_alloc(a, n * sizeof(uas_string));
+    uas_status st = arr ? UAS_GOOD : UAS_BAD_OUT_OF_MEMORY;
+    for (size_t i = 0; arr && i < n; i++) {
+        size_t len = strlen(s->namespaces[i]);
+        arr[i].length = len;
+        arr[i].data = uas_arena_alloc(a, len ? len : 1);
+        if (!arr[i].data) {
+            st = UAS_BAD_OUT_OF_MEMORY;
+            break;
+        }
+        memcpy(arr[i].data, s->namespaces[i], len);
+    }
+    pthread_mutex_unlock(&s->ns_lock);
+    *count = n;
+    *out = arr;
+    return st;
+}
+
+/* ---- descriptions ---- */
+
+void uas_server_app_description(uas_server *s, uas_application_description *d)
+{
+    memset(d, 0, sizeof(*d));
+    d->application_uri = uas_string_from(s->cfg.application_uri);
+    d->product_uri = uas_string_from(s->cfg.product_uri);
+    d->application_name.locale = uas_string_from("en");
+    d->application_name.text = uas_string_from(s->cfg.application_name);
+    d->application_type = UAS_APPLICATION_TYPE_SERVER;
+    if (s->endpoint_url) {
+        d->discovery_urls_count = 1;
+        /* Points into the server: the URL lives as long as it does. */
+        static _Thread_local uas_string url;
+        url = uas_string_from(s->endpoint_url);
+        d->discovery_urls = &url;
+    } else {
+        d->discovery_urls = UAS_EMPTY_ARRAY;
+    }
+}
+
+uas_status uas_server_endpoints(uas_server *s, uas_arena *a, size_t *count,
+                                uas_endpoint_description **out)
+{
+    uas_endpoint_description *e = uas_arena_calloc(a, 1, sizeof(*e));
+    uas_user_token_policy *p = uas_arena_calloc(a, 1, sizeof(*p));
+    uas_string *urls = uas_arena_alloc(a, sizeof(uas_string));
+    if (!e || !p || !urls)
+        return UAS_BAD_OUT_OF_MEMORY;
+    uas_server_app_description(s, &e->server);
+    if (e->server.discovery_urls_count) {
+        urls[0] = e->server.discovery_urls[0];
+        e->server.discovery_urls = urls;
+    }
+    e->endpoint_url = uas_string_from(s->endpoint_url ? s->endpoint_url : "");
+    e->security_mode = UAS_MESSAGE_SECURITY_MODE_NONE;
+    e->security_policy_uri = uas_string_from("http://opcfoundation.org/UA/SecurityPolicy#None");
+    e->transport_profile_uri =
+        uas_string_from("http://opcfoundation.org/UA-Profile/Transport/uatcp-uasc-uabinary");
+    e->security_level = 0;
+    p->policy_id = uas_string_from("anonymous");
+    p->token_type = UAS_USER_TOKEN_TYPE_ANONYMOUS;
+    e->user_identity_tokens_count = 1;
+    e->user_identity_tokens = p;
+    *count = 1;
+    *out = e;
+    return UAS_GOOD;
+}
+
+/* ---- loops ---- */
+
+static void on_accept(struct ev_loop *ev, ev_io *w, int revents)
+{
+    (void)ev;
+    (void)revents;
+    uas_sloop *l = w->data;
+    for (int i = 0; i < 64; i++) { /* bounded: other watchers get their turn */
+        int fd = accept4(l->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) {
+            if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
+                errno != ECONNABORTED)
+                uas_log(UAS_LOG_WARN, "server", "accept: %s", strerror(errno));
+            return;
+        }
+        uas_dispatch_accept(l, fd);
+    }
+}
+
+static void on_stop(struct ev_loop *ev, ev_async *w, int revents)
+{
+    (void)w;
+    (void)revents;
+    ev_break(ev, EVBREAK_ALL);
+}
+
+static void on_housekeeping(struct ev_loop *ev, ev_timer *w, int revents)
+{
+    (void)ev;
+    (void)revents;
+    uas_sloop *l = w->data;
+    uas_sessions_expire(l->server->sessions, l->server, uas_monotonic_ms());
+}
+
+static int open_listener(uas_server *s, uint16_t port, uas_status *st)
+{
+    struct sockaddr_in6 a6;
+    struct sockaddr_in a4;
+    struct sockaddr *sa;
+    socklen_t len;
+    int family;
+    memset(&a6, 0, sizeof(a6));
+    memset(&a4, 0, sizeof(a4));
+    if (inet_pton(AF_INET, s->cfg.bind_address, &a4.sin_addr) == 1) {
+        a4.sin_family = AF_INET;
+        a4.sin_port = htons(port);
+        sa = (struct sockaddr *)&a4;
+        len = sizeof(a4);
+        family = AF_INET;
+    } else if (inet_pton(AF_INET6, s->cfg.bind_address, &a6.sin6_addr) == 1) {
+        a6.sin6_family = AF_INET6;
+        a6.sin6_port = htons(port);
+        sa = (struct sockaddr *)&a6;
+        len = sizeof(a6);
+        family = AF_INET6;
+    } else {
+        uas_log(UAS_LOG_ERROR, "server", "bind address '%s' is not an IP address",
+                s->cfg.bind_address);
+        *st = UAS_BAD_INVALID_ARGUMENT;
+        return -1;
+    }
+    int fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        *st = UAS_BAD_RESOURCE_UNAVAILABLE;
+        return -1;
+    }
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
+    if (bind(fd, sa, len) != 0 || listen(fd, 1024) != 0) {
+        uas_log(UAS_LOG_ERROR, "server", "cannot listen on %s:%u: %s", s->cfg.bind_address,
+                port, strerror(errno));
+        close(fd);
+        *st = UAS_BAD_RESOURCE_UNAVAILABLE;
+        return -1;
+    }
+    return fd;
+}
+
+uas_status uas_server_listen(uas_server *s)
+{
+    uas_status st = UAS_GOOD;
+    uint16_t port = s->cfg.port;
+    for (unsigned i = 0; i < s->nloops; i++) {
+        uas_sloop *l = &s->loops[i];
+        l->listen_fd = open_listener(s, port, &st);
+        if (l->listen_fd < 0)
+            return st;
+        if (i == 0) {
+            /* Port 0: the others join the port the kernel picked. */
+            struct sockaddr_storage ss;
+            socklen_t sl = sizeof(ss);
+            getsockname(l->listen_fd, (struct sockaddr *)&ss, &sl);
+            port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+                                                  : ((struct sockaddr_in *)&ss)->sin_port);
+        }
+        loop_watchers *w = l->watchers;
+        struct ev_loop *ev = uas_loop_ev(l->loop);
+        ev_io_init(&w->listen, on_accept, l->listen_fd, EV_READ);
+        w->listen.data = l;
+        ev_io_start(ev, &w->listen);
+        ev_async_init(&w->stop, on_stop);
+        ev_async_start(ev, &w->stop);
+        if (i == 0) {
+            ev_timer_init(&w->housekeeping, on_housekeeping, 1.0, 1.0);
+            w->housekeeping.data = l;
+            ev_timer_start(ev, &w->housekeeping);
+        }
+    }
+    s->port = port;
+    char url[512];
+    snprintf(url, sizeof(url), "opc.tcp://%s:%u", s->hostname, port);
+    free_cstr(s->endpoint_url);
+    s->endpoint_url = dup_cstr(url);
+    uas_log(UAS_LOG_INFO, "server", "listening on %s:%u (%u loop%s), endpoint %s",
+            s->cfg.bind_address, port, s->nloops, s->nloops == 1 ? "" : "s", url);
+    return s->endpoint_url ? UAS_GOOD : UAS_BAD_OUT_OF_MEMORY;
+}
+
+uint16_t uas_server_port(const uas_server *s)
+{
+    return s->port;
+}
+
+static void *loop_thread(void *arg)
+{
+    uas_sloop *l = arg;
+    uas_loop_run(l->loop);
+    return NULL;
+}
+
+uas_status uas_server_start(uas_server *s)
+{
+    if (s->loops[0].listen_fd < 0) {
+        uas_status st = uas_server_listen(s);
+        if (st != UAS_GOOD)
+            return st;
+    }
+    atomic_store(&s->stopping, false);
+    for (unsigned i = 0; i < s->nloops; i++) {
+        uas_sloop *l = &s->loops[i];
+        if (pthread_create(&l->thread, NULL, loop_thread, l) != 0)
+            return UAS_BAD_RESOURCE_UNAVAILABLE;
+        l->thread_started = true;
+    }
+    return UAS_GOOD;
+}
+
+uas_status uas_server_run(uas_server *s)
+{
+    if (s->loops[0].listen_fd < 0) {
+        uas_status st = uas_server_listen(s);
+        if (st != UAS_GOOD)
+            return st;
+    }
+    atomic_store(&s->stopping, false);
+    for (unsigned i = 1; i < s->nloops; i++) {
+        uas_sloop *l = &s->loops[i];
+        if (pthread_create(&l->thread, NULL, loop_thread, l) != 0)
+            return UAS_BAD_RESOURCE_UNAVAILABLE;
+        l->thread_started = true;
+    }
+    uas_loop_run(s->loops[0].loop);
+    uas_server_stop(s);
+    return UAS_GOOD;
+}
+
+void uas_server_run_once(uas_server *s)
+{
+    uas_loop_run_once(s->loops[0].loop, false);
+}
+
+void uas_server_request_stop(uas_server *s)
+{
+    atomic_store(&s->stopping, true);
+    for (unsigned i = 0; s->loops && i < s->nloops; i++) {
+        uas_sloop *l = &s->loops[i];
+        loop_watchers *w = l->watchers;
+        if (l->loop && w && ev_is_active(&w->stop))
+            ev_async_send(uas_loop_ev(l->loop), &w->stop);
+    }
+}
+
+void uas_server_stop(uas_server *s)
+{
+    uas_server_request_stop(s);
+    for (unsigned i = 0; s->loops && i < s->nloops; i++) {
+        uas_sloop *l = &s->loops[i];
+        if (l->thread_started && !pthread_equal(l->thread, pthread_self())) {
+            pthread_join(l->thread, NULL);
+            l->thread_started = false;
+        }
+    }
+}

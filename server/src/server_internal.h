@@ -1,0 +1,144 @@
+/* Internal structure of the server, shared by its modules: the event loops,
+ * connections, sessions, the service dispatcher and the address space. */
+#ifndef UAS_SERVER_INTERNAL_H
+#define UAS_SERVER_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include <ua/log.h>
+#include <ua/net.h>
+#include <ua/server.h>
+
+
+typedef struct uas_aspace uas_aspace; /* aspace.h */
+typedef struct uas_session uas_session;
+typedef struct uas_sloop uas_sloop;
+
+/* Everything a service handler may use for one request. Memory for the
+ * response comes from arena and lives until the response is encoded. */
+typedef struct uas_request_ctx {
+    uas_server *server;
+    uas_sloop *loop;
+    uas_conn *conn;
+    uas_session *session; /* NULL for services without a session */
+    uas_arena *arena;
+    uint32_t request_id;
+    int64_t now_ms;       /* monotonic */
+    uas_datetime now;     /* UTC */
+} uas_request_ctx;
+
+/* A service fills resp (zeroed, of the response type); a Bad
+ * response_header.service_result turns the answer into a ServiceFault. */
+typedef void (*uas_service_fn)(uas_request_ctx *ctx, const void *req, void *resp);
+
+typedef struct uas_service {
+    const uas_type *request;
+    const uas_type *response;
+    uas_service_fn fn;
+    uint8_t session; /* SVC_NO_SESSION, SVC_SESSION_CREATED, SVC_SESSION_ACTIVE */
+} uas_service;
+
+enum { SVC_NO_SESSION = 0, SVC_SESSION_CREATED = 1, SVC_SESSION_ACTIVE = 2 };
+
+/* The service (by request encoding id), or NULL. */
+const uas_service *uas_service_find(uint32_t encoding_id);
+
+/* ---- sessions (session.c) ---- */
+
+struct uas_session {
+    atomic_int refs;
+    atomic_bool closed;
+    pthread_mutex_t lock; /* held while a request of this session runs */
+    uas_nodeid session_id;
+    uas_nodeid auth_token; /* GUID, namespace 0 */
+    uas_string name;
+    uint32_t channel_id;   /* the channel it is bound to */
+    bool activated;
+    int64_t timeout_ms;
+    atomic_llong last_activity_ms;
+    uint8_t server_nonce[32];
+    uint32_t max_response_size;
+    uas_datetime created_at;
+    /* Per-session state of the View services (continuation points); owned
+     * and released by the address space module. */
+    void *view_state;
+};
+
+typedef struct uas_session_table uas_session_table;
+
+uas_session_table *uas_sessions_new(uint32_t max_sessions);
+void uas_sessions_delete(uas_session_table *t);
+/* New, not yet activated session with fresh id, token and nonce (one
+ * reference for the table, one for the caller). BadTooManySessions. */
+uas_status uas_sessions_create(uas_session_table *t, uas_server *s, uint32_t channel_id,
+                               int64_t timeout_ms, int64_t now_ms, uas_session **out);
+/* The session with this authentication token, with a reference, or NULL. */
+uas_session *uas_sessions_find(uas_session_table *t, const uas_nodeid *token);
+/* Remove from the table and mark closed (CloseSession, timeout). */
+void uas_sessions_remove(uas_session_table *t, uas_session *se);
+/* Close sessions idle past their timeout. */
+void uas_sessions_expire(uas_session_table *t, uas_server *s, int64_t now_ms);
+uint32_t uas_sessions_count(uas_session_table *t);
+void uas_session_ref(uas_session *se);
+void uas_session_unref(uas_server *s, uas_session *se);
+
+/* ---- the server ---- */
+
+/* Per event loop state: one thread, one libev loop, one listening socket,
+ * one request arena. Nothing in it is touched by another thread. */
+struct uas_sloop {
+    uas_server *server;
+    unsigned index;
+    uas_loop *loop;
+    pthread_t thread;
+    bool thread_started;
+    int listen_fd;
+    uint8_t arena_first[16384];
+    uas_arena arena;
+    uint32_t connections;
+    void *watchers; /* listener, stop and housekeeping watchers (server.c) */
+};
+
+/* Counters of ServerDiagnosticsSummary. */
+typedef struct uas_server_counters {
+    atomic_uint cumulated_sessions;
+    atomic_uint rejected_sessions;
+    atomic_uint session_timeouts;
+    atomic_uint session_aborts;
+    atomic_uint security_rejected_requests;
+    atomic_uint rejected_requests;
+    atomic_uint current_connections;
+} uas_server_counters;
+
+struct uas_server {
+    uas_server_config cfg;
+    char *hostname;
+    char *endpoint_url; /* opc.tcp://hostname:port */
+    uint16_t port;
+    unsigned nloops;
+    uas_sloop *loops;
+    uas_session_table *sessions;
+    uas_aspace *as;
+    uas_server_counters counters;
+    uas_datetime start_time;
+    atomic_bool stopping;
+    atomic_uint next_channel_id;
+    /* Namespace array (index 0: OPC UA, 1: the application URI). */
+    pthread_mutex_t ns_lock;
+    char **namespaces;
+    size_t namespace_count;
+};
+
+/* Endpoint descriptions of this server, allocated from arena. */
+uas_status uas_server_endpoints(uas_server *s, uas_arena *a, size_t *count,
+                                uas_endpoint_description **out);
+void uas_server_app_description(uas_server *s, uas_application_description *d);
+/* Namespace array snapshot allocated from arena. */
+uas_status uas_server_namespace_array(uas_server *s, uas_arena *a, size_t *count,
+                                      uas_string **out);
+
+/* Live variables of the Server object (server_object.c). */
+uas_status uas_server_object_init(uas_server *s);
+
+#endif

@@ -1,0 +1,223 @@
+/* The session table: sessions by authentication token, shared by all loops.
+ * Only session creation, activation lookups, closing and the timeout scan
+ * take its mutex; a request finds its session through its connection's
+ * cache (dispatch.c), so the steady state never touches this lock.
+ * Sessions are reference-counted: the table holds one reference, each
+ * connection that caches the session another. */
+#include <string.h>
+
+#include "aspace.h"
+#include "server_internal.h"
+
+struct uas_session_table {
+    pthread_mutex_t lock;
+    uas_session **slots; /* open addressing, linear probing */
+    size_t cap;          /* power of two, at least twice max */
+    uint32_t count;
+    uint32_t max;
+};
+
+uas_session_table *uas_sessions_new(uint32_t max_sessions)
+{
+    uas_session_table *t = uas_calloc(1, sizeof(*t));
+    if (!t)
+        return NULL;
+    t->max = max_sessions ? max_sessions : 1;
+    t->cap = 16;
+    while (t->cap < (size_t)t->max * 2)
+        t->cap *= 2;
+    t->slots = uas_calloc(t->cap, sizeof(*t->slots));
+    if (!t->slots) {
+        uas_free(t, sizeof(*t));
+        return NULL;
+    }
+    pthread_mutex_init(&t->lock, NULL);
+    return t;
+}
+
+static size_t token_hash(const uas_nodeid *tok)
+{
+    if (tok->kind != UAS_NODEID_GUID)
+        return 0;
+    /* The GUID is random: its first word is as good as any hash. */
+    return tok->id.guid.data1 ^ ((size_t)tok->id.guid.data2 << 16);
+}
+
+static bool token_eq(const uas_nodeid *a, const uas_nodeid *b)
+{
+    return a->kind == UAS_NODEID_GUID && b->kind == UAS_NODEID_GUID && a->ns == b->ns &&
+           memcmp(&a->id.guid, &b->id.guid, sizeof(uas_guid)) == 0;
+}
+
+void uas_session_ref(uas_session *se)
+{
+    atomic_fetch_add_explicit(&se->refs, 1, memory_order_relaxed);
+}
+
+void uas_session_unref(uas_server *s, uas_session *se)
+{
+    (void)s;
+    if (atomic_fetch_sub_explicit(&se->refs, 1, memory_order_acq_rel) != 1)
+        return;
+    uas_view_session_release(se);
+    if (se->name.data && se->name.data != UAS_EMPTY_ARRAY)
+        uas_free(se->name.data, se->name.length);
+    pthread_mutex_destroy(&se->lock);
+    uas_free(se, sizeof(*se));
+}
+
+void uas_sessions_delete(uas_session_table *t)
+{
+    if (!t)
+        return;
+    for (size_t i = 0; i < t->cap; i++)
+        if (t->slots[i])
+            uas_session_unref(NULL, t->slots[i]);
+    uas_free(t->slots, t->cap * sizeof(*t->slots));
+    pthread_mutex_destroy(&t->lock);
+    uas_free(t, sizeof(*t));
+}
+
+static void table_insert(uas_session_table *t, uas_session *se)
+{
+    size_t mask = t->cap - 1;
+    size_t i = token_hash(&se->auth_token) & mask;
+    while (t->slots[i])
+        i = (i + 1) & mask;
+    t->slots[i] = se;
+    t->count++;
+}
+
+/* Backward-shift deletion keeps probe chains intact without tombstones. */
+static void table_remove_at(uas_session_table *t, size_t i)
+{
+    size_t mask = t->cap - 1;
+    t->slots[i] = NULL;
+    t->count--;
+    size_t j = i;
+    for (;;) {
+        j = (j + 1) & mask;
+        if (!t->slots[j])
+            return;
+        size_t home = token_hash(&t->slots[j]->auth_token) & mask;
+        /* Move j back to i if its home is not in the cyclic range (i, j]. */
+        bool in_range = i <= j ? (home > i && home <= j) : (home > i || home <= j);
+        if (!in_range) {
+            t->slots[i] = t->slots[j];
+            t->slots[j] = NULL;
+            i = j;
+        }
+    }
+}
+
+static size_t table_find(uas_session_table *t, const uas_nodeid *tok)
+{
+    size_t mask = t->cap - 1;
+    size_t i = token_hash(tok) & mask;
+    while (t->slots[i]) {
+        if (token_eq(&t->slots[i]->auth_token, tok))
+            return i;
+        i = (i + 1) & mask;
+    }
+    return SIZE_MAX;
+}
+
+uas_status uas_sessions_create(uas_session_table *t, uas_server *s, uint32_t channel_id,
+                               int64_t timeout_ms, int64_t now_ms, uas_session **out)
+{
+    uas_session *se = uas_calloc(1, sizeof(*se));
+    if (!se)
+        return UAS_BAD_OUT_OF_MEMORY;
+    atomic_init(&se->refs, 2);
+    atomic_init(&se->closed, false);
+    atomic_init(&se->last_activity_ms, now_ms);
+    pthread_mutex_init(&se->lock, NULL);
+    se->channel_id = channel_id;
+    se->timeout_ms = timeout_ms;
+    se->created_at = uas_datetime_now();
+    se->session_id.ns = 1;
+    se->session_id.kind = UAS_NODEID_GUID;
+    uas_random_bytes(&se->session_id.id.guid, sizeof(uas_guid));
+    se->auth_token.ns = 0;
+    se->auth_token.kind = UAS_NODEID_GUID;
+    uas_random_bytes(se->server_nonce, sizeof(se->server_nonce));
+    pthread_mutex_lock(&t->lock);
+    if (t->count >= t->max) {
+        pthread_mutex_unlock(&t->lock);
+        pthread_mutex_destroy(&se->lock);
+        uas_free(se, sizeof(*se));
+        atomic_fetch_add(&s->counters.rejected_sessions, 1);
+        return UAS_BAD_TOO_MANY_SESSIONS;
+    }
+    do /* a collision of 128 random bits will not happen, but cost nothing to rule out */
+        uas_random_bytes(&se->auth_token.id.guid, sizeof(uas_guid));
+    while (table_find(t, &se->auth_token) != SIZE_MAX);
+    table_insert(t, se);
+    pthread_mutex_unlock(&t->lock);
+    atomic_fetch_add(&s->counters.cumulated_sessions, 1);
+    *out = se;
+    return UAS_GOOD;
+}
+
+uas_session *uas_sessions_find(uas_session_table *t, const uas_nodeid *token)
+{
+    pthread_mutex_lock(&t->lock);
+    size_t i = table_find(t, token);
+    uas_session *se = i == SIZE_MAX ? NULL : t->slots[i];
+    if (se)
+        uas_session_ref(se);
+    pthread_mutex_unlock(&t->lock);
+    return se;
+}
+
+void uas_sessions_remove(uas_session_table *t, uas_session *se)
+{
+    pthread_mutex_lock(&t->lock);
+    size_t i = table_find(t, &se->auth_token);
+    bool found = i != SIZE_MAX && t->slots[i] == se;
+    if (found)
+        table_remove_at(t, i);
+    atomic_store(&se->closed, true);
+    pthread_mutex_unlock(&t->lock);
+    if (found)
+        uas_session_unref(NULL, se);
+}
+
+void uas_sessions_expire(uas_session_table *t, uas_server *s, int64_t now_ms)
+{
+    uas_session *expired[64];
+    size_t n;
+    do {
+        n = 0;
+        pthread_mutex_lock(&t->lock);
+        for (size_t i = 0; i < t->cap && n < 64; i++) {
+            uas_session *se = t->slots[i];
+            if (!se)
+                continue;
+            int64_t last = atomic_load_explicit(&se->last_activity_ms, memory_order_relaxed);
+            if (now_ms - last > se->timeout_ms) {
+                table_remove_at(t, i);
+                atomic_store(&se->closed, true);
+                expired[n++] = se;
+                i--; /* the slot may now hold a shifted entry */
+            }
+        }
+        pthread_mutex_unlock(&t->lock);
+        for (size_t i = 0; i < n; i++) {
+            uas_log(UAS_LOG_INFO, "session", "session %.*s timed out after %lld ms",
+                    (int)(expired[i]->name.data ? expired[i]->name.length : 0),
+                    expired[i]->name.data ? (const char *)expired[i]->name.data : "",
+                    (long long)expired[i]->timeout_ms);
+            atomic_fetch_add(&s->counters.session_timeouts, 1);
+            uas_session_unref(s, expired[i]);
+        }
+    } while (n == 64);
+}
+
+uint32_t uas_sessions_count(uas_session_table *t)
+{
+    pthread_mutex_lock(&t->lock);
+    uint32_t n = t->count;
+    pthread_mutex_unlock(&t->lock);
+    return n;
+}
