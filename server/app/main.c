@@ -165,10 +165,11 @@ int main(int argc, char **argv)
         uas_server_delete(s);
         goto out;
     }
-    if (contract) {
+    /* Tests start the server on port 0 and read the real port from here. */
+    printf("uaserver listening on opc.tcp://127.0.0.1:%u\n", uas_server_port(s));
+    if (contract)
         printf("benchmark server ready\n");
-        fflush(stdout);
-    }
+    fflush(stdout);
     running = s;
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));

@@ -15,6 +15,7 @@ enum { CACHE = 8 };
 struct uas_sconn {
     uas_sloop *loop;
     uas_conn *conn;
+    uas_sconn *prev, *next; /* the loop's connections */
     uas_session *cache[CACHE]; /* sessions bound to this channel, one ref each */
     size_t ncache;
 };
@@ -192,6 +193,12 @@ static void on_close(uas_conn *c, uas_status reason)
      * one); they end by CloseSession or their timeout. */
     while (sc->ncache)
         cache_drop(sc, sc->ncache - 1);
+    if (sc->prev)
+        sc->prev->next = sc->next;
+    else
+        sc->loop->conns = sc->next;
+    if (sc->next)
+        sc->next->prev = sc->prev;
     sc->loop->connections--;
     atomic_fetch_sub(&sc->loop->server->counters.current_connections, 1);
     uas_free(sc, sizeof(*sc));
@@ -234,5 +241,16 @@ void uas_dispatch_accept(uas_sloop *l, int fd)
         l->connections--;
         atomic_fetch_sub(&s->counters.current_connections, 1);
         uas_free(sc, sizeof(*sc));
+        return;
     }
+    sc->next = l->conns;
+    if (sc->next)
+        sc->next->prev = sc;
+    l->conns = sc;
+}
+
+void uas_dispatch_abort_all(uas_sloop *l)
+{
+    while (l->conns)
+        uas_conn_abort(l->conns->conn, UAS_BAD_SHUTDOWN);
 }

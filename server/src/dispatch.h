@@ -8,6 +8,8 @@ typedef struct uas_sconn uas_sconn;
 
 /* Take over an accepted socket on loop l. */
 void uas_dispatch_accept(uas_sloop *l, int fd);
+/* Close every connection of a stopped loop (server shutdown). */
+void uas_dispatch_abort_all(uas_sloop *l);
 /* Remember that session se is bound to this connection's channel. */
 void uas_sconn_cache_add(uas_sconn *sc, uas_session *se);
 

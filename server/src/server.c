@@ -156,6 +156,7 @@ void uas_server_delete(uas_server *s)
     uas_server_stop(s);
     for (unsigned i = 0; s->loops && i < s->nloops; i++) {
         uas_sloop *l = &s->loops[i];
+        uas_dispatch_abort_all(l);
         if (l->listen_fd >= 0)
             close(l->listen_fd);
         if (l->loop)

@@ -97,6 +97,7 @@ struct uas_sloop {
     uint8_t arena_first[16384];
     uas_arena arena;
     uint32_t connections;
+    struct uas_sconn *conns; /* open connections (dispatch.c) */
     void *watchers; /* listener, stop and housekeeping watchers (server.c) */
 };
 

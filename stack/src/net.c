@@ -482,6 +482,11 @@ void uas_conn_close(uas_conn *c, uas_status reason)
     conn_release(c);
 }
 
+void uas_conn_abort(uas_conn *c, uas_status reason)
+{
+    conn_shutdown(c, reason);
+}
+
 void *uas_conn_ud(const uas_conn *c)
 {
     return c->ud;

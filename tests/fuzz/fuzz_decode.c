@@ -18,6 +18,27 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* Streams the encoding through buffers of `chunk` bytes into out. */
+typedef struct stream {
+    uint8_t buf[32];
+    size_t chunk;
+    uint8_t *out;
+    size_t len, cap;
+} stream;
+
+static uas_status stream_flush(void *ud, uint8_t **pos, uint8_t **end)
+{
+    stream *s = ud;
+    size_t n = (size_t)(*pos - s->buf);
+    if (n != s->chunk || s->len + n > s->cap)
+        abort(); /* flushed a buffer that was not full, or wrote too much */
+    memcpy(s->out + s->len, s->buf, n);
+    s->len += n;
+    *pos = s->buf;
+    *end = s->buf + s->chunk;
+    return UAS_GOOD;
+}
+
 static void fail(const char *what, const uas_type *t)
 {
     fprintf(stderr, "fuzz_decode: %s (type %s)\n", what, t->name);
@@ -99,6 +120,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fail("decode(encode(decoded)) differs", t);
     if (uas_encode_binary(v2, t, e2, n, &w) != UAS_GOOD || w != n || memcmp(e1, e2, n) != 0)
         fail("re-encodings differ", t);
+
+    /* the same bytes when streamed through tiny buffers */
+    stream sm;
+    sm.chunk = 1 + data[size - 1] % sizeof(sm.buf);
+    sm.out = e2;
+    sm.len = 0;
+    sm.cap = n;
+    uas_encoder e;
+    uas_encoder_init(&e, sm.buf, sm.chunk, NULL);
+    e.flush = stream_flush;
+    e.flush_ud = &sm;
+    if (uas_encode(&e, v, t) != UAS_GOOD)
+        fail("streamed encoding failed", t);
+    size_t rest = (size_t)(e.pos - sm.buf);
+    if (sm.len + rest != n)
+        fail("streamed encoding has another length", t);
+    memcpy(e2 + sm.len, sm.buf, rest);
+    if (memcmp(e1, e2, n) != 0)
+        fail("streamed encoding differs", t);
 
     /* heap copy and clear: LeakSanitizer checks the clear */
     void *c = calloc(1, t->size);

@@ -60,8 +60,11 @@ typedef struct uas_channel_callbacks {
     /* A complete MSG body: the encoding NodeId followed by the message.
      * Valid only during the call. Required. */
     void (*on_message)(void *ud, uint32_t request_id, const uint8_t *body, size_t len);
-    /* A message that could not be received whole (too large, aborted by
-     * the peer): server side answers it with a ServiceFault. Optional. */
+    /* A message that could not be received whole. Server: a request over
+     * the size/chunk limits (answer it with a ServiceFault). Client: a
+     * response over the limits, or one the server aborted (the status is
+     * the abort chunk's). A request the client aborts is simply dropped.
+     * Optional. */
     void (*on_message_error)(void *ud, uint32_t request_id, uas_status status);
     /* OPEN (channel usable), CLOSED (reason Good for an orderly close).
      * Optional. */

@@ -66,6 +66,10 @@ uas_conn *uas_conn_connect(uas_loop *l, const char *url, const uas_conn_config *
 uas_status uas_conn_send(uas_conn *c, uint32_t request_id, const void *msg, const uas_type *t);
 /* Close (after flushing what is queued, with an ERR/CLO per the channel). */
 void uas_conn_close(uas_conn *c, uas_status reason);
+/* Close the socket now, without flushing (shutdown of the owner): on_close
+ * runs and the connection is freed before this returns, unless called from
+ * one of its own callbacks (then right after that callback). */
+void uas_conn_abort(uas_conn *c, uas_status reason);
 void *uas_conn_ud(const uas_conn *c);
 void uas_conn_set_ud(uas_conn *c, void *ud);
 uas_channel *uas_conn_channel(uas_conn *c);

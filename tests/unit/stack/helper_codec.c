@@ -35,12 +35,6 @@ uint8_t *th_encode(const void *v, const uas_type *t, size_t *len)
     return buf;
 }
 
-uas_status th_decode(const uint8_t *bytes, size_t n, void *dst, const uas_type *t, uas_arena *arena,
-                     const uas_limits *limits)
-{
-    return uas_decode_binary(bytes, n, dst, t, arena, limits, NULL);
-}
-
 void th_roundtrip(const void *v, const uas_type *t, const char *what, uint8_t **out,
                   size_t *out_len)
 {

@@ -23,11 +23,6 @@ void th_roundtrip(const void *v, const uas_type *t, const char *what, uint8_t **
 void th_expect_bytes(const void *v, const uas_type *t, const uint8_t *bytes, size_t n,
                      const char *what);
 
-/* Decodes bytes as t into *arena (initialised by the caller) with the given
- * limits (NULL: defaults). Returns the status. */
-uas_status th_decode(const uint8_t *bytes, size_t n, void *dst, const uas_type *t, uas_arena *arena,
-                     const uas_limits *limits);
-
 /* "01 02 ff" (at most 64 bytes shown) into a static buffer. */
 const char *th_hex(const uint8_t *p, size_t n);
 

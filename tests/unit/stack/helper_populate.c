@@ -84,11 +84,11 @@ static uint64_t pick(pop_ctx *c, const uint64_t *edges, size_t n)
     return pop_rand(c);
 }
 
-static void pop_int(pop_ctx *c, void *dst, unsigned bytes, bool is_signed)
+/* Integers of any width and signedness: two's complement, the same bits. */
+static void pop_int(pop_ctx *c, void *dst, unsigned bytes)
 {
     static const uint64_t u_edges[] = {0, 1, UINT64_MAX, 0x7F, 0x80, 0xFF, 0x7FFF, 0x8000};
     uint64_t v = pick(c, u_edges, sizeof(u_edges) / sizeof(u_edges[0]));
-    (void)is_signed; /* two's complement: the same bits cover both */
     switch (bytes) {
     case 1: {
         uint8_t x = (uint8_t)v;
@@ -413,22 +413,22 @@ void pop_value(pop_ctx *c, void *dst, const uas_type *t)
         break;
     case UAS_BUILTIN_SBYTE:
     case UAS_BUILTIN_BYTE:
-        pop_int(c, dst, 1, t->kind == UAS_BUILTIN_SBYTE);
+        pop_int(c, dst, 1);
         break;
     case UAS_BUILTIN_INT16:
     case UAS_BUILTIN_UINT16:
-        pop_int(c, dst, 2, t->kind == UAS_BUILTIN_INT16);
+        pop_int(c, dst, 2);
         break;
     case UAS_BUILTIN_INT32:
     case UAS_BUILTIN_UINT32:
     case UAS_BUILTIN_STATUSCODE:
     case UAS_KIND_ENUM:
-        pop_int(c, dst, 4, t->kind != UAS_BUILTIN_UINT32);
+        pop_int(c, dst, 4);
         break;
     case UAS_BUILTIN_INT64:
     case UAS_BUILTIN_UINT64:
     case UAS_BUILTIN_DATETIME:
-        pop_int(c, dst, 8, t->kind != UAS_BUILTIN_UINT64);
+        pop_int(c, dst, 8);
         break;
     case UAS_BUILTIN_FLOAT:
         pop_float(c, dst);

@@ -1,0 +1,156 @@
+/* A device program embedding uastack: one namespace, a temperature sensor
+ * read through a data source, a writable set point with a write callback,
+ * and a Reset method. Run: embed_example [--port N] [--exit-after MS]. */
+#define _POSIX_C_SOURCE 200809L
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <ua/nodeids.h>
+#include <ua/server.h>
+
+static uas_server *server;
+static double set_point = 21.5;
+
+/* Data source: called on every Read of Sensor.Temperature. */
+static uas_status read_temperature(void *ud, const uas_nodeid *node, uas_datavalue *out,
+                                   uas_arena *arena)
+{
+    (void)ud;
+    (void)node;
+    double *t = uas_arena_alloc(arena, sizeof(double));
+    if (!t)
+        return UAS_BAD_OUT_OF_MEMORY;
+    *t = 20.0 + (double)(time(NULL) % 10) / 10.0; /* a real device reads its sensor here */
+    uas_variant_set_scalar(&out->value, t, UAS_TYPE(DOUBLE));
+    out->has_value = true;
+    out->source_timestamp = uas_datetime_now();
+    out->has_source_timestamp = true;
+    return UAS_GOOD;
+}
+
+/* Write callback: refuse set points outside the device's range. */
+static uas_status write_set_point(void *ud, const uas_nodeid *node, const uas_datavalue *in)
+{
+    (void)ud;
+    (void)node;
+    double v = *(const double *)in->value.data;
+    if (v < 5.0 || v > 35.0)
+        return UAS_BAD_OUT_OF_RANGE;
+    set_point = v;
+    return UAS_GOOD;
+}
+
+static uas_status reset(void *ud, const uas_nodeid *object, const uas_nodeid *method,
+                        size_t in_count, const uas_variant *in, size_t *out_count,
+                        uas_variant **out, uas_arena *arena)
+{
+    (void)ud, (void)object, (void)method, (void)in_count, (void)in, (void)arena;
+    set_point = 21.5;
+    uas_variant v;
+    uas_variant_set_scalar(&v, &set_point, UAS_TYPE(DOUBLE));
+    uas_nodeid id = uas_nodeid_string(2, "Sensor.SetPoint");
+    *out_count = 0;
+    *out = NULL;
+    return uas_server_write_value(server, &id, &v);
+}
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    uas_server_request_stop(server);
+}
+
+int main(int argc, char **argv)
+{
+    uas_server_config cfg;
+    uas_server_config_default(&cfg);
+    cfg.port = 4841;
+    cfg.threads = 1;
+    cfg.bind_address = "127.0.0.1";
+    long exit_after = 0;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (!strcmp(argv[i], "--port"))
+            cfg.port = (uint16_t)atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--exit-after"))
+            exit_after = atol(argv[i + 1]);
+    }
+    uas_status st;
+    server = uas_server_new(&cfg, &st);
+    if (!server) {
+        fprintf(stderr, "embed_example: %s\n", uas_status_name(st));
+        return 1;
+    }
+    uint16_t ns = uas_server_add_namespace(server, "urn:example:device");
+
+    uas_nodeid sensor = uas_nodeid_string(ns, "Sensor");
+    uas_nodeid objects = uas_nodeid_numeric(0, UAS_NS0ID_OBJECTSFOLDER);
+    uas_nodeid organizes = uas_nodeid_numeric(0, UAS_NS0ID_ORGANIZES);
+    uas_nodeid has_component = uas_nodeid_numeric(0, UAS_NS0ID_HASCOMPONENT);
+    uas_nodeid object_type = uas_nodeid_numeric(0, UAS_NS0ID_BASEOBJECTTYPE);
+    uas_nodeid var_type = uas_nodeid_numeric(0, UAS_NS0ID_BASEDATAVARIABLETYPE);
+    uas_qualifiedname bn = {ns, uas_string_from("Sensor")};
+    uas_object_attributes oa = {0};
+    oa.display_name.text = uas_string_from("Sensor");
+    st = uas_server_add_object(server, &sensor, &objects, &organizes, &bn, &object_type, &oa);
+
+    uas_variable_attributes va = {0};
+    va.data_type = uas_nodeid_numeric(0, UAS_NS0ID_DOUBLE);
+    va.value_rank = -1;
+    va.access_level = va.user_access_level = 0x01; /* CurrentRead */
+    va.display_name.text = uas_string_from("Temperature");
+    uas_nodeid temp = uas_nodeid_string(ns, "Sensor.Temperature");
+    uas_qualifiedname tbn = {ns, uas_string_from("Temperature")};
+    if (st == UAS_GOOD)
+        st = uas_server_add_variable(server, &temp, &sensor, &has_component, &tbn, &var_type, &va);
+    if (st == UAS_GOOD)
+        st = uas_server_set_data_source(server, &temp, read_temperature, NULL, NULL);
+
+    va.access_level = va.user_access_level = 0x03; /* CurrentRead | CurrentWrite */
+    va.display_name.text = uas_string_from("SetPoint");
+    uas_variant_set_scalar(&va.value, &set_point, UAS_TYPE(DOUBLE));
+    uas_nodeid sp = uas_nodeid_string(ns, "Sensor.SetPoint");
+    uas_qualifiedname sbn = {ns, uas_string_from("SetPoint")};
+    if (st == UAS_GOOD)
+        st = uas_server_add_variable(server, &sp, &sensor, &has_component, &sbn, &var_type, &va);
+    if (st == UAS_GOOD)
+        st = uas_server_set_data_source(server, &sp, NULL, write_set_point, NULL);
+
+    uas_method_attributes ma = {0};
+    ma.display_name.text = uas_string_from("Reset");
+    ma.executable = ma.user_executable = true;
+    uas_nodeid m = uas_nodeid_string(ns, "Sensor.Reset");
+    uas_qualifiedname mbn = {ns, uas_string_from("Reset")};
+    if (st == UAS_GOOD)
+        st = uas_server_add_method(server, &m, &sensor, &has_component, &mbn, &ma, 0, NULL, 0,
+                                   NULL, reset, NULL);
+    if (st == UAS_GOOD)
+        st = uas_server_listen(server);
+    if (st != UAS_GOOD) {
+        fprintf(stderr, "embed_example: %s\n", uas_status_name(st));
+        uas_server_delete(server);
+        return 1;
+    }
+    printf("embed_example listening on opc.tcp://127.0.0.1:%u\n", uas_server_port(server));
+    fflush(stdout);
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    if (exit_after > 0) {
+        /* Drive the server from the program's own loop, as a device would. */
+        struct timespec start, now;
+        clock_gettime(CLOCK_MONOTONIC, &start);
+        do {
+            uas_server_run_once(server);
+            struct timespec nap = {0, 1000000};
+            nanosleep(&nap, NULL);
+            clock_gettime(CLOCK_MONOTONIC, &now);
+        } while ((now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000 <
+                 exit_after);
+    } else {
+        uas_server_run(server);
+    }
+    uas_server_delete(server);
+    return 0;
+}
