@@ -84,6 +84,40 @@ static uas_status demo_add(void *ud, const uas_nodeid *object, const uas_nodeid 
     return UAS_GOOD;
 }
 
+/* Heap counters of this process (uas_mem_get_stats), so a load generator
+ * in another process can take allocation deltas over its window. */
+static uas_status read_mem_stat(void *ud, const uas_nodeid *node, uas_datavalue *out,
+                                uas_arena *arena)
+{
+    (void)node;
+    uas_mem_stats st;
+    uas_mem_get_stats(&st);
+    uint64_t *v = uas_arena_alloc(arena, sizeof(uint64_t));
+    if (!v)
+        return UAS_BAD_OUT_OF_MEMORY;
+    *v = ud ? st.allocs : st.bytes_alloc;
+    uas_variant_set_scalar(&out->value, v, UAS_TYPE(UINT64));
+    out->has_value = true;
+    return UAS_GOOD;
+}
+
+static uas_status add_stat_var(uas_server *s, const char *name, void *which)
+{
+    uas_nodeid id = uas_nodeid_string(1, name);
+    uas_nodeid parent = uas_nodeid_string(1, "Demo");
+    uas_nodeid has_component = uas_nodeid_numeric(0, UAS_NS0ID_HASCOMPONENT);
+    uas_nodeid type = uas_nodeid_numeric(0, UAS_NS0ID_BASEDATAVARIABLETYPE);
+    uas_qualifiedname bn = {1, uas_string_from(name)};
+    uas_variable_attributes a;
+    memset(&a, 0, sizeof(a));
+    a.display_name.text = uas_string_from(name);
+    a.data_type = uas_nodeid_numeric(0, UAS_NS0ID_UINT64);
+    a.value_rank = -1;
+    a.access_level = a.user_access_level = 0x01;
+    uas_status st = uas_server_add_variable(s, &id, &parent, &has_component, &bn, &type, &a);
+    return st == UAS_GOOD ? uas_server_set_data_source(s, &id, read_mem_stat, NULL, which) : st;
+}
+
 uas_status app_add_demo_nodes(uas_server *s)
 {
     uas_nodeid obj = uas_nodeid_string(1, "Demo");
@@ -116,6 +150,11 @@ uas_status app_add_demo_nodes(uas_server *s)
     }
     out[0].data_type = uas_nodeid_numeric(0, UAS_NS0ID_INT32);
     out[0].value_rank = -1;
-    return uas_server_add_method(s, &m, &obj, &has_component, &mbn, &ma, 2, in, 1, out, demo_add,
-                                 NULL);
+    st = uas_server_add_method(s, &m, &obj, &has_component, &mbn, &ma, 2, in, 1, out, demo_add,
+                               NULL);
+    if (st == UAS_GOOD)
+        st = add_stat_var(s, "uastack.HeapBytesAllocated", NULL);
+    if (st == UAS_GOOD)
+        st = add_stat_var(s, "uastack.HeapAllocations", (void *)1);
+    return st;
 }
