@@ -20,19 +20,18 @@ static void on_signal(int sig)
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: uaserver [options]\n"
-            "  --config FILE        INI configuration (see docs/Configuration.md)\n"
-            "  --port N             TCP port (default 4840, 0 = ephemeral)\n"
-            "  --bind ADDR          listen address (default 0.0.0.0)\n"
-            "  --hostname NAME      host name in advertised endpoint URLs\n"
-            "  --threads N          event loops (default: one per core)\n"
-            "  --log-level L        error, warn, info or debug (default info)\n"
-            "  --contract           benchmark contract: namespace urn:o6:benchmark:server,\n"
-            "                       BenchmarkValue0..99 at ns=1;i=1001..1100\n"
-            "  --array-sizes N,...  contract Int32 arrays at ns=1;i=2001+k\n"
-            "  --print-config       print the effective configuration and exit\n"
-            "  --version, --help\n");
+    fprintf(f, "usage: uaserver [options]\n"
+               "  --config FILE        INI configuration (see docs/Configuration.md)\n"
+               "  --port N             TCP port (default 4840, 0 = ephemeral)\n"
+               "  --bind ADDR          listen address (default 0.0.0.0)\n"
+               "  --hostname NAME      host name in advertised endpoint URLs\n"
+               "  --threads N          event loops (default: one per core)\n"
+               "  --log-level L        error, warn, info or debug (default info)\n"
+               "  --contract           benchmark contract: namespace urn:o6:benchmark:server,\n"
+               "                       BenchmarkValue0..99 at ns=1;i=1001..1100\n"
+               "  --array-sizes N,...  contract Int32 arrays at ns=1;i=2001+k\n"
+               "  --print-config       print the effective configuration and exit\n"
+               "  --version, --help\n");
 }
 
 static int parse_u32(const char *opt, const char *v, uint32_t max, uint32_t *out)

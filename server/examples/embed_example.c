@@ -124,8 +124,8 @@ int main(int argc, char **argv)
     uas_nodeid m = uas_nodeid_string(ns, "Sensor.Reset");
     uas_qualifiedname mbn = {ns, uas_string_from("Reset")};
     if (st == UAS_GOOD)
-        st = uas_server_add_method(server, &m, &sensor, &has_component, &mbn, &ma, 0, NULL, 0,
-                                   NULL, reset, NULL);
+        st = uas_server_add_method(server, &m, &sensor, &has_component, &mbn, &ma, 0, NULL, 0, NULL,
+                                   reset, NULL);
     if (st == UAS_GOOD)
         st = uas_server_listen(server);
     if (st != UAS_GOOD) {

@@ -46,7 +46,6 @@ void uas_aspace_read(uas_aspace *as, const uas_read_value_id *rv, uas_timestamps
 /* Attach a callback to a Method node, also to namespace 0 methods (the
  * Server object's GetMonitoredItems, ...). BadNodeIdUnknown,
  * BadNodeClassInvalid, BadOutOfMemory. */
-uas_status uas_aspace_set_method(uas_aspace *as, const uas_nodeid *id, uas_method_fn fn,
-                                 void *ud);
+uas_status uas_aspace_set_method(uas_aspace *as, const uas_nodeid *id, uas_method_fn fn, void *ud);
 
 #endif

@@ -21,7 +21,10 @@ typedef struct key_def {
     uint64_t min, max;
 } key_def;
 
-#define K(sec, name, type, field, lo, hi) {sec, name, type, offsetof(uas_server_config, field), lo, hi}
+#define K(sec, name, type, field, lo, hi)                                                          \
+    {                                                                                              \
+        sec, name, type, offsetof(uas_server_config, field), lo, hi                                \
+    }
 
 static const key_def keys[] = {
     K("server", "bind_address", T_STR, bind_address, 0, 0),
@@ -43,8 +46,7 @@ static const key_def keys[] = {
     K("session", "max_sessions", T_U32, max_sessions, 1, 1000000),
     K("session", "min_session_timeout_ms", T_U32, min_session_timeout_ms, 1000, UINT32_MAX),
     K("session", "max_session_timeout_ms", T_U32, max_session_timeout_ms, 1000, UINT32_MAX),
-    K("session", "max_browse_continuation_points", T_U32, max_browse_continuation_points, 0,
-      65535),
+    K("session", "max_browse_continuation_points", T_U32, max_browse_continuation_points, 0, 65535),
     K("limits", "max_nodes_per_read", T_U32, max_nodes_per_read, 1, UINT32_MAX),
     K("limits", "max_nodes_per_write", T_U32, max_nodes_per_write, 1, UINT32_MAX),
     K("limits", "max_nodes_per_browse", T_U32, max_nodes_per_browse, 1, UINT32_MAX),
@@ -74,8 +76,8 @@ static int keep_string(uas_config_file *f, const char *v, const char **dst)
 {
     size_t n = strlen(v) + 1;
     char *copy = uas_malloc(n);
-    char **grown = uas_realloc(f->strings, f->count * sizeof(char *),
-                               (f->count + 1) * sizeof(char *));
+    char **grown =
+        uas_realloc(f->strings, f->count * sizeof(char *), (f->count + 1) * sizeof(char *));
     if (!copy || !grown) {
         uas_free(copy, n);
         if (grown)
@@ -109,8 +111,7 @@ static int on_value(void *user, const char *section, const char *name, const cha
         if (k->type == T_LEVEL) {
             int lvl = uas_log_level_parse(value);
             if (lvl < 0) {
-                snprintf(ps->err, ps->errlen,
-                         "%s.%s must be error, warn, info or debug, not '%s'",
+                snprintf(ps->err, ps->errlen, "%s.%s must be error, warn, info or debug, not '%s'",
                          section, name, value);
                 return 0;
             }
@@ -121,9 +122,8 @@ static int on_value(void *user, const char *section, const char *name, const cha
         errno = 0;
         unsigned long long v = strtoull(value, &end, 10);
         if (errno || end == value || *end || value[0] == '-' || v < k->min || v > k->max) {
-            snprintf(ps->err, ps->errlen, "%s.%s must be a number from %llu to %llu",
-                     section, name, (unsigned long long)k->min,
-                     (unsigned long long)k->max);
+            snprintf(ps->err, ps->errlen, "%s.%s must be a number from %llu to %llu", section, name,
+                     (unsigned long long)k->min, (unsigned long long)k->max);
             return 0;
         }
         if (k->type == T_U16)
@@ -180,8 +180,9 @@ void uas_config_print(FILE *out, const uas_server_config *c)
 {
     fprintf(out, "[server]\nbind_address = %s\nport = %u\nthreads = %u\napplication_uri = %s\n",
             c->bind_address, c->port, c->threads, c->application_uri);
-    fprintf(out, "[transport]\nbuffer_size = %u\nmax_message_size = %u\nmax_chunk_count = %u\n"
-                 "max_connections = %u\n",
+    fprintf(out,
+            "[transport]\nbuffer_size = %u\nmax_message_size = %u\nmax_chunk_count = %u\n"
+            "max_connections = %u\n",
             c->buffer_size, c->max_message_size, c->max_chunk_count, c->max_connections);
     fprintf(out, "[session]\nmax_sessions = %u\nmax_session_timeout_ms = %u\n", c->max_sessions,
             c->max_session_timeout_ms);

@@ -15,7 +15,7 @@ enum { CACHE = 8 };
 struct uas_sconn {
     uas_sloop *loop;
     uas_conn *conn;
-    uas_sconn *prev, *next; /* the loop's connections */
+    uas_sconn *prev, *next;    /* the loop's connections */
     uas_session *cache[CACHE]; /* sessions bound to this channel, one ref each */
     size_t ncache;
 };
@@ -55,8 +55,7 @@ static uas_session *session_lookup(uas_sconn *sc, const uas_nodeid *token)
     return uas_sessions_find(sc->loop->server->sessions, token);
 }
 
-static uas_status send_fault(uas_sconn *sc, uint32_t request_id, uint32_t handle,
-                             uas_status result)
+static uas_status send_fault(uas_sconn *sc, uint32_t request_id, uint32_t handle, uas_status result)
 {
     uas_service_fault f;
     memset(&f, 0, sizeof(f));
@@ -150,8 +149,7 @@ static void on_message(uas_conn *c, uint32_t request_id, const uint8_t *body, si
     }
     svc->fn(&ctx, req, resp);
     if (se) {
-        if (se->channel_id == uas_channel_get_id(uas_conn_channel(c)) &&
-            !atomic_load(&se->closed))
+        if (se->channel_id == uas_channel_get_id(uas_conn_channel(c)) && !atomic_load(&se->closed))
             uas_sconn_cache_add(sc, se);
         pthread_mutex_unlock(&se->lock);
         uas_session_unref(s, se);

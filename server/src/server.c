@@ -292,8 +292,7 @@ static void on_accept(struct ev_loop *ev, ev_io *w, int revents)
     for (int i = 0; i < 64; i++) { /* bounded: other watchers get their turn */
         int fd = accept4(l->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) {
-            if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
-                errno != ECONNABORTED)
+            if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ECONNABORTED)
                 uas_log(UAS_LOG_WARN, "server", "accept: %s", strerror(errno));
             return;
         }
@@ -352,8 +351,8 @@ static int open_listener(uas_server *s, uint16_t port, uas_status *st)
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
     setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
     if (bind(fd, sa, len) != 0 || listen(fd, 1024) != 0) {
-        uas_log(UAS_LOG_ERROR, "server", "cannot listen on %s:%u: %s", s->cfg.bind_address,
-                port, strerror(errno));
+        uas_log(UAS_LOG_ERROR, "server", "cannot listen on %s:%u: %s", s->cfg.bind_address, port,
+                strerror(errno));
         close(fd);
         *st = UAS_BAD_RESOURCE_UNAVAILABLE;
         return -1;

@@ -10,7 +10,6 @@
 #include <ua/net.h>
 #include <ua/server.h>
 
-
 typedef struct uas_aspace uas_aspace; /* aspace.h */
 typedef struct uas_session uas_session;
 typedef struct uas_sloop uas_sloop;
@@ -24,8 +23,8 @@ typedef struct uas_request_ctx {
     uas_session *session; /* NULL for services without a session */
     uas_arena *arena;
     uint32_t request_id;
-    int64_t now_ms;       /* monotonic */
-    uas_datetime now;     /* UTC */
+    int64_t now_ms;   /* monotonic */
+    uas_datetime now; /* UTC */
 } uas_request_ctx;
 
 /* A service fills resp (zeroed, of the response type); a Bad
@@ -53,7 +52,7 @@ struct uas_session {
     uas_nodeid session_id;
     uas_nodeid auth_token; /* GUID, namespace 0 */
     uas_string name;
-    uint32_t channel_id;   /* the channel it is bound to */
+    uint32_t channel_id; /* the channel it is bound to */
     bool activated;
     int64_t timeout_ms;
     atomic_llong last_activity_ms;
@@ -98,7 +97,7 @@ struct uas_sloop {
     uas_arena arena;
     uint32_t connections;
     struct uas_sconn *conns; /* open connections (dispatch.c) */
-    void *watchers; /* listener, stop and housekeeping watchers (server.c) */
+    void *watchers;          /* listener, stop and housekeeping watchers (server.c) */
 };
 
 /* Counters of ServerDiagnosticsSummary. */
@@ -136,8 +135,7 @@ uas_status uas_server_endpoints(uas_server *s, uas_arena *a, size_t *count,
                                 uas_endpoint_description **out);
 void uas_server_app_description(uas_server *s, uas_application_description *d);
 /* Namespace array snapshot allocated from arena. */
-uas_status uas_server_namespace_array(uas_server *s, uas_arena *a, size_t *count,
-                                      uas_string **out);
+uas_status uas_server_namespace_array(uas_server *s, uas_arena *a, size_t *count, uas_string **out);
 
 /* Live variables of the Server object (server_object.c). */
 uas_status uas_server_object_init(uas_server *s);

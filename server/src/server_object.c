@@ -8,8 +8,8 @@
 
 #include "aspace.h"
 
-#define OL(name) UAS_NS0ID_SERVER_SERVERCAPABILITIES_OPERATIONLIMITS_##name
-#define CAP(name) UAS_NS0ID_SERVER_SERVERCAPABILITIES_##name
+#define OL(name)   UAS_NS0ID_SERVER_SERVERCAPABILITIES_OPERATIONLIMITS_##name
+#define CAP(name)  UAS_NS0ID_SERVER_SERVERCAPABILITIES_##name
 #define DIAG(name) UAS_NS0ID_SERVER_SERVERDIAGNOSTICS_SERVERDIAGNOSTICSSUMMARY_##name
 
 static const uas_datetime build_date = 134091072000000000LL; /* 2025-12-01 */
@@ -64,8 +64,8 @@ static void build_info(uas_server *s, uas_build_info *b)
 static uas_status read_status(uas_server *s, uint32_t id, uas_datavalue *out, uas_arena *a)
 {
     uas_datetime now = uas_datetime_now();
-    int32_t state = atomic_load(&s->stopping) ? UAS_SERVER_STATE_SHUTDOWN
-                                              : UAS_SERVER_STATE_RUNNING;
+    int32_t state =
+        atomic_load(&s->stopping) ? UAS_SERVER_STATE_SHUTDOWN : UAS_SERVER_STATE_RUNNING;
     switch (id) {
     case UAS_NS0ID_SERVER_SERVERSTATUS: {
         uas_server_status_data_type *st = uas_arena_calloc(a, 1, sizeof(*st));
@@ -256,10 +256,10 @@ static uas_status read_server_var(void *ud, const uas_nodeid *node, uas_datavalu
         uas_string *arr = uas_arena_alloc(a, sizeof(uas_string));
         if (!arr)
             return UAS_BAD_OUT_OF_MEMORY;
-        arr[0] = uas_string_from(id == CAP(LOCALEIDARRAY)
-                                     ? "en"
-                                     : "http://opcfoundation.org/UA-Profile/Server/"
-                                       "EmbeddedUA");
+        arr[0] =
+            uas_string_from(id == CAP(LOCALEIDARRAY) ? "en"
+                                                     : "http://opcfoundation.org/UA-Profile/Server/"
+                                                       "EmbeddedUA");
         uas_variant_set_array(&out->value, arr, 1, UAS_TYPE(STRING));
         return UAS_GOOD;
     }
@@ -272,8 +272,7 @@ static uas_status read_server_var(void *ud, const uas_nodeid *node, uas_datavalu
         d->rejected_session_count = atomic_load(&s->counters.rejected_sessions);
         d->session_timeout_count = atomic_load(&s->counters.session_timeouts);
         d->session_abort_count = atomic_load(&s->counters.session_aborts);
-        d->security_rejected_requests_count =
-            atomic_load(&s->counters.security_rejected_requests);
+        d->security_rejected_requests_count = atomic_load(&s->counters.security_rejected_requests);
         d->rejected_requests_count = atomic_load(&s->counters.rejected_requests);
         uas_variant_set_scalar(&out->value, d, UAS_TYPE(SERVER_DIAGNOSTICS_SUMMARY_DATA_TYPE));
         return UAS_GOOD;

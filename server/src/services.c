@@ -3,7 +3,10 @@
 #include "aspace.h"
 #include "dispatch.h"
 
-#define SVC(req, resp, fn, sess) {UAS_TYPE(req), UAS_TYPE(resp), fn, sess}
+#define SVC(req, resp, fn, sess)                                                                   \
+    {                                                                                              \
+        UAS_TYPE(req), UAS_TYPE(resp), fn, sess                                                    \
+    }
 
 static const uas_service services[] = {
     SVC(READ_REQUEST, READ_RESPONSE, uas_svc_read, SVC_SESSION_ACTIVE),
@@ -18,12 +21,10 @@ static const uas_service services[] = {
         SVC_SESSION_ACTIVE),
     SVC(CALL_REQUEST, CALL_RESPONSE, uas_svc_call, SVC_SESSION_ACTIVE),
     SVC(HISTORY_READ_REQUEST, HISTORY_READ_RESPONSE, uas_svc_history_read, SVC_SESSION_ACTIVE),
-    SVC(CREATE_SESSION_REQUEST, CREATE_SESSION_RESPONSE, uas_svc_create_session,
-        SVC_NO_SESSION),
+    SVC(CREATE_SESSION_REQUEST, CREATE_SESSION_RESPONSE, uas_svc_create_session, SVC_NO_SESSION),
     SVC(ACTIVATE_SESSION_REQUEST, ACTIVATE_SESSION_RESPONSE, uas_svc_activate_session,
         SVC_SESSION_CREATED),
-    SVC(CLOSE_SESSION_REQUEST, CLOSE_SESSION_RESPONSE, uas_svc_close_session,
-        SVC_SESSION_CREATED),
+    SVC(CLOSE_SESSION_REQUEST, CLOSE_SESSION_RESPONSE, uas_svc_close_session, SVC_SESSION_CREATED),
     SVC(CANCEL_REQUEST, CANCEL_RESPONSE, uas_svc_cancel, SVC_SESSION_ACTIVE),
     SVC(GET_ENDPOINTS_REQUEST, GET_ENDPOINTS_RESPONSE, uas_svc_get_endpoints, SVC_NO_SESSION),
     SVC(FIND_SERVERS_REQUEST, FIND_SERVERS_RESPONSE, uas_svc_find_servers, SVC_NO_SESSION),

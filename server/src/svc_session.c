@@ -51,8 +51,8 @@ void uas_svc_get_endpoints(uas_request_ctx *ctx, const void *vreq, void *vresp)
         resp->endpoints = UAS_EMPTY_ARRAY;
         return;
     }
-    uas_status st = endpoints_for(ctx, requested_url(&req->endpoint_url),
-                                  &resp->endpoints_count, &resp->endpoints);
+    uas_status st = endpoints_for(ctx, requested_url(&req->endpoint_url), &resp->endpoints_count,
+                                  &resp->endpoints);
     if (st != UAS_GOOD)
         set_result(resp, st);
 }

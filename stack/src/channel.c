@@ -88,9 +88,9 @@ uas_channel *uas_channel_new(const uas_channel_config *cfg, const uas_channel_ca
     ch->recv_buffer = cfg->recv_buffer_size;
     ch->send_seq = 1;
     ch->next_request_id = 1;
-    ch->hello_deadline =
-        cfg->role == UAS_CHANNEL_SERVER && cfg->hello_timeout_ms ? now_ms + cfg->hello_timeout_ms
-                                                                 : INT64_MAX;
+    ch->hello_deadline = cfg->role == UAS_CHANNEL_SERVER && cfg->hello_timeout_ms
+                             ? now_ms + cfg->hello_timeout_ms
+                             : INT64_MAX;
     ch->renew_at = INT64_MAX;
     ch->expires_at = INT64_MAX;
     return ch;
@@ -198,8 +198,7 @@ static uas_status on_hello(uas_channel *ch, rd *r)
         return uas__channel_fail(ch, UAS_BAD_TCP_ENDPOINT_URL_INVALID,
                                  "endpoint URL missing or longer than 4096 bytes");
     if (recv_size < UAS_MIN_BUFFER || send_size < UAS_MIN_BUFFER)
-        return uas__channel_fail(ch, UAS_BAD_TCP_INTERNAL_ERROR,
-                                 "buffer sizes below 8192 bytes");
+        return uas__channel_fail(ch, UAS_BAD_TCP_INTERNAL_ERROR, "buffer sizes below 8192 bytes");
     ch->endpoint_url = uas_malloc((size_t)url_len + 1);
     if (!ch->endpoint_url)
         return uas__channel_fail(ch, UAS_BAD_TCP_NOT_ENOUGH_RESOURCES, "out of memory");
@@ -447,8 +446,7 @@ static uas_status on_open(uas_channel *ch, uint8_t *chunk, size_t len, uint8_t c
     const uint8_t *uri, *cert, *thumb;
     int32_t uri_len, cert_len, thumb_len;
     if (!rd_u32(&r, &channel_id) || !rd_bytes(&r, &uri, &uri_len, 1024) ||
-        !rd_bytes(&r, &cert, &cert_len, ch->recv_buffer) ||
-        !rd_bytes(&r, &thumb, &thumb_len, 64))
+        !rd_bytes(&r, &cert, &cert_len, ch->recv_buffer) || !rd_bytes(&r, &thumb, &thumb_len, 64))
         return uas__channel_fail(ch, UAS_BAD_TCP_MESSAGE_TYPE_INVALID,
                                  "malformed asymmetric security header");
     const uas_secpol *policy = uri_len > 0 ? uas_secpol_find(uri, (size_t)uri_len) : NULL;
@@ -527,8 +525,7 @@ uas_status uas_channel_recv(uas_channel *ch, uint8_t *data, size_t len, int64_t 
 {
     while (len > 0) {
         if (ch->state == UAS_CHANNEL_CLOSED)
-            return ch->close_reason == UAS_GOOD ? UAS_BAD_SECURE_CHANNEL_CLOSED
-                                                : ch->close_reason;
+            return ch->close_reason == UAS_GOOD ? UAS_BAD_SECURE_CHANNEL_CLOSED : ch->close_reason;
         uas_buf *p = ch->partial;
         if (!p && len >= UAS_HEADER_LEN) {
             uas_status st = check_header(ch, data);
@@ -574,7 +571,7 @@ uas_status uas_channel_recv(uas_channel *ch, uint8_t *data, size_t len, int64_t 
         }
     }
     return ch->state == UAS_CHANNEL_CLOSED && ch->close_reason != UAS_GOOD ? ch->close_reason
-                                                                          : UAS_GOOD;
+                                                                           : UAS_GOOD;
 }
 
 int64_t uas_channel_tick(uas_channel *ch, int64_t now_ms)

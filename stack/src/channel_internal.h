@@ -8,9 +8,9 @@
 #include "secpol.h"
 
 enum {
-    UAS_HEADER_LEN = 8,     /* MessageType(3) ChunkType(1) MessageSize(4) */
-    UAS_MIN_BUFFER = 8192,  /* smallest buffer size Part 6 allows */
-    UAS_MAX_URL = 4096,     /* longest EndpointUrl in HEL */
+    UAS_HEADER_LEN = 8,    /* MessageType(3) ChunkType(1) MessageSize(4) */
+    UAS_MIN_BUFFER = 8192, /* smallest buffer size Part 6 allows */
+    UAS_MAX_URL = 4096,    /* longest EndpointUrl in HEL */
 };
 
 /* Message types as bits, for the per-state legality grid. */
@@ -52,9 +52,9 @@ struct uas_channel {
     const uas_secpol *policy;
     void *keys;
     uint32_t channel_id;
-    uint32_t token_id;       /* newest token */
-    uint32_t prev_token_id;  /* still accepted until the peer uses the new one */
-    uint32_t send_token_id;  /* the token outgoing chunks carry */
+    uint32_t token_id;      /* newest token */
+    uint32_t prev_token_id; /* still accepted until the peer uses the new one */
+    uint32_t send_token_id; /* the token outgoing chunks carry */
     int64_t prev_expires_at;
     int64_t expires_at;      /* server: newest token's end plus grace */
     int64_t renew_at;        /* client: 75 % of the lifetime */

@@ -94,10 +94,9 @@ static uas_status finish_chunk(chunk_writer *w, uint8_t chunk_type, size_t end)
     put_u32(p + w->header_len, seq);
     put_u32(p + w->header_len + 4, w->request_id);
     size_t len = end;
-    uas_status st = w->mt == MT_OPN ? ch->policy->asym_protect(ch->keys, p, w->header_len, &len,
-                                                                w->buf->cap)
-                                     : ch->policy->sym_protect(ch->keys, p, w->header_len, &len,
-                                                               w->buf->cap);
+    uas_status st = w->mt == MT_OPN
+                        ? ch->policy->asym_protect(ch->keys, p, w->header_len, &len, w->buf->cap)
+                        : ch->policy->sym_protect(ch->keys, p, w->header_len, &len, w->buf->cap);
     if (st != UAS_GOOD) {
         uas_buf_put(ch->pool, w->buf);
         w->buf = NULL;
@@ -153,8 +152,8 @@ static uas_status send_message(uas_channel *ch, uint8_t mt, uint32_t request_id,
     if (type->binary_encoding_id == 0)
         return UAS_BAD_ENCODING_ERROR;
     chunk_writer w = {.ch = ch, .mt = mt, .request_id = request_id};
-    w.too_large = ch->cfg.role == UAS_CHANNEL_SERVER ? UAS_BAD_RESPONSE_TOO_LARGE
-                                                     : UAS_BAD_REQUEST_TOO_LARGE;
+    w.too_large =
+        ch->cfg.role == UAS_CHANNEL_SERVER ? UAS_BAD_RESPONSE_TOO_LARGE : UAS_BAD_REQUEST_TOO_LARGE;
     uas_status st = begin_chunk(&w);
     if (st != UAS_GOOD)
         return st;

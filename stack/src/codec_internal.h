@@ -8,14 +8,14 @@
 #include <ua/codec.h>
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-#define UAS_LE16(x) __builtin_bswap16(x)
-#define UAS_LE32(x) __builtin_bswap32(x)
-#define UAS_LE64(x) __builtin_bswap64(x)
+#define UAS_LE16(x)    __builtin_bswap16(x)
+#define UAS_LE32(x)    __builtin_bswap32(x)
+#define UAS_LE64(x)    __builtin_bswap64(x)
 #define UAS_HOST_IS_LE 0
 #else
-#define UAS_LE16(x) (x)
-#define UAS_LE32(x) (x)
-#define UAS_LE64(x) (x)
+#define UAS_LE16(x)    (x)
+#define UAS_LE32(x)    (x)
+#define UAS_LE64(x)    (x)
 #define UAS_HOST_IS_LE 1
 #endif
 

@@ -412,8 +412,7 @@ static uas_status variant_unwrap(uas_decoder *d, uas_variant *v)
         return UAS_GOOD;
     const uas_type *t = NULL;
     for (size_t i = 0; i < v->array_length; i++) {
-        if (eo[i].encoding != UAS_EXTOBJ_DECODED ||
-            (t && eo[i].content.decoded.type != t))
+        if (eo[i].encoding != UAS_EXTOBJ_DECODED || (t && eo[i].content.decoded.type != t))
             return UAS_GOOD;
         t = eo[i].content.decoded.type;
     }

@@ -26,8 +26,7 @@ static void default_free(void *ud, void *ptr, size_t size)
     free(ptr);
 }
 
-static const uas_allocator default_allocator = {default_alloc, default_realloc, default_free,
-                                                NULL};
+static const uas_allocator default_allocator = {default_alloc, default_realloc, default_free, NULL};
 static uas_allocator cur_allocator = {default_alloc, default_realloc, default_free, NULL};
 
 static atomic_uint_fast64_t stat_allocs, stat_frees, stat_bytes_alloc, stat_bytes_live;
@@ -70,13 +69,10 @@ void *uas_realloc(void *ptr, size_t old_size, size_t new_size)
     if (p) {
         if (new_size > old_size) {
             atomic_fetch_add_explicit(&stat_allocs, 1, memory_order_relaxed);
-            atomic_fetch_add_explicit(&stat_bytes_alloc, new_size - old_size,
-                                      memory_order_relaxed);
-            atomic_fetch_add_explicit(&stat_bytes_live, new_size - old_size,
-                                      memory_order_relaxed);
+            atomic_fetch_add_explicit(&stat_bytes_alloc, new_size - old_size, memory_order_relaxed);
+            atomic_fetch_add_explicit(&stat_bytes_live, new_size - old_size, memory_order_relaxed);
         } else {
-            atomic_fetch_sub_explicit(&stat_bytes_live, old_size - new_size,
-                                      memory_order_relaxed);
+            atomic_fetch_sub_explicit(&stat_bytes_live, old_size - new_size, memory_order_relaxed);
         }
     }
     return p;
@@ -103,7 +99,7 @@ void uas_mem_get_stats(uas_mem_stats *out)
 
 /* ---- arena ---- */
 
-#define ARENA_ALIGN alignof(max_align_t)
+#define ARENA_ALIGN     alignof(max_align_t)
 #define ARENA_MIN_BLOCK 4096u
 
 struct uas_arena_block {

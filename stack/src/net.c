@@ -92,10 +92,10 @@ struct uas_conn {
     size_t max_output;
     uas_buf *out_head, *out_tail;
     size_t out_bytes;
-    int busy;          /* nesting of callbacks into the owner: defer the free */
-    bool corked;       /* inside a read: coalesce writes until it ends */
-    bool closing;      /* flush what is queued, then close */
-    bool connecting;   /* client: waiting for connect() to finish */
+    int busy;        /* nesting of callbacks into the owner: defer the free */
+    bool corked;     /* inside a read: coalesce writes until it ends */
+    bool closing;    /* flush what is queued, then close */
+    bool connecting; /* client: waiting for connect() to finish */
     bool dead;
     uas_status reason;
 };
@@ -267,8 +267,7 @@ static void on_readable(struct ev_loop *ev, ev_io *w, int revents)
     ssize_t n = read(c->fd, b->data, b->cap);
     if (n > 0) {
         c->corked = true;
-        uas_status st =
-            uas_channel_recv(c->ch, b->data, (size_t)n, uas_loop_now_ms(c->loop));
+        uas_status st = uas_channel_recv(c->ch, b->data, (size_t)n, uas_loop_now_ms(c->loop));
         c->corked = false;
         uas_buf_put(c->loop->pool, b);
         if (st != UAS_GOOD) {

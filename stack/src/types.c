@@ -466,8 +466,7 @@ static uas_status copy_value(const copier *c, const void *src, void *dst, const 
         d->inner_diagnostic_info = NULL;
         TRY(copy_string(c, &s->additional_info, &d->additional_info));
         if (s->inner_diagnostic_info)
-            return copy_scalar(c, s->inner_diagnostic_info, (void **)&d->inner_diagnostic_info,
-                               t);
+            return copy_scalar(c, s->inner_diagnostic_info, (void **)&d->inner_diagnostic_info, t);
         return UAS_GOOD;
     }
     case UAS_KIND_STRUCT: {
@@ -645,7 +644,8 @@ static bool equal_value(const void *a, const void *b, const uas_type *t)
                (!x->has_namespace_uri || x->namespace_uri == y->namespace_uri) &&
                (!x->has_localized_text || x->localized_text == y->localized_text) &&
                (!x->has_locale || x->locale == y->locale) &&
-               (!x->has_additional_info || equal_string(&x->additional_info, &y->additional_info)) &&
+               (!x->has_additional_info ||
+                equal_string(&x->additional_info, &y->additional_info)) &&
                (!x->has_inner_status || x->inner_status == y->inner_status) &&
                (!xi || equal_value(x->inner_diagnostic_info, y->inner_diagnostic_info, t));
     }

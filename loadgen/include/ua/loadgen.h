@@ -53,20 +53,20 @@ void uas_run_record_fill(uas_run_record *r);
 /* One scenario run's numbers. */
 typedef struct uas_result {
     char scenario[32];
-    char args[512];       /* the full argument line */
-    char variant[64];     /* e.g. "threads=1", "" when no alternation */
+    char args[512];   /* the full argument line */
+    char variant[64]; /* e.g. "threads=1", "" when no alternation */
     double duration_s;
-    uint64_t requests;    /* completed operations */
+    uint64_t requests; /* completed operations */
     uint64_t errors;
-    double throughput;    /* operations per second */
+    double throughput; /* operations per second */
     uint64_t p50_ns, p99_ns, max_ns;
     double server_cpu_us_per_op;
     double server_bytes_per_op;
     double server_allocs_per_op;
     uint64_t server_rss_kb;
-    double busy_cores;    /* server CPU seconds per wall second */
-    bool disturbed;       /* the server was starved of CPU (see the docs) */
-    bool has_server;      /* false with --target: server-side numbers unknown */
+    double busy_cores; /* server CPU seconds per wall second */
+    bool disturbed;    /* the server was starved of CPU (see the docs) */
+    bool has_server;   /* false with --target: server-side numbers unknown */
 } uas_result;
 
 /* Markdown result block; every field labelled. */

@@ -23,38 +23,38 @@ typedef struct uas_server uas_server;
 
 typedef struct uas_server_config {
     /* Network. */
-    const char *bind_address;   /* "0.0.0.0" */
-    uint16_t port;              /* 4840; 0 picks an ephemeral port */
-    const char *hostname;       /* in advertised endpoint URLs; NULL: gethostname() */
-    unsigned threads;           /* event loops; 0: one per core */
+    const char *bind_address; /* "0.0.0.0" */
+    uint16_t port;            /* 4840; 0 picks an ephemeral port */
+    const char *hostname;     /* in advertised endpoint URLs; NULL: gethostname() */
+    unsigned threads;         /* event loops; 0: one per core */
     /* Identity. */
     const char *application_uri;  /* "urn:uastack:server" */
     const char *product_uri;      /* "urn:uastack" */
     const char *application_name; /* "uastack server" */
     /* Transport limits. */
-    uint32_t buffer_size;        /* chunk size offered (65536) */
-    uint32_t max_message_size;   /* per request/response body (16 MiB) */
-    uint32_t max_chunk_count;    /* per message (4096) */
-    uint32_t max_connections;    /* 10000 */
-    uint32_t hello_timeout_ms;   /* 10000 */
-    size_t max_output_bytes;     /* queued output per connection (4 MiB) */
+    uint32_t buffer_size;      /* chunk size offered (65536) */
+    uint32_t max_message_size; /* per request/response body (16 MiB) */
+    uint32_t max_chunk_count;  /* per message (4096) */
+    uint32_t max_connections;  /* 10000 */
+    uint32_t hello_timeout_ms; /* 10000 */
+    size_t max_output_bytes;   /* queued output per connection (4 MiB) */
     uint32_t min_token_lifetime_ms, max_token_lifetime_ms; /* 10 min, 1 h */
     /* Sessions. */
-    uint32_t max_sessions;                    /* 10000 */
-    uint32_t min_session_timeout_ms;          /* 10 s */
-    uint32_t max_session_timeout_ms;          /* 1 h */
-    uint32_t max_browse_continuation_points;  /* per session (10) */
+    uint32_t max_sessions;                   /* 10000 */
+    uint32_t min_session_timeout_ms;         /* 10 s */
+    uint32_t max_session_timeout_ms;         /* 1 h */
+    uint32_t max_browse_continuation_points; /* per session (10) */
     /* Operation limits (advertised in ServerCapabilities/OperationLimits). */
-    uint32_t max_nodes_per_read;              /* 10000 */
-    uint32_t max_nodes_per_write;             /* 10000 */
-    uint32_t max_nodes_per_browse;            /* 5000 */
-    uint32_t max_references_per_node;         /* per Browse result before a continuation (1000) */
-    uint32_t max_nodes_per_translate;         /* 1000 */
-    uint32_t max_nodes_per_method_call;       /* 1000 */
-    uint32_t max_nodes_per_register;          /* 5000 */
+    uint32_t max_nodes_per_read;        /* 10000 */
+    uint32_t max_nodes_per_write;       /* 10000 */
+    uint32_t max_nodes_per_browse;      /* 5000 */
+    uint32_t max_references_per_node;   /* per Browse result before a continuation (1000) */
+    uint32_t max_nodes_per_translate;   /* 1000 */
+    uint32_t max_nodes_per_method_call; /* 1000 */
+    uint32_t max_nodes_per_register;    /* 5000 */
     /* Decoder limits for request bodies. */
     uas_limits decode_limits;
-    uas_log_level log_level;                  /* INFO */
+    uas_log_level log_level; /* INFO */
 } uas_server_config;
 
 void uas_server_config_default(uas_server_config *cfg);
@@ -109,8 +109,8 @@ uas_status uas_server_add_object(uas_server *s, const uas_nodeid *id, const uas_
                                  const uas_qualifiedname *browse_name,
                                  const uas_nodeid *type_definition,
                                  const uas_object_attributes *attr);
-uas_status uas_server_add_variable(uas_server *s, const uas_nodeid *id,
-                                   const uas_nodeid *parent, const uas_nodeid *reference_type,
+uas_status uas_server_add_variable(uas_server *s, const uas_nodeid *id, const uas_nodeid *parent,
+                                   const uas_nodeid *reference_type,
                                    const uas_qualifiedname *browse_name,
                                    const uas_nodeid *type_definition,
                                    const uas_variable_attributes *attr);
@@ -118,8 +118,8 @@ uas_status uas_server_add_method(uas_server *s, const uas_nodeid *id, const uas_
                                  const uas_nodeid *reference_type,
                                  const uas_qualifiedname *browse_name,
                                  const uas_method_attributes *attr, size_t in_count,
-                                 const uas_argument *in, size_t out_count,
-                                 const uas_argument *out, uas_method_fn fn, void *ud);
+                                 const uas_argument *in, size_t out_count, const uas_argument *out,
+                                 uas_method_fn fn, void *ud);
 uas_status uas_server_add_reference(uas_server *s, const uas_nodeid *source,
                                     const uas_nodeid *reference_type,
                                     const uas_expandednodeid *target, bool forward);

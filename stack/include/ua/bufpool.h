@@ -22,9 +22,9 @@ typedef struct uas_buf {
 } uas_buf;
 
 typedef struct uas_bufpool_stats {
-    uint64_t gets;       /* buffers handed out */
-    uint64_t heap_gets;  /* of which came from the heap (pool empty) */
-    uint64_t live;       /* handed out and not yet returned */
+    uint64_t gets;      /* buffers handed out */
+    uint64_t heap_gets; /* of which came from the heap (pool empty) */
+    uint64_t live;      /* handed out and not yet returned */
     uint64_t cached_bytes;
 } uas_bufpool_stats;
 

@@ -49,9 +49,9 @@ enum {
 /* 100 ns ticks since 1601-01-01 UTC. */
 typedef int64_t uas_datetime;
 #define UAS_DATETIME_UNIX_EPOCH 116444736000000000LL /* 1970-01-01 */
-#define UAS_DATETIME_MSEC 10000LL
+#define UAS_DATETIME_MSEC       10000LL
 uas_datetime uas_datetime_now(void); /* system clock */
-int64_t uas_monotonic_ms(void);     /* CLOCK_MONOTONIC in ms */
+int64_t uas_monotonic_ms(void);      /* CLOCK_MONOTONIC in ms */
 /* Cryptographically strong random bytes from the kernel. */
 void uas_random_bytes(void *p, size_t n);
 
@@ -109,10 +109,10 @@ typedef struct uas_localizedtext {
 struct uas_type;
 
 typedef enum uas_extobj_encoding {
-    UAS_EXTOBJ_EMPTY = 0,       /* no body */
-    UAS_EXTOBJ_BYTESTRING = 1,  /* binary body of an unknown type, kept as bytes */
-    UAS_EXTOBJ_XML = 2,         /* XML body, kept as bytes */
-    UAS_EXTOBJ_DECODED = 3,     /* body decoded into content.decoded */
+    UAS_EXTOBJ_EMPTY = 0,      /* no body */
+    UAS_EXTOBJ_BYTESTRING = 1, /* binary body of an unknown type, kept as bytes */
+    UAS_EXTOBJ_XML = 2,        /* XML body, kept as bytes */
+    UAS_EXTOBJ_DECODED = 3,    /* body decoded into content.decoded */
 } uas_extobj_encoding;
 
 typedef struct uas_extensionobject {

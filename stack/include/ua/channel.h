@@ -37,13 +37,13 @@ typedef enum uas_channel_state {
 
 typedef struct uas_channel_config {
     uas_channel_role role;
-    uint32_t channel_id;       /* server: the id this channel gets (unique per server) */
-    uint32_t recv_buffer_size; /* largest chunk accepted (>= 8192) */
-    uint32_t send_buffer_size; /* largest chunk sent (>= 8192) */
-    uint32_t max_message_size; /* largest message body accepted (0: no limit) */
-    uint32_t max_chunk_count;  /* chunks per received message (0: no limit) */
-    uint32_t requested_lifetime_ms;  /* client: token lifetime asked for */
-    uint32_t min_lifetime_ms;        /* server: revised lifetime bounds */
+    uint32_t channel_id;            /* server: the id this channel gets (unique per server) */
+    uint32_t recv_buffer_size;      /* largest chunk accepted (>= 8192) */
+    uint32_t send_buffer_size;      /* largest chunk sent (>= 8192) */
+    uint32_t max_message_size;      /* largest message body accepted (0: no limit) */
+    uint32_t max_chunk_count;       /* chunks per received message (0: no limit) */
+    uint32_t requested_lifetime_ms; /* client: token lifetime asked for */
+    uint32_t min_lifetime_ms;       /* server: revised lifetime bounds */
     uint32_t max_lifetime_ms;
     uint32_t hello_timeout_ms;       /* server: close if no HEL/OPN in time */
     const uas_limits *decode_limits; /* for the OPN bodies (NULL: defaults) */

@@ -28,7 +28,7 @@ typedef struct uas_allocator {
 /* Process-wide counters of the allocator calls made by the stack. Relaxed
  * atomics: cheap enough because the steady-state paths do not allocate. */
 typedef struct uas_mem_stats {
-    uint64_t allocs;      /* successful alloc + growing realloc calls */
+    uint64_t allocs; /* successful alloc + growing realloc calls */
     uint64_t frees;
     uint64_t bytes_alloc; /* total bytes ever handed out */
     uint64_t bytes_live;  /* bytes currently held */
@@ -54,9 +54,9 @@ typedef struct uas_arena {
     uas_arena_block *blocks; /* all heap blocks, newest first */
     uint8_t *first;          /* caller's initial memory */
     size_t first_size;
-    size_t max_total;        /* cap on heap bytes this arena may hold (0 = none) */
-    size_t heap_total;       /* heap bytes held */
-    size_t used;             /* bytes handed out since the last reset */
+    size_t max_total;  /* cap on heap bytes this arena may hold (0 = none) */
+    size_t heap_total; /* heap bytes held */
+    size_t used;       /* bytes handed out since the last reset */
 } uas_arena;
 
 void uas_arena_init(uas_arena *a, void *first, size_t first_size, size_t max_total);

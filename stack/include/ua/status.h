@@ -23,9 +23,18 @@ typedef uint32_t uas_status;
 extern "C" {
 #endif
 
-static inline bool uas_is_good(uas_status s) { return (s >> 30) == 0; }
-static inline bool uas_is_uncertain(uas_status s) { return (s >> 30) == 1; }
-static inline bool uas_is_bad(uas_status s) { return (s >> 30) >= 2; }
+static inline bool uas_is_good(uas_status s)
+{
+    return (s >> 30) == 0;
+}
+static inline bool uas_is_uncertain(uas_status s)
+{
+    return (s >> 30) == 1;
+}
+static inline bool uas_is_bad(uas_status s)
+{
+    return (s >> 30) >= 2;
+}
 
 /* Name and description of the code with the low 16 bits (info bits) masked
  * off; "Unknown" / "" for codes not in the table. Never NULL. */

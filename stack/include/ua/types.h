@@ -34,11 +34,11 @@ typedef struct uas_member {
 
 typedef struct uas_type {
     const char *name;
-    uint32_t type_id;     /* numeric DataType NodeId, namespace 0 */
+    uint32_t type_id;            /* numeric DataType NodeId, namespace 0 */
     uint32_t binary_encoding_id; /* 0 for non-structures */
-    uint32_t size;        /* sizeof the C type */
+    uint32_t size;               /* sizeof the C type */
     uint8_t kind;
-    bool pointer_free;    /* copy and clear with memcpy / nothing */
+    bool pointer_free; /* copy and clear with memcpy / nothing */
     uint16_t member_count;
     const uas_member *members;
 } uas_type;

@@ -107,8 +107,13 @@ Test(result, block_names_every_measure)
     FILE *f = open_memstream(&buf, &len);
     uas_result_print(f, &r, &rec);
     fclose(f);
-    const char *must[] = {"--self-load read --sessions 10", "12345 ops/s", "80.0 /",
-                          "2.50 µs", "server RSS", "run record", "busy cores"};
+    const char *must[] = {"--self-load read --sessions 10",
+                          "12345 ops/s",
+                          "80.0 /",
+                          "2.50 µs",
+                          "server RSS",
+                          "run record",
+                          "busy cores"};
     for (size_t i = 0; i < sizeof(must) / sizeof(must[0]); i++)
         cr_assert(strstr(buf, must[i]), "missing '%s' in:\n%s", must[i], buf);
     free(buf);
