@@ -116,6 +116,8 @@ static void on_message(uas_conn *c, uint32_t request_id, const uint8_t *body, si
         .server = s,
         .loop = l,
         .conn = c,
+        .sconn = sc,
+        .channel_id = uas_channel_get_id(uas_conn_channel(c)),
         .arena = &l->arena,
         .request_id = request_id,
         .now_ms = uas_monotonic_ms(),

@@ -8,7 +8,7 @@
 
 static uint32_t channel_of(uas_request_ctx *ctx)
 {
-    return uas_channel_get_id(uas_conn_channel(ctx->conn));
+    return ctx->channel_id;
 }
 
 static void set_result(void *resp, uas_status st)
@@ -130,7 +130,8 @@ void uas_svc_create_session(uas_request_ctx *ctx, const void *vreq, void *vresp)
     resp->server_software_certificates = UAS_EMPTY_ARRAY;
     st = endpoints_for(ctx, requested_url(&req->endpoint_url), &resp->server_endpoints_count,
                        &resp->server_endpoints);
-    uas_sconn_cache_add(uas_conn_ud(ctx->conn), se);
+    if (ctx->sconn)
+        uas_sconn_cache_add(ctx->sconn, se);
     uas_session_unref(ctx->server, se);
     if (st != UAS_GOOD) {
         uas_sessions_remove(ctx->server->sessions, se);
