@@ -459,8 +459,7 @@ static long reftype_index(const uas_aspace *as, uint32_t id)
 
 bool as_is_reftype(const uas_aspace *as, const uas_nodeid *id)
 {
-    return id->ns == 0 && id->kind == UAS_NODEID_NUMERIC &&
-           reftype_index(as, id->id.numeric) >= 0;
+    return id->ns == 0 && id->kind == UAS_NODEID_NUMERIC && reftype_index(as, id->id.numeric) >= 0;
 }
 
 bool as_reftype_sub(const uas_aspace *as, uint32_t sub, uint32_t super)

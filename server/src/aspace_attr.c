@@ -19,8 +19,8 @@
 #define BASE_ATTRS                                                                                 \
     (A(AS_ATTR_NODE_ID) | A(AS_ATTR_NODE_CLASS) | A(AS_ATTR_BROWSE_NAME) |                         \
      A(AS_ATTR_DISPLAY_NAME) | A(AS_ATTR_DESCRIPTION) | A(AS_ATTR_WRITE_MASK) |                    \
-     A(AS_ATTR_USER_WRITE_MASK) | A(AS_ATTR_ROLE_PERMISSIONS) |                                    \
-     A(AS_ATTR_USER_ROLE_PERMISSIONS) | A(AS_ATTR_ACCESS_RESTRICTIONS))
+     A(AS_ATTR_USER_WRITE_MASK) | A(AS_ATTR_ROLE_PERMISSIONS) | A(AS_ATTR_USER_ROLE_PERMISSIONS) | \
+     A(AS_ATTR_ACCESS_RESTRICTIONS))
 
 bool as_class_has_attr(uint8_t node_class, uint32_t attr)
 {
@@ -214,8 +214,9 @@ uas_status as_read_attr(uas_aspace *as, const as_nv *nv, uint32_t attr, uas_vari
     case AS_ATTR_EXECUTABLE:
         return boolean(v, arena, d ? d->executable : (s->flags & UAS_NS0_EXECUTABLE) != 0);
     case AS_ATTR_USER_EXECUTABLE:
-        return boolean(v, arena, d ? d->executable && d->user_executable
-                                   : (s->flags & UAS_NS0_EXECUTABLE) != 0);
+        return boolean(v, arena,
+                       d ? d->executable && d->user_executable
+                         : (s->flags & UAS_NS0_EXECUTABLE) != 0);
     case AS_ATTR_DATA_TYPE_DEFINITION: {
         size_t len;
         const uint8_t *p = s ? uas_ns0_definition(s, &len) : NULL;
@@ -237,8 +238,8 @@ uas_status as_read_attr(uas_aspace *as, const as_nv *nv, uint32_t attr, uas_vari
     }
 }
 
-uas_status as_read_value(uas_aspace *as, const as_nv *nv, const as_range *range,
-                         uas_datavalue *dv, uas_arena *arena)
+uas_status as_read_value(uas_aspace *as, const as_nv *nv, const as_range *range, uas_datavalue *dv,
+                         uas_arena *arena)
 {
     as_node *d = nv->d;
     memset(dv, 0, sizeof(*dv));
@@ -260,14 +261,23 @@ uas_status as_read_value(uas_aspace *as, const as_nv *nv, const as_range *range,
         dv->has_value = true;
         return UAS_GOOD;
     }
-    if (d && d->has_value) {
+    bool stored = false;
+    if (d) {
+        /* has_value of an overlay turns true on the first write: look at it
+         * under the lock too. */
         pthread_mutex_lock(&d->value_lock);
-        uas_status st = as_range_read(&d->value, range, &dv->value, arena, true);
-        dv->status = d->status;
-        dv->source_timestamp = d->source_ts;
-        dv->server_timestamp = d->server_ts;
+        uas_status st = UAS_GOOD;
+        if ((stored = d->has_value)) {
+            st = as_range_read(&d->value, range, &dv->value, arena, true);
+            dv->status = d->status;
+            dv->source_timestamp = d->source_ts;
+            dv->server_timestamp = d->server_ts;
+        }
         pthread_mutex_unlock(&d->value_lock);
         AS_TRY(st);
+    }
+    if (stored) {
+        /* copied above */
     } else if (nv->s) {
         size_t len;
         const uint8_t *p = uas_ns0_value(nv->s, &len);

@@ -78,9 +78,9 @@ typedef struct as_ref {
 
 typedef struct as_node as_node;
 struct as_node {
-    as_node *next;            /* hash chain (dynamic nodes only) */
-    uas_nodeid id;            /* heap-owned */
-    const uas_ns0_node *ns0;  /* the static row this overlays, or NULL */
+    as_node *next;           /* hash chain (dynamic nodes only) */
+    uas_nodeid id;           /* heap-owned */
+    const uas_ns0_node *ns0; /* the static row this overlays, or NULL */
     uint8_t node_class;
     /* Base attributes of dynamic nodes (overlays use the static row). */
     uas_qualifiedname browse_name;
@@ -135,7 +135,7 @@ struct uas_aspace {
      * (sorted) and a bit matrix sub x super. */
     uint32_t *reftypes;
     size_t reftype_count;
-    uint8_t *reftype_sub; /* reftype_count * reftype_count bits */
+    uint8_t *reftype_sub;  /* reftype_count * reftype_count bits */
     uint32_t next_auto_id; /* ids of generated property nodes */
     uas_datetime start_time;
     uas_aspace_change_fn on_change;
@@ -149,7 +149,10 @@ typedef struct as_nv {
     as_node *d;
 } as_nv;
 
-static inline bool as_nv_found(const as_nv *nv) { return nv->s || nv->d; }
+static inline bool as_nv_found(const as_nv *nv)
+{
+    return nv->s || nv->d;
+}
 
 /* One reference of a node, read in place (the target's strings belong to
  * the node). */
@@ -213,9 +216,18 @@ bool as_ns0_is_subtype(uint32_t sub, uint32_t super);
 bool as_ns_known(uas_aspace *as, uint16_t ns);
 
 /* The lock held by services; dropped around user callbacks. */
-static inline void as_rdlock(uas_aspace *as) { pthread_rwlock_rdlock(&as->lock); }
-static inline void as_wrlock(uas_aspace *as) { pthread_rwlock_wrlock(&as->lock); }
-static inline void as_unlock(uas_aspace *as) { pthread_rwlock_unlock(&as->lock); }
+static inline void as_rdlock(uas_aspace *as)
+{
+    pthread_rwlock_rdlock(&as->lock);
+}
+static inline void as_wrlock(uas_aspace *as)
+{
+    pthread_rwlock_wrlock(&as->lock);
+}
+static inline void as_unlock(uas_aspace *as)
+{
+    pthread_rwlock_unlock(&as->lock);
+}
 
 /* ---- aspace_attr.c: attributes and values ---- */
 
@@ -225,8 +237,8 @@ typedef struct as_range as_range;
  * with the structure lock dropped and retaken. Caller holds the read lock.
  * Good or the status of the whole operation (BadIndexRangeNoData, the data
  * source's Bad status, BadOutOfMemory). */
-uas_status as_read_value(uas_aspace *as, const as_nv *nv, const as_range *range,
-                         uas_datavalue *dv, uas_arena *arena);
+uas_status as_read_value(uas_aspace *as, const as_nv *nv, const as_range *range, uas_datavalue *dv,
+                         uas_arena *arena);
 /* Any other attribute into v; BadAttributeIdInvalid when the class does
  * not have it. */
 uas_status as_read_attr(uas_aspace *as, const as_nv *nv, uint32_t attr, uas_variant *v,
@@ -235,8 +247,7 @@ uas_status as_read_attr(uas_aspace *as, const as_nv *nv, uint32_t attr, uas_vari
 bool as_class_has_attr(uint8_t node_class, uint32_t attr);
 /* Can a value be stored in a variable of this DataType and ValueRank:
  * Good or BadTypeMismatch. */
-uas_status as_check_value(const uas_nodeid *data_type, int32_t value_rank,
-                          const uas_variant *v);
+uas_status as_check_value(const uas_nodeid *data_type, int32_t value_rank, const uas_variant *v);
 /* Store a value (deep copy) under the node lock, then notify monitored
  * items. dv's timestamps are used when set, otherwise now. */
 uas_status as_store_value(uas_aspace *as, as_node *d, const uas_variant *v, uas_status status,

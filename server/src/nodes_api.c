@@ -52,8 +52,7 @@ static bool reftype_usable(uas_aspace *as, const uas_nodeid *rt, bool hierarchic
 }
 
 static uas_status check_common(uas_aspace *as, const uas_nodeid *id, const uas_nodeid *parent,
-                               const uas_nodeid *reftype, const uas_qualifiedname *bn,
-                               as_nv *pnv)
+                               const uas_nodeid *reftype, const uas_qualifiedname *bn, as_nv *pnv)
 {
     AS_TRY(check_new_id(as, id));
     *pnv = parent ? as_lookup(as, parent) : (as_nv){NULL, NULL};
@@ -171,14 +170,13 @@ uas_status uas_server_add_object(uas_server *s, const uas_nodeid *id, const uas_
     uas_nodeid td;
     uas_status st = check_common(as, id, parent, reference_type, browse_name, &pnv);
     if (st == UAS_GOOD)
-        st = check_type(as, type_definition, UAS_NS0ID_BASEOBJECTTYPE,
-                        UAS_NODE_CLASS_OBJECT_TYPE, &td);
+        st = check_type(as, type_definition, UAS_NS0ID_BASEOBJECTTYPE, UAS_NODE_CLASS_OBJECT_TYPE,
+                        &td);
     if (st == UAS_GOOD) {
-        as_node *n = node_new(id, UAS_NODE_CLASS_OBJECT, browse_name,
-                              SPEC(a, DISPLAY_NAME, text_set(&a->display_name)) ? &a->display_name
-                                                                              : NULL,
-                              SPEC(a, DESCRIPTION, text_set(&a->description)) ? &a->description
-                                                                             : NULL);
+        as_node *n =
+            node_new(id, UAS_NODE_CLASS_OBJECT, browse_name,
+                     SPEC(a, DISPLAY_NAME, text_set(&a->display_name)) ? &a->display_name : NULL,
+                     SPEC(a, DESCRIPTION, text_set(&a->description)) ? &a->description : NULL);
         if (!n) {
             st = UAS_BAD_OUT_OF_MEMORY;
         } else {
@@ -186,9 +184,8 @@ uas_status uas_server_add_object(uas_server *s, const uas_nodeid *id, const uas_
                 n->event_notifier = a->event_notifier;
             if (SPEC(a, WRITE_MASK, a->write_mask))
                 n->write_mask = a->write_mask;
-            n->user_write_mask = SPEC(a, USER_WRITE_MASK, a->user_write_mask)
-                                     ? a->user_write_mask
-                                     : UINT32_MAX;
+            n->user_write_mask =
+                SPEC(a, USER_WRITE_MASK, a->user_write_mask) ? a->user_write_mask : UINT32_MAX;
             st = add_built(as, n, &pnv, parent, reference_type, &td);
         }
     }
@@ -226,8 +223,8 @@ static uas_status variable_attrs(uas_aspace *as, as_node *n, const uas_variable_
     uas_variant empty;
     memset(&empty, 0, sizeof(empty));
     const uas_variant *v = has_value ? &a->value : &empty;
-    uas_nodeid dt = SPEC(a, DATA_TYPE, !as_nodeid_is_null(&a->data_type)) ? a->data_type
-                                                                          : type_of_value(v);
+    uas_nodeid dt =
+        SPEC(a, DATA_TYPE, !as_nodeid_is_null(&a->data_type)) ? a->data_type : type_of_value(v);
     as_nv dtn = as_lookup(as, &dt);
     if (as_nv_class(&dtn) != UAS_NODE_CLASS_DATA_TYPE)
         return UAS_BAD_TYPE_MISMATCH;
@@ -263,8 +260,8 @@ static uas_status variable_attrs(uas_aspace *as, as_node *n, const uas_variable_
     return UAS_GOOD;
 }
 
-uas_status uas_server_add_variable(uas_server *s, const uas_nodeid *id,
-                                   const uas_nodeid *parent, const uas_nodeid *reference_type,
+uas_status uas_server_add_variable(uas_server *s, const uas_nodeid *id, const uas_nodeid *parent,
+                                   const uas_nodeid *reference_type,
                                    const uas_qualifiedname *browse_name,
                                    const uas_nodeid *type_definition,
                                    const uas_variable_attributes *attr)
@@ -281,11 +278,10 @@ uas_status uas_server_add_variable(uas_server *s, const uas_nodeid *id,
         st = check_type(as, type_definition, UAS_NS0ID_BASEDATAVARIABLETYPE,
                         UAS_NODE_CLASS_VARIABLE_TYPE, &td);
     if (st == UAS_GOOD) {
-        as_node *n = node_new(id, UAS_NODE_CLASS_VARIABLE, browse_name,
-                              SPEC(a, DISPLAY_NAME, text_set(&a->display_name)) ? &a->display_name
-                                                                              : NULL,
-                              SPEC(a, DESCRIPTION, text_set(&a->description)) ? &a->description
-                                                                             : NULL);
+        as_node *n =
+            node_new(id, UAS_NODE_CLASS_VARIABLE, browse_name,
+                     SPEC(a, DISPLAY_NAME, text_set(&a->display_name)) ? &a->display_name : NULL,
+                     SPEC(a, DESCRIPTION, text_set(&a->description)) ? &a->description : NULL);
         if (!n)
             st = UAS_BAD_OUT_OF_MEMORY;
         else if ((st = variable_attrs(as, n, a)) != UAS_GOOD)
@@ -363,8 +359,8 @@ uas_status uas_server_add_method(uas_server *s, const uas_nodeid *id, const uas_
                                  const uas_nodeid *reference_type,
                                  const uas_qualifiedname *browse_name,
                                  const uas_method_attributes *attr, size_t in_count,
-                                 const uas_argument *in, size_t out_count,
-                                 const uas_argument *out, uas_method_fn fn, void *ud)
+                                 const uas_argument *in, size_t out_count, const uas_argument *out,
+                                 uas_method_fn fn, void *ud)
 {
     uas_aspace *as = s->as;
     uas_method_attributes none;
@@ -385,9 +381,8 @@ uas_status uas_server_add_method(uas_server *s, const uas_nodeid *id, const uas_
     }
     if (st == UAS_GOOD) {
         /* Executable unless the program says otherwise explicitly. */
-        m->executable = (a->specified_attributes & UAS_NODE_ATTRIBUTES_MASK_EXECUTABLE)
-                            ? a->executable
-                            : true;
+        m->executable =
+            (a->specified_attributes & UAS_NODE_ATTRIBUTES_MASK_EXECUTABLE) ? a->executable : true;
         m->user_executable = (a->specified_attributes & UAS_NODE_ATTRIBUTES_MASK_USER_EXECUTABLE)
                                  ? a->user_executable
                                  : true;

@@ -206,8 +206,8 @@ static uint32_t effective_max(const uas_server *s, uint32_t requested)
     return lim && lim < requested ? lim : requested;
 }
 
-static uas_status browse_one(uas_request_ctx *ctx, const uas_browse_description *bd,
-                             uint32_t max, uas_browse_result *br)
+static uas_status browse_one(uas_request_ctx *ctx, const uas_browse_description *bd, uint32_t max,
+                             uas_browse_result *br)
 {
     uas_aspace *as = ctx->server->as;
     if (bd->browse_direction < UAS_BROWSE_DIRECTION_FORWARD ||
@@ -270,8 +270,7 @@ void uas_svc_browse(uas_request_ctx *ctx, const void *req, void *resp)
     uint32_t max = effective_max(s, rq->requested_max_references_per_node);
     as_rdlock(s->as);
     for (size_t i = 0; i < n; i++)
-        rs->results[i].status_code = browse_one(ctx, &rq->nodes_to_browse[i], max,
-                                                &rs->results[i]);
+        rs->results[i].status_code = browse_one(ctx, &rq->nodes_to_browse[i], max, &rs->results[i]);
     as_unlock(s->as);
 }
 
@@ -319,9 +318,8 @@ void uas_svc_browse_next(uas_request_ctx *ctx, const void *req, void *resp)
     rs->results_count = n;
     as_rdlock(s->as);
     for (size_t i = 0; i < n; i++)
-        rs->results[i].status_code = browse_next_one(ctx, &rq->continuation_points[i],
-                                                     rq->release_continuation_points,
-                                                     &rs->results[i]);
+        rs->results[i].status_code = browse_next_one(
+            ctx, &rq->continuation_points[i], rq->release_continuation_points, &rs->results[i]);
     as_unlock(s->as);
 }
 

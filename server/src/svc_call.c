@@ -88,8 +88,8 @@ static uas_status call_one(uas_request_ctx *ctx, const uas_call_method_request *
     as_nv m = as_lookup(as, &cm->method_id);
     if (as_nv_class(&m) != UAS_NODE_CLASS_METHOD || !method_of(as, &obj, &cm->method_id))
         return UAS_BAD_METHOD_INVALID;
-    bool executable = m.d ? m.d->executable && m.d->user_executable
-                          : (m.s->flags & UAS_NS0_EXECUTABLE) != 0;
+    bool executable =
+        m.d ? m.d->executable && m.d->user_executable : (m.s->flags & UAS_NS0_EXECUTABLE) != 0;
     if (!executable)
         return UAS_BAD_NOT_EXECUTABLE;
 
@@ -107,8 +107,8 @@ static uas_status call_one(uas_request_ctx *ctx, const uas_call_method_request *
         res->input_argument_results_count = nin;
         bool bad = false;
         for (size_t i = 0; i < nin; i++) {
-            uas_status st = as_check_value(&args[i].data_type, args[i].value_rank,
-                                           &cm->input_arguments[i]);
+            uas_status st =
+                as_check_value(&args[i].data_type, args[i].value_rank, &cm->input_arguments[i]);
             res->input_argument_results[i] = st;
             bad |= st != UAS_GOOD;
         }
@@ -123,8 +123,8 @@ static uas_status call_one(uas_request_ctx *ctx, const uas_call_method_request *
     size_t nout = 0;
     uas_variant *out = NULL;
     as_unlock(as);
-    uas_status st = fn(ud, &cm->object_id, &cm->method_id, nin, cm->input_arguments, &nout, &out,
-                       ctx->arena);
+    uas_status st =
+        fn(ud, &cm->object_id, &cm->method_id, nin, cm->input_arguments, &nout, &out, ctx->arena);
     as_rdlock(as);
     if (uas_is_bad(st))
         return st;
@@ -165,8 +165,7 @@ void uas_svc_call(uas_request_ctx *ctx, const void *req, void *resp)
     as_unlock(s->as);
 }
 
-uas_status uas_aspace_set_method(uas_aspace *as, const uas_nodeid *id, uas_method_fn fn,
-                                 void *ud)
+uas_status uas_aspace_set_method(uas_aspace *as, const uas_nodeid *id, uas_method_fn fn, void *ud)
 {
     as_wrlock(as);
     as_nv nv = as_lookup(as, id);

@@ -33,8 +33,8 @@ static uas_status check_encoding(const as_nv *nv, uint32_t attr, const uas_quali
 
 static bool is_structure(const uas_variant *v)
 {
-    return v->type && (v->type->kind == UAS_KIND_STRUCT ||
-                       v->type->kind == UAS_BUILTIN_EXTENSIONOBJECT);
+    return v->type &&
+           (v->type->kind == UAS_KIND_STRUCT || v->type->kind == UAS_BUILTIN_EXTENSIONOBJECT);
 }
 
 static void fail(uas_datavalue *out, uas_status st)
@@ -191,8 +191,8 @@ void uas_svc_history_read(uas_request_ctx *ctx, const void *req, void *resp)
     as_rdlock(as);
     for (size_t i = 0; i < n; i++) {
         as_nv nv = as_lookup(as, &rq->nodes_to_read[i].node_id);
-        rs->results[i].status_code = as_nv_found(&nv) ? UAS_BAD_HISTORY_OPERATION_UNSUPPORTED
-                                                      : UAS_BAD_NODE_ID_UNKNOWN;
+        rs->results[i].status_code =
+            as_nv_found(&nv) ? UAS_BAD_HISTORY_OPERATION_UNSUPPORTED : UAS_BAD_NODE_ID_UNKNOWN;
     }
     as_unlock(as);
 }

@@ -7,7 +7,8 @@
  * code and a source timestamp in the written DataValue are kept; the
  * server timestamp is the time of the write. A write callback sees the
  * complete new value (for an index range: the merged array) before it is
- * stored and may reject it. */
+ * stored and may reject it. A variable with a read callback but no write
+ * callback is not writable (what would be stored would never be read). */
 #define _POSIX_C_SOURCE 200809L
 
 #include <string.h>
@@ -61,6 +62,8 @@ static uas_status write_one(uas_aspace *as, const uas_write_value *wv, uas_datet
     as_node *d = as_overlay_upgrade(as, &nv);
     if (!d)
         return UAS_BAD_OUT_OF_MEMORY;
+    if (d->read && !d->write)
+        return UAS_BAD_NOT_WRITABLE; /* a stored value would never be read back */
     uas_status status = wv->value.has_status ? wv->value.status : UAS_GOOD;
     uas_datetime src = wv->value.has_source_timestamp ? wv->value.source_timestamp : now;
 

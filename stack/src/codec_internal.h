@@ -90,6 +90,11 @@ static inline size_t uas_wire_size(uint8_t kind)
     }
 }
 
+/* Fewest bytes any value of type t takes on the wire (a structure: the sum
+ * of its members, arrays counting their length field). Computed once per
+ * type from the descriptors. */
+size_t uas_min_wire_size(const uas_type *t);
+
 /* True when an array of this type is its wire image in memory. */
 static inline int uas_is_memcpy_array(const uas_type *t)
 {

@@ -374,10 +374,10 @@ static uas_status dec_array(uas_decoder *d, size_t *count, void **elems, const u
         *elems = UAS_EMPTY_ARRAY;
         return UAS_GOOD;
     }
-    /* Every element takes at least one byte on the wire (except structures
-     * without fields), so a count beyond the remaining bytes is a lie. */
-    size_t wire = uas_wire_size(t->kind);
-    size_t min = wire ? wire : (t->kind == UAS_KIND_STRUCT && t->member_count == 0 ? 0 : 1);
+    /* Every element takes at least its minimum encoding on the wire (only
+     * structures without fields take none), so a count beyond what the
+     * remaining bytes can hold is a lie, refused before allocating. */
+    size_t min = uas_min_wire_size(t);
     if ((size_t)n * min > left(d))
         return UAS_BAD_DECODING_ERROR;
     uint8_t *p = uas_arena_alloc(d->arena, (size_t)n * t->size);

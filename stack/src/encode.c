@@ -362,6 +362,15 @@ static uas_status enc_variant_body(uas_encoder *e, const uas_variant *v)
         TRY(wr_u8(e, tid));
         return fn(e, v->data, t);
     }
+    if (v->array_dimensions) {
+        /* Never emit what a decoder must reject: the dimensions describe
+         * exactly the elements. */
+        uint64_t product = v->array_dimensions_length ? 1 : 0;
+        for (size_t i = 0; i < v->array_dimensions_length && product <= UINT32_MAX; i++)
+            product *= v->array_dimensions[i];
+        if (product != v->array_length || (int32_t)product < 0)
+            return UAS_BAD_ENCODING_ERROR;
+    }
     uint8_t mask = tid | VARIANT_ARRAY | (v->array_dimensions ? VARIANT_DIMENSIONS : 0);
     TRY(wr_u8(e, mask));
     TRY(enc_array(e, v->array_length, v->data, t, fn));

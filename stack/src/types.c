@@ -143,9 +143,11 @@ void uas_variant_set_array(uas_variant *v, void *p, size_t n, const uas_type *t)
 {
     memset(v, 0, sizeof(*v));
     v->type = t;
-    v->data = p ? p : UAS_EMPTY_ARRAY;
-    v->array_length = n;
     v->is_array = true;
+    /* No elements behind a NULL pointer: an empty array for n == 0, a null
+     * array otherwise, never a length over the sentinel. */
+    v->data = p ? p : (n == 0 ? UAS_EMPTY_ARRAY : NULL);
+    v->array_length = p ? n : 0;
 }
 
 /* ---- clear ---- */

@@ -2,7 +2,9 @@
  * uas_client is one connection with its secure channel and (optionally) one
  * session; a loop carries many clients, each with many requests in flight.
  * Every call returns at once; results arrive through callbacks on the
- * loop's thread. This is also the engine of the load generator. */
+ * loop's thread. This is also the engine of the load generator.
+ *
+ * Threading: a client is used from its loop's thread only. */
 #ifndef UA_CLIENT_H
 #define UA_CLIENT_H
 
@@ -29,12 +31,14 @@ typedef enum uas_client_state {
 } uas_client_state;
 
 typedef struct uas_client_config {
-    const char *endpoint_url;
+    const char *endpoint_url;      /* copied */
     bool create_session;           /* true: CreateSession + ActivateSession (anonymous) */
-    const char *session_name;      /* "uastack client" */
+    const char *session_name;      /* "uastack client"; copied */
     uint32_t session_timeout_ms;   /* 60000 */
-    uint32_t request_timeout_ms;   /* 10000: a request without an answer fails BadTimeout */
-    uint32_t max_inflight;         /* requests in flight per client (1024) */
+    /* 10000: a request without an answer fails BadTimeout; also bounds the
+     * connection set-up (TCP, HEL, OPN) */
+    uint32_t request_timeout_ms;
+    uint32_t max_inflight;         /* requests in flight per client (1024, at most 65536) */
     uas_conn_config conn;          /* transport/channel settings */
 } uas_client_config;
 
@@ -44,34 +48,66 @@ typedef void (*uas_client_state_fn)(uas_client *c, void *ud, uas_client_state st
                                     uas_status reason);
 /* The answer to one request. status is the service result (Good, a Bad
  * service result from a ServiceFault, or a local error such as BadTimeout,
- * BadConnectionClosed). resp is the decoded response of type t (NULL when
- * no response arrived); it and everything it points to are valid only
- * during the call. */
+ * BadConnectionClosed, BadDecodingError). resp is the decoded response of
+ * type t: the expected response type, or UAS_TYPE(SERVICE_FAULT) for a
+ * fault; NULL when no response arrived. It and everything it points to are
+ * valid only during the call. */
 typedef void (*uas_client_response_fn)(uas_client *c, void *ud, uas_status status,
                                        const void *resp, const uas_type *t);
 
+/* NULL on out of memory or an invalid configuration (no URL). */
 uas_client *uas_client_new(uas_loop *loop, const uas_client_config *cfg,
                            uas_client_state_fn on_state, void *ud);
-/* Frees the client; outstanding requests are answered BadConnectionClosed. */
+/* Frees the client (also from inside its own callbacks); outstanding
+ * requests are answered BadConnectionClosed, the connection is closed
+ * without CloseSession, and no state callback follows. */
 void uas_client_delete(uas_client *c);
+/* From DISCONNECTED or CLOSED. BadTcpEndpointUrlInvalid, BadNotConnected
+ * (the socket failed at once; state CLOSED), BadInvalidState. Later
+ * failures arrive as on_state(CLOSED, reason). */
 uas_status uas_client_connect(uas_client *c);
-/* CloseSession (if any), then CLO; on_state(CLOSED, Good) follows. */
+/* CloseSession(deleteSubscriptions) if a session is active, then CLO;
+ * on_state(CLOSED, Good) follows (possibly before this returns). */
 void uas_client_disconnect(uas_client *c);
 uas_client_state uas_client_get_state(const uas_client *c);
+/* Why the client is CLOSED (Good after uas_client_disconnect). */
+uas_status uas_client_get_reason(const uas_client *c);
+/* The session's authentication token (a null NodeId without a session). It
+ * stays readable after the connection is lost, so another client may take
+ * the session over with uas_client_activate_session. */
+const uas_nodeid *uas_client_auth_token(const uas_client *c);
 
-/* Sends any request. The request header (authentication token, handle,
- * timestamp, timeout hint) is filled in by the client; the rest of req is
- * only read during the call. BadTooManyOperations when max_inflight is
- * reached; BadInvalidState before the channel (or, for session services,
- * the session) is up. */
+/* Sends any request. The request header (timestamp, handle, timeout hint
+ * and, unless the caller set one, the session's authentication token) is
+ * filled in for the encoding only; req is read during the call and left as
+ * it was. Returns Good and the callback runs exactly once later, or
+ * returns Bad and it never runs: BadTooManyOperations when max_inflight
+ * requests are in flight; BadInvalidState before the channel is open, or,
+ * for a session service without a caller-set token, before the session is
+ * active, or after uas_client_disconnect; BadConnectionClosed once closed;
+ * an encoding or transport status of uas_conn_send. */
 uas_status uas_client_request(uas_client *c, void *req, const uas_type *req_type,
                               uas_client_response_fn cb, void *ud);
 
+/* Takes over an existing session (e.g. one of a lost connection) on this
+ * client's open channel: ActivateSession with auth_token (anonymous). On
+ * Good the client uses that session and its state becomes SESSION_ACTIVE;
+ * cb gets the ActivateSession answer either way. BadInvalidState unless the
+ * channel is open and no session set-up is under way. */
+uas_status uas_client_activate_session(uas_client *c, const uas_nodeid *auth_token,
+                                       uas_client_response_fn cb, void *ud);
+
 /* Blocking helper for tools and tests: runs the loop until the client
- * reaches state (or CLOSED) or timeout_ms passes. */
+ * reaches state (or a later one, or CLOSED) or timeout_ms passes. Good when
+ * state was reached; the close reason (BadConnectionClosed if none) when
+ * the client closed instead; BadTimeout; BadInvalidState when the client
+ * is DISCONNECTED. Must not be called from a callback of the loop. */
 uas_status uas_client_wait_state(uas_client *c, uas_client_state state, uint32_t timeout_ms);
-/* Blocking request: runs the loop until the answer; the response is
- * deep-copied into arena. */
+/* Blocking request: runs the loop until the answer or timeout_ms
+ * (BadTimeout, the request is then forgotten). The response, when one of
+ * resp_type arrived, is deep-copied into arena (resp is zeroed otherwise);
+ * returns the status the callback would have got. Must not be called from
+ * a callback of the loop. */
 uas_status uas_client_call_sync(uas_client *c, void *req, const uas_type *req_type, void *resp,
                                 const uas_type *resp_type, uas_arena *arena,
                                 uint32_t timeout_ms);

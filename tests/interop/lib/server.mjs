@@ -12,7 +12,9 @@
 // AddressSanitizer/UndefinedBehaviorSanitizer report on its stderr, so the
 // same tests catch memory errors and leaks when UASERVER is an ASan build.
 import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { after } from "node:test";
 import * as opcua from "node-opcua";
 
@@ -226,4 +228,25 @@ export function faultStatus(err) {
     if (err.response && err.response.responseHeader) return err.response.responseHeader.serviceResult;
     const m = /Bad\w+/.exec(err.message || "");
     return m ? m[0] : null;
+}
+
+/**
+ * Send one request on a session as it is, bypassing node-opcua's own
+ * checks and its session repair (it silently re-creates a session the
+ * server called invalid). Resolves with the response; a ServiceFault
+ * rejects with an Error whose faultStatus() is the service result.
+ */
+export function rawRequest(session, request) {
+    return new Promise((resolve, reject) => {
+        session._performMessageTransaction(request, (err, response) => (err ? reject(err) : resolve(response)));
+    });
+}
+
+/** A config file for the server (INI text), deleted when the process exits. */
+export function configFile(text) {
+    const dir = mkdtempSync(join(tmpdir(), "uas-interop-"));
+    const file = join(dir, "uaserver.ini");
+    writeFileSync(file, text);
+    process.on("exit", () => rmSync(dir, { recursive: true, force: true }));
+    return file;
 }

@@ -140,6 +140,26 @@ uas_browse_response *browse(fx *f, uas_nodeid id, int dir, uas_nodeid reftype, b
     return rs;
 }
 
+size_t browse_count(fx *f, uas_nodeid id, int dir, uas_nodeid reftype)
+{
+    uas_browse_response *rs = browse(f, id, dir, reftype, false, 0, 0, 0);
+    cr_assert_eq(rs->results[0].status_code, UAS_GOOD);
+    size_t n = rs->results[0].references_count;
+    uas_bytestring cp = rs->results[0].continuation_point;
+    while (cp.data) {
+        uas_browse_next_request rq;
+        memset(&rq, 0, sizeof(rq));
+        rq.continuation_points = &cp;
+        rq.continuation_points_count = 1;
+        uas_browse_next_response *nrs = uas_arena_calloc(&f->arena, 1, sizeof(*nrs));
+        uas_svc_browse_next(&f->ctx, &rq, nrs);
+        cr_assert_eq(nrs->results[0].status_code, UAS_GOOD);
+        n += nrs->results[0].references_count;
+        cp = nrs->results[0].continuation_point;
+    }
+    return n;
+}
+
 const uas_reference_description *find_ref(const uas_browse_result *r, const char *name)
 {
     for (size_t i = 0; i < r->references_count; i++)

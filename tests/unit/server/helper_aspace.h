@@ -35,6 +35,9 @@ uas_status write_value(fx *f, uas_nodeid id, const uas_variant *v, const char *r
 /* Browse one node; the response lives in f's arena. */
 uas_browse_response *browse(fx *f, uas_nodeid id, int dir, uas_nodeid reftype, bool subtypes,
                             uint32_t ncmask, uint32_t rmask, uint32_t max);
+/* Number of references of a node in one direction, paging through
+ * continuation points as a client would. */
+size_t browse_count(fx *f, uas_nodeid id, int dir, uas_nodeid reftype);
 /* The reference whose target has this browse name, or NULL. */
 const uas_reference_description *find_ref(const uas_browse_result *r, const char *name);
 

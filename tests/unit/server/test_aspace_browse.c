@@ -5,9 +5,9 @@
 
 #include "helper_aspace.h"
 
-#define ALL UAS_BROWSE_RESULT_MASK_ALL
-#define FWD UAS_BROWSE_DIRECTION_FORWARD
-#define INV UAS_BROWSE_DIRECTION_INVERSE
+#define ALL  UAS_BROWSE_RESULT_MASK_ALL
+#define FWD  UAS_BROWSE_DIRECTION_FORWARD
+#define INV  UAS_BROWSE_DIRECTION_INVERSE
 #define BOTH UAS_BROWSE_DIRECTION_BOTH
 
 static fx f;
@@ -48,8 +48,8 @@ Test(browse, server_object_children)
     uas_browse_response *rs = browse(&f, N0(UAS_NS0ID_SERVER), FWD,
                                      N0(UAS_NS0ID_HIERARCHICALREFERENCES), true, 0, ALL, 0);
     uas_browse_result *r = &rs->results[0];
-    const char *names[] = {"ServerArray", "NamespaceArray", "ServerStatus",
-                           "ServerCapabilities", "GetMonitoredItems"};
+    const char *names[] = {"ServerArray", "NamespaceArray", "ServerStatus", "ServerCapabilities",
+                           "GetMonitoredItems"};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         cr_assert_not_null(find_ref(r, names[i]), "%s missing", names[i]);
     const uas_reference_description *st = find_ref(r, "ServerStatus");
@@ -60,7 +60,7 @@ Test(browse, server_object_children)
     const uas_reference_description *m = find_ref(r, "GetMonitoredItems");
     cr_assert_eq(m->node_class, UAS_NODE_CLASS_METHOD);
     cr_assert_eq(m->type_definition.nodeid.id.numeric, 0); /* methods have none */
-    cr_assert_null(find_ref(r, "Objects")); /* inverse: not in a forward browse */
+    cr_assert_null(find_ref(r, "Objects"));                /* inverse: not in a forward browse */
 }
 
 Test(browse, inverse_finds_parent)
@@ -101,8 +101,8 @@ Test(browse, reference_subtype_filter)
 
 Test(browse, node_class_mask)
 {
-    uas_browse_response *rs = browse(&f, N0(UAS_NS0ID_SERVER), FWD, N0(0), false,
-                                     UAS_NODE_CLASS_METHOD, ALL, 0);
+    uas_browse_response *rs =
+        browse(&f, N0(UAS_NS0ID_SERVER), FWD, N0(0), false, UAS_NODE_CLASS_METHOD, ALL, 0);
     uas_browse_result *r = &rs->results[0];
     cr_assert_geq(r->references_count, 1);
     cr_assert_not_null(find_ref(r, "GetMonitoredItems"));
@@ -213,11 +213,10 @@ Test(browse, continuation_points_page_through_everything)
 
 Test(browse, exact_multiple_needs_no_continuation_point)
 {
-    uas_browse_response *all = browse(&f, N0(UAS_NS0ID_OBJECTSFOLDER), FWD, N0(0), false, 0,
-                                      ALL, 0);
+    uas_browse_response *all =
+        browse(&f, N0(UAS_NS0ID_OBJECTSFOLDER), FWD, N0(0), false, 0, ALL, 0);
     uint32_t n = (uint32_t)all->results[0].references_count;
-    uas_browse_response *rs = browse(&f, N0(UAS_NS0ID_OBJECTSFOLDER), FWD, N0(0), false, 0,
-                                     ALL, n);
+    uas_browse_response *rs = browse(&f, N0(UAS_NS0ID_OBJECTSFOLDER), FWD, N0(0), false, 0, ALL, n);
     cr_assert_eq(rs->results[0].references_count, n);
     cr_assert_null(rs->results[0].continuation_point.data);
     cr_assert_null(f.se.view_state); /* no continuation point was ever made */
@@ -433,8 +432,7 @@ Test(translate, inverse_and_errors, .init = setup, .fini = teardown)
 Test(translate, added_nodes_and_limits, .init = setup, .fini = teardown)
 {
     uas_variant v = v_int32(&f, 5);
-    cr_assert_eq(add_var(&f, S1("Temp"), "Temperature", &v, N0(UAS_NS0ID_INT32), -1, 1),
-                 UAS_GOOD);
+    cr_assert_eq(add_var(&f, S1("Temp"), "Temperature", &v, N0(UAS_NS0ID_INT32), -1, 1), UAS_GOOD);
     uas_relative_path_element p = EL(UAS_NS0ID_ORGANIZES, false, "Temperature");
     p.target_name.ns = 1;
     uas_browse_path_result *r = translate(N0(UAS_NS0ID_OBJECTSFOLDER), &p, 1);

@@ -69,9 +69,9 @@ static void setup(void)
     uas_argument out[1] = {arg("sum", UAS_NS0ID_INT32, -1)};
     uas_nodeid m = S1("Calc.Add");
     uas_qualifiedname mbn = QN(1, "Add");
-    cr_assert_eq(uas_server_add_method(f.s, &m, &obj, &comp, &mbn, NULL, 2, in, 1, out, add_fn,
-                                       NULL),
-                 UAS_GOOD);
+    cr_assert_eq(
+        uas_server_add_method(f.s, &m, &obj, &comp, &mbn, NULL, 2, in, 1, out, add_fn, NULL),
+        UAS_GOOD);
     /* A method without a callback, one that is not executable, and one
      * without arguments on another object. */
     uas_nodeid m2 = S1("Calc.Nothing"), m3 = S1("Calc.Off"), m4 = S1("Other.M");
@@ -186,9 +186,9 @@ Test(call, object_and_method_checks)
 Test(call, namespace0_method_arguments)
 {
     /* Server.GetMonitoredItems takes one UInt32. */
-    cr_assert_eq(call(N0(UAS_NS0ID_SERVER), N0(UAS_NS0ID_SERVER_GETMONITOREDITEMS), NULL, 0)
-                     ->status_code,
-                 UAS_BAD_ARGUMENTS_MISSING);
+    cr_assert_eq(
+        call(N0(UAS_NS0ID_SERVER), N0(UAS_NS0ID_SERVER_GETMONITOREDITEMS), NULL, 0)->status_code,
+        UAS_BAD_ARGUMENTS_MISSING);
     uas_variant s = v_string(&f, "1");
     uas_call_method_result *r =
         call(N0(UAS_NS0ID_SERVER), N0(UAS_NS0ID_SERVER_GETMONITOREDITEMS), &s, 1);
@@ -204,8 +204,7 @@ Test(call, namespace0_method_arguments)
     cr_assert_eq(noops, 1);
     uas_nodeid obj = N0(UAS_NS0ID_SERVER), unknown = N1(31337);
     cr_assert_eq(uas_aspace_set_method(f.s->as, &obj, noop_fn, NULL), UAS_BAD_NODE_CLASS_INVALID);
-    cr_assert_eq(uas_aspace_set_method(f.s->as, &unknown, noop_fn, NULL),
-                 UAS_BAD_NODE_ID_UNKNOWN);
+    cr_assert_eq(uas_aspace_set_method(f.s->as, &unknown, noop_fn, NULL), UAS_BAD_NODE_ID_UNKNOWN);
 }
 
 Test(call, service_level_errors)
@@ -244,9 +243,9 @@ Test(call, method_may_add_nodes)
 {
     uas_nodeid m = S1("Other.Make"), other = S1("Other"), comp = N0(UAS_NS0ID_HASCOMPONENT);
     uas_qualifiedname bn = QN(1, "Make");
-    cr_assert_eq(uas_server_add_method(f.s, &m, &other, &comp, &bn, NULL, 0, NULL, 0, NULL,
-                                       adding_fn, f.s),
-                 UAS_GOOD);
+    cr_assert_eq(
+        uas_server_add_method(f.s, &m, &other, &comp, &bn, NULL, 0, NULL, 0, NULL, adding_fn, f.s),
+        UAS_GOOD);
     cr_assert_eq(call(other, m, NULL, 0)->status_code, UAS_GOOD);
     cr_assert_eq(read_attr(&f, S1("Made"), 2, NULL).status, UAS_GOOD);
     cr_assert_eq(call(other, m, NULL, 0)->status_code, UAS_BAD_NODE_ID_EXISTS);

@@ -154,15 +154,15 @@ Test(write, not_writable)
 
 Test(write, writable_namespace0_variable)
 {
-    /* Server.ServerDiagnostics.EnabledFlag is writable in the NodeSet. */
+    /* ServerDiagnosticsType's EnabledFlag is writable in the NodeSet. */
     bool b = true;
     uas_variant v;
     uas_variant_set_scalar(&v, &b, UAS_TYPE(BOOLEAN));
-    cr_assert_eq(write_value(&f, N0(2294), &v, NULL), UAS_GOOD);
-    cr_assert_eq(*(bool *)read_attr(&f, N0(2294), 13, NULL).value.data, true);
+    cr_assert_eq(write_value(&f, N0(2025), &v, NULL), UAS_GOOD);
+    cr_assert_eq(*(bool *)read_attr(&f, N0(2025), 13, NULL).value.data, true);
     b = false;
-    cr_assert_eq(write_value(&f, N0(2294), &v, NULL), UAS_GOOD);
-    cr_assert_eq(*(bool *)read_attr(&f, N0(2294), 13, NULL).value.data, false);
+    cr_assert_eq(write_value(&f, N0(2025), &v, NULL), UAS_GOOD);
+    cr_assert_eq(*(bool *)read_attr(&f, N0(2025), 13, NULL).value.data, false);
 }
 
 Test(write, index_range)
@@ -254,7 +254,14 @@ Test(write, data_source_read)
     cr_assert_eq(read_attr(&f, id, 13, NULL).status, UAS_BAD_DEVICE_FAILURE);
     int32_t one = 1;
     uas_variant arr = v_int32_array(&f, &one, 1);
-    cr_assert_eq(write_value(&f, id, &arr, "0"), UAS_BAD_TYPE_MISMATCH); /* scalar variable */
+    /* Only a read callback: clients cannot write (nothing would show). */
+    uas_variant w = v_int32(&f, 5);
+    cr_assert_eq(write_value(&f, id, &w, NULL), UAS_BAD_NOT_WRITABLE);
+    cr_assert_eq(write_value(&f, id, &arr, "0"), UAS_BAD_NOT_WRITABLE);
+    cr_assert_eq(uas_server_set_data_source(f.s, &id, on_read, on_write, &c), UAS_GOOD);
+    cr_assert_eq(write_value(&f, id, &arr, "0"), UAS_BAD_WRITE_NOT_SUPPORTED);
+    cr_assert_eq(write_value(&f, id, &w, NULL), UAS_GOOD);
+    cr_assert_eq(c.last, 5);
     /* Errors of set_data_source. */
     uas_nodeid unknown = N1(555), obj = N0(UAS_NS0ID_SERVER);
     cr_assert_eq(uas_server_set_data_source(f.s, &unknown, on_read, NULL, &c),
@@ -303,7 +310,7 @@ Test(write, local_write_and_read_value)
     bool b = true;
     uas_variant bv;
     uas_variant_set_scalar(&bv, &b, UAS_TYPE(BOOLEAN));
-    uas_nodeid flag = N0(2294);
+    uas_nodeid flag = N0(2025);
     cr_assert_eq(uas_server_write_value(f.s, &flag, &bv), UAS_GOOD);
     cr_assert_eq(changes, 2);
     cr_assert_eq(*(bool *)read_attr(&f, flag, 13, NULL).value.data, true);
@@ -418,8 +425,7 @@ Test(write, concurrent_writes_reads_and_adds)
     for (int i = 0; i < 2; i++)
         pthread_join(rd[i], NULL);
     cr_assert_eq(atomic_load(&r.bad), 0);
-    uas_browse_response *rs = browse(&f, N0(UAS_NS0ID_OBJECTSFOLDER), 0, N0(0), false, 0, 0, 0);
-    cr_assert_geq(rs->results[0].references_count, 2000);
+    cr_assert_geq(browse_count(&f, N0(UAS_NS0ID_OBJECTSFOLDER), 0, N0(0)), 2001);
     for (uint32_t i = 0; i < 2000; i += 199)
         cr_assert_eq(*(int32_t *)read_attr(&f, N1(1000 + i), 13, NULL).value.data, (int32_t)i);
     (void)pages;

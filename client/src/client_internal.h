@@ -1,0 +1,103 @@
+/* Internal state of uas_client, shared by its modules: the connection and
+ * state machine (client.c), the pending-request table and response
+ * dispatch (client_requests.c), the session services (client_session.c)
+ * and the blocking helpers (client_sync.c). */
+#ifndef UAS_CLIENT_INTERNAL_H
+#define UAS_CLIENT_INTERNAL_H
+
+#include <ev.h>
+
+#include <ua/client.h>
+
+enum {
+    UAS_CLIENT_NONE = -1,          /* end of an index list */
+    UAS_CLIENT_MAX_INFLIGHT = 65536,
+    UAS_CLIENT_FIRST_SLOTS = 16,   /* slots allocated up front; doubled on demand */
+    UAS_CLIENT_ARENA_FIRST = 8192, /* inline first block of the response arena */
+    UAS_CLIENT_POLICY_ID = 128,    /* longest anonymous policy id kept */
+};
+
+/* One request in flight. Slots are linked by index (never by pointer: the
+ * array may grow under a callback) into the deadline list while in flight
+ * and into the free list otherwise. */
+typedef struct uas_pending {
+    uint32_t id;  /* request id on the wire; 0 while the slot is free */
+    uint32_t gen; /* bumped per use, so a late answer never hits a reused slot */
+    int32_t prev, next;
+    int64_t deadline_ms;
+    const uas_type *req_type;
+    uas_client_response_fn cb;
+    void *ud;
+} uas_pending;
+
+struct uas_client {
+    uas_loop *loop;
+    uas_client_config cfg; /* endpoint_url and session_name point at owned copies */
+    uas_client_state_fn on_state;
+    void *ud;
+    uas_client_state state;
+    uas_status reason;
+    uas_conn *conn; /* NULL when not connected */
+    bool closing;   /* uas_client_disconnect was called */
+    bool deleted;   /* uas_client_delete was called: free once busy is 0 */
+    int busy;       /* callback frames that still use the client */
+
+    /* Session. */
+    uas_nodeid auth_token; /* heap-owned; null without a session */
+    uas_nodeid session_id; /* heap-owned */
+    char policy_id[UAS_CLIENT_POLICY_ID];
+    /* A take-over in progress (uas_client_activate_session). */
+    bool takeover;
+    uas_nodeid takeover_token;
+    uas_client_response_fn takeover_cb;
+    void *takeover_ud;
+
+    /* Requests in flight: ids are (gen << shift) | slot, so the slot of an
+     * answer is found by a mask and checked by comparing the whole id. */
+    uas_pending *slots;
+    uint32_t nslots; /* allocated, <= 1 << shift */
+    uint32_t shift;
+    int32_t free_head;
+    int32_t head, tail; /* in flight, by deadline (one timeout for all: FIFO) */
+    uint32_t inflight;
+    uint32_t next_handle;
+    int64_t connect_deadline_ms; /* while CONNECTING, else INT64_MAX */
+    ev_timer timer;
+
+    /* Responses are decoded here; reset before each one. */
+    uas_arena arena;
+    uint8_t arena_first[UAS_CLIENT_ARENA_FIRST];
+};
+
+/* client.c */
+void uas__client_set_state(uas_client *c, uas_client_state s, uas_status reason);
+/* Closes the connection because of st (session set-up failed). */
+void uas__client_fail(uas_client *c, uas_status st);
+void uas__client_release(uas_client *c);
+bool uas__nodeid_is_null(const uas_nodeid *id);
+
+/* client_requests.c */
+uas_status uas__requests_init(uas_client *c);
+void uas__requests_free(uas_client *c);
+/* Sends req; the session token goes in unless the caller set one. *id (if
+ * given) receives the request id. See uas_client_request for the contract. */
+uas_status uas__client_send(uas_client *c, void *req, const uas_type *req_type,
+                            uas_client_response_fn cb, void *ud, uint32_t *id);
+/* uas_client_request, also giving the request id. */
+uas_status uas__client_request_id(uas_client *c, void *req, const uas_type *req_type,
+                                  uas_client_response_fn cb, void *ud, uint32_t *id);
+/* Forgets a request: its callback will not run. */
+void uas__client_cancel(uas_client *c, uint32_t id);
+/* Answers every request in flight with status. */
+void uas__client_fail_all(uas_client *c, uas_status status);
+/* Re-arms the timer for the earliest deadline. */
+void uas__client_arm_timer(uas_client *c);
+void uas__client_on_message(uas_conn *conn, uint32_t request_id, const uint8_t *body, size_t len);
+void uas__client_on_message_error(uas_conn *conn, uint32_t request_id, uas_status status);
+
+/* client_session.c */
+void uas__session_start(uas_client *c);
+void uas__session_close(uas_client *c);
+void uas__session_forget(uas_client *c);
+
+#endif

@@ -1,0 +1,182 @@
+// Session services seen from node-opcua: CreateSession/ActivateSession,
+// revised timeouts, several sessions on one connection, closing,
+// reconnecting, moving a session to a new connection, session expiry.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import * as opcua from "node-opcua";
+import { startServer, newClient, rawRequest, faultStatus, configFile } from "./lib/server.mjs";
+
+const { AttributeIds, DataType, StatusCodes, TimestampsToReturn } = opcua;
+
+// Short limits so that revision and expiry are quick to observe.
+const MIN_TIMEOUT = 1000;
+const MAX_TIMEOUT = 600000;
+const server = await startServer([
+    "--config",
+    configFile(
+        `[session]\nmin_session_timeout_ms = ${MIN_TIMEOUT}\nmax_session_timeout_ms = ${MAX_TIMEOUT}\n`
+    ),
+]);
+
+const readCurrentTime = (session) =>
+    session.read({ nodeId: "i=2258", attributeId: AttributeIds.Value });
+
+function readRequest(nodeId = "i=2258") {
+    return new opcua.ReadRequest({
+        nodesToRead: [{ nodeId, attributeId: AttributeIds.Value }],
+        timestampsToReturn: TimestampsToReturn.Neither,
+    });
+}
+
+test("connect, create and activate a session, read, close, disconnect", async () => {
+    const client = newClient({ requestedSessionTimeout: 60000 });
+    await client.connect(server.url);
+    const session = await client.createSession();
+    assert.ok(session.sessionId && !session.sessionId.isEmpty(), "a sessionId");
+    assert.equal(session.timeout, 60000, "a timeout inside the limits is granted as asked");
+    const dv = await readCurrentTime(session);
+    assert.equal(dv.statusCode, StatusCodes.Good);
+    assert.ok(dv.value.value instanceof Date);
+    await session.close();
+    await client.disconnect();
+});
+
+test("the session timeout is revised into the server's limits", async () => {
+    for (const [asked, granted] of [
+        [1e9, MAX_TIMEOUT],
+        [10, MIN_TIMEOUT],
+        [5000, 5000],
+    ]) {
+        const client = newClient({ requestedSessionTimeout: asked });
+        await client.connect(server.url);
+        const session = await client.createSession();
+        assert.equal(session.timeout, granted, `asked ${asked} ms`);
+        await session.close();
+        await client.disconnect();
+    }
+});
+
+test("two sessions on one connection work independently", async () => {
+    const client = newClient();
+    await client.connect(server.url);
+    const a = await client.createSession();
+    const b = await client.createSession();
+    assert.notEqual(a.sessionId.toString(), b.sessionId.toString());
+    assert.notEqual(a.authenticationToken.toString(), b.authenticationToken.toString());
+    const nodeId = "ns=1;i=1042";
+    const w = await a.write({
+        nodeId,
+        attributeId: AttributeIds.Value,
+        value: { value: { dataType: DataType.Int32, value: -777 } },
+    });
+    assert.equal(w, StatusCodes.Good);
+    const seen = await b.read({ nodeId, attributeId: AttributeIds.Value });
+    assert.equal(seen.value.value, -777, "a write through one session is seen by the other");
+    await a.close();
+    const still = await readCurrentTime(b);
+    assert.equal(still.statusCode, StatusCodes.Good, "closing one session leaves the other");
+    await b.close();
+    await client.disconnect();
+});
+
+test("a closed session's token is refused", async () => {
+    const client = newClient();
+    await client.connect(server.url);
+    const a = await client.createSession();
+    const b = await client.createSession();
+    const closedToken = a.authenticationToken;
+    await a.close();
+    const own = b.authenticationToken;
+    b.authenticationToken = closedToken;
+    try {
+        await assert.rejects(rawRequest(b, readRequest()), (err) => {
+            const st = faultStatus(err);
+            assert.ok(
+                st === StatusCodes.BadSessionIdInvalid || st === StatusCodes.BadSessionClosed,
+                `expected BadSessionIdInvalid or BadSessionClosed, got ${st}`
+            );
+            return true;
+        });
+    } finally {
+        b.authenticationToken = own;
+    }
+    assert.equal((await readCurrentTime(b)).statusCode, StatusCodes.Good);
+    await b.close();
+    await client.disconnect();
+});
+
+test("reconnect after closing: new connections and sessions keep working", async () => {
+    for (let i = 0; i < 3; i++) {
+        const client = newClient();
+        await client.connect(server.url);
+        const session = await client.createSession();
+        assert.equal((await readCurrentTime(session)).statusCode, StatusCodes.Good);
+        await session.close();
+        await client.disconnect();
+    }
+});
+
+test("a session moves to a new connection with ActivateSession", async () => {
+    const first = newClient();
+    await first.connect(server.url);
+    const session = await first.createSession();
+    const id = session.sessionId.toString();
+    const second = newClient();
+    await second.connect(server.url);
+    try {
+        await second.reactivateSession(session);
+        assert.equal(session.sessionId.toString(), id, "the same session");
+        assert.equal((await readCurrentTime(session)).statusCode, StatusCodes.Good);
+        // The session now belongs to the second channel: the first cannot use it.
+        const other = await first.createSession();
+        const own = other.authenticationToken;
+        other.authenticationToken = session.authenticationToken;
+        try {
+            await assert.rejects(rawRequest(other, readRequest()), (err) => {
+                const st = faultStatus(err);
+                assert.ok(
+                    [
+                        StatusCodes.BadSecureChannelIdInvalid,
+                        StatusCodes.BadSessionIdInvalid,
+                        StatusCodes.BadSessionNotActivated,
+                    ].includes(st),
+                    `got ${st}`
+                );
+                return true;
+            });
+        } finally {
+            other.authenticationToken = own;
+        }
+        await other.close();
+        await first.disconnect();
+        assert.equal(
+            (await readCurrentTime(session)).statusCode,
+            StatusCodes.Good,
+            "closing the first connection leaves the moved session"
+        );
+        await session.close();
+    } finally {
+        await first.disconnect();
+        await second.disconnect();
+    }
+});
+
+test("a session without traffic expires after its revised timeout", async () => {
+    const client = newClient({ requestedSessionTimeout: MIN_TIMEOUT, keepSessionAlive: false });
+    await client.connect(server.url);
+    const session = await client.createSession();
+    assert.equal(session.timeout, MIN_TIMEOUT);
+    // A request inside the timeout keeps it alive.
+    await new Promise((r) => setTimeout(r, MIN_TIMEOUT / 2));
+    await rawRequest(session, readRequest());
+    await new Promise((r) => setTimeout(r, MIN_TIMEOUT / 2));
+    const alive = await rawRequest(session, readRequest());
+    assert.equal(alive.results[0].statusCode, StatusCodes.Good, "still alive after 1 s of activity");
+    // Then silence for more than the timeout (the server checks every second).
+    await new Promise((r) => setTimeout(r, MIN_TIMEOUT + 2000));
+    await assert.rejects(rawRequest(session, readRequest()), (err) => {
+        assert.equal(faultStatus(err), StatusCodes.BadSessionIdInvalid);
+        return true;
+    });
+    await client.disconnect();
+});
