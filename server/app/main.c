@@ -1,10 +1,14 @@
 /* uaserver: the OPC UA server program. Runs on an embedded default
  * configuration; a config file and flags override it (flags win). */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <unistd.h>
+
+#include <ua/loadgen.h>
 
 #include "app.h"
 #include "config.h"
@@ -66,6 +70,16 @@ static int parse_sizes(const char *v, uint32_t *sizes, size_t *n)
 
 int main(int argc, char **argv)
 {
+    if (argc > 1 && !strcmp(argv[1], "--self-load")) {
+        char exe[4096];
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+        if (n <= 0) {
+            fprintf(stderr, "uaserver: cannot find its own executable\n");
+            return 2;
+        }
+        exe[n] = 0;
+        return uas_selfload_main(argc - 1, argv + 1, exe);
+    }
     uas_server_config cfg;
     uas_server_config_default(&cfg);
     uas_config_file *file = NULL;

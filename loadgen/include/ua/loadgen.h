@@ -72,6 +72,11 @@ typedef struct uas_result {
 /* Markdown result block; every field labelled. */
 void uas_result_print(FILE *f, const uas_result *r, const uas_run_record *rec);
 
+/* `uaserver --self-load ...`: argv[0] is "--self-load"; exe is the uaserver
+ * binary started as the measured child. Exit status: 0, 1 (run failed),
+ * 2 (usage). */
+int uas_selfload_main(int argc, char **argv, const char *exe);
+
 #ifdef __cplusplus
 }
 #endif

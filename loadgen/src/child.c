@@ -1,0 +1,163 @@
+/* The measured server as a child process: started from the uaserver binary
+ * itself in contract mode on an ephemeral loopback port, its CPU time, run
+ * queue delay and memory read from /proc, so nothing the load generator
+ * does is counted against the server. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "loadgen_internal.h"
+
+int lg_child_start(lg_child *c, const char *exe, unsigned threads, const char *extra)
+{
+    memset(c, 0, sizeof(*c));
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0)
+        return -1;
+    char threads_s[16];
+    snprintf(threads_s, sizeof(threads_s), "%u", threads);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        dup2(fds[1], STDOUT_FILENO);
+        char *argv[16];
+        int n = 0;
+        argv[n++] = (char *)exe;
+        argv[n++] = "--contract";
+        argv[n++] = "--port";
+        argv[n++] = "0";
+        argv[n++] = "--bind";
+        argv[n++] = "127.0.0.1";
+        argv[n++] = "--threads";
+        argv[n++] = threads_s;
+        argv[n++] = "--log-level";
+        argv[n++] = "warn";
+        if (extra && *extra) {
+            argv[n++] = "--array-sizes";
+            argv[n++] = (char *)extra;
+        }
+        argv[n] = NULL;
+        execv(exe, argv);
+        _exit(127);
+    }
+    close(fds[1]);
+    c->pid = pid;
+    c->out_fd = fds[0];
+    /* Wait for "uaserver listening on opc.tcp://127.0.0.1:PORT". */
+    char buf[512];
+    size_t len = 0;
+    int64_t deadline = uas_monotonic_ms() + 15000;
+    while (uas_monotonic_ms() < deadline && len < sizeof(buf) - 1) {
+        struct pollfd p = {c->out_fd, POLLIN, 0};
+        if (poll(&p, 1, 200) <= 0)
+            continue;
+        ssize_t r = read(c->out_fd, buf + len, sizeof(buf) - 1 - len);
+        if (r <= 0)
+            break;
+        len += (size_t)r;
+        buf[len] = 0;
+        char *m = strstr(buf, "listening on ");
+        char *nl = m ? strchr(m, '\n') : NULL;
+        if (m && nl) {
+            *nl = 0;
+            snprintf(c->url, sizeof(c->url), "%s", m + strlen("listening on "));
+            return 0;
+        }
+    }
+    lg_child_stop(c);
+    return -1;
+}
+
+void lg_child_stop(lg_child *c)
+{
+    if (c->pid <= 0)
+        return;
+    kill(c->pid, SIGTERM);
+    int64_t deadline = uas_monotonic_ms() + 5000;
+    int status;
+    while (waitpid(c->pid, &status, WNOHANG) == 0) {
+        if (uas_monotonic_ms() > deadline) {
+            kill(c->pid, SIGKILL);
+            waitpid(c->pid, &status, 0);
+            break;
+        }
+        struct timespec ts = {0, 10000000};
+        nanosleep(&ts, NULL);
+    }
+    close(c->out_fd);
+    c->pid = 0;
+}
+
+int lg_child_sample(const lg_child *c, lg_proc_sample *s)
+{
+    memset(s, 0, sizeof(*s));
+    s->wall_ns = lg_now_ns();
+    char path[64], buf[1024];
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)c->pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    /* Fields after the command name, which may contain spaces. */
+    char *p = strrchr(buf, ')');
+    if (!p)
+        return -1;
+    unsigned long long utime = 0, stime = 0;
+    if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime, &stime) != 2)
+        return -1;
+    long hz = sysconf(_SC_CLK_TCK);
+    s->cpu_ns = (utime + stime) * (1000000000ull / (unsigned long long)hz);
+    /* Run-queue delay, summed over the server's threads: time they were
+     * runnable but had no CPU. A large share means the measurement was
+     * disturbed (the load generator or other work took the cores). */
+    snprintf(path, sizeof(path), "/proc/%d/task", (int)c->pid);
+    DIR *dir = opendir(path);
+    struct dirent *de;
+    while (dir && (de = readdir(dir))) {
+        if (de->d_name[0] == '.')
+            continue;
+        char tpath[320];
+        snprintf(tpath, sizeof(tpath), "/proc/%d/task/%s/schedstat", (int)c->pid, de->d_name);
+        FILE *tf = fopen(tpath, "r");
+        if (!tf)
+            continue;
+        unsigned long long run, wait;
+        if (fscanf(tf, "%llu %llu", &run, &wait) == 2)
+            s->runq_ns += wait;
+        fclose(tf);
+    }
+    if (dir)
+        closedir(dir);
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)c->pid);
+    f = fopen(path, "r");
+    if (f) {
+        char line[256];
+        while (fgets(line, sizeof(line), f))
+            if (!strncmp(line, "VmRSS:", 6))
+                s->rss_kb = strtoull(line + 6, NULL, 10);
+        fclose(f);
+    }
+    return 0;
+}
+
+uint64_t lg_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
