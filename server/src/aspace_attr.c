@@ -276,9 +276,7 @@ uas_status as_read_value(uas_aspace *as, const as_nv *nv, const as_range *range,
         pthread_mutex_unlock(&d->value_lock);
         AS_TRY(st);
     }
-    if (stored) {
-        /* copied above */
-    } else if (nv->s) {
+    if (!stored && nv->s) {
         size_t len;
         const uint8_t *p = uas_ns0_value(nv->s, &len);
         uas_variant whole;
@@ -288,7 +286,7 @@ uas_status as_read_value(uas_aspace *as, const as_nv *nv, const as_range *range,
         AS_TRY(as_range_read(&whole, range, &dv->value, arena, false));
         dv->source_timestamp = as->start_time;
         dv->server_timestamp = as->start_time;
-    } else {
+    } else if (!stored) {
         /* A dynamic variable added without a value: null, Good. */
         if (range->dims)
             return UAS_BAD_INDEX_RANGE_NO_DATA;
@@ -379,21 +377,34 @@ uas_status as_check_value(const uas_nodeid *data_type, int32_t value_rank, const
     return UAS_GOOD;
 }
 
-uas_status as_store_value(uas_aspace *as, as_node *d, const uas_variant *v, uas_status status,
-                          uas_datetime source_ts, uas_datetime now)
+void as_swap_value(uas_aspace *as, as_node *d, uas_variant *v, uas_status status,
+                   uas_datetime source_ts, uas_datetime now)
 {
-    uas_variant copy, old;
-    AS_TRY(uas_copy(v, &copy, UAS_TYPE(VARIANT)));
     pthread_mutex_lock(&d->value_lock);
-    old = d->value;
-    d->value = copy;
+    uas_variant old = d->value;
+    d->value = *v;
     d->has_value = true;
     d->status = status;
     d->source_ts = source_ts ? source_ts : now;
     d->server_ts = now;
     pthread_mutex_unlock(&d->value_lock);
     uas_clear(&old, UAS_TYPE(VARIANT));
-    if (as->on_change)
-        as->on_change(as->on_change_ud, &d->id);
+    memset(v, 0, sizeof(*v));
+    if (as->on_change) {
+        /* Without the structure lock: the hook may read (and take it). */
+        uas_aspace_change_fn fn = as->on_change;
+        void *ud = as->on_change_ud;
+        as_unlock(as);
+        fn(ud, &d->id);
+        as_rdlock(as);
+    }
+}
+
+uas_status as_store_value(uas_aspace *as, as_node *d, const uas_variant *v, uas_status status,
+                          uas_datetime source_ts, uas_datetime now)
+{
+    uas_variant copy;
+    AS_TRY(uas_copy(v, &copy, UAS_TYPE(VARIANT)));
+    as_swap_value(as, d, &copy, status, source_ts, now);
     return UAS_GOOD;
 }

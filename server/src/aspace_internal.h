@@ -248,8 +248,12 @@ bool as_class_has_attr(uint8_t node_class, uint32_t attr);
 /* Can a value be stored in a variable of this DataType and ValueRank:
  * Good or BadTypeMismatch. */
 uas_status as_check_value(const uas_nodeid *data_type, int32_t value_rank, const uas_variant *v);
-/* Store a value (deep copy) under the node lock, then notify monitored
- * items. dv's timestamps are used when set, otherwise now. */
+/* Replace the stored value by *v (heap-owned; taken over, *v is zeroed)
+ * under the node lock, then call the change hook with the structure lock
+ * dropped. Caller holds the read lock. source_ts 0: now. */
+void as_swap_value(uas_aspace *as, as_node *d, uas_variant *v, uas_status status,
+                   uas_datetime source_ts, uas_datetime now);
+/* The same with a deep copy of v. Good or BadOutOfMemory. */
 uas_status as_store_value(uas_aspace *as, as_node *d, const uas_variant *v, uas_status status,
                           uas_datetime source_ts, uas_datetime now);
 

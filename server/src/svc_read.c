@@ -65,8 +65,10 @@ static uas_status read_item(uas_aspace *as, const uas_read_value_id *rv,
         AS_TRY(check_encoding(&nv, attr, &rv->data_encoding));
 
     if (attr == AS_ATTR_VALUE) {
-        if (nc == UAS_NODE_CLASS_VARIABLE &&
-            !(as_nv_access_level(&nv) & UAS_ACCESS_LEVEL_TYPE_CURRENT_READ))
+        uint8_t access = as_nv_access_level(&nv);
+        if (!nv.s)
+            access &= nv.d->user_access_level;
+        if (nc == UAS_NODE_CLASS_VARIABLE && !(access & UAS_ACCESS_LEVEL_TYPE_CURRENT_READ))
             return UAS_BAD_NOT_READABLE;
         AS_TRY(as_read_value(as, &nv, &range, out, arena));
         if (encoding && !is_structure(&out->value))

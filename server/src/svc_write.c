@@ -15,24 +15,6 @@
 
 #include "aspace_internal.h"
 
-/* A heap value takes the place of the stored one. */
-static void swap_in(uas_aspace *as, as_node *d, uas_variant *v, uas_status status,
-                    uas_datetime source_ts, uas_datetime now)
-{
-    pthread_mutex_lock(&d->value_lock);
-    uas_variant old = d->value;
-    d->value = *v;
-    d->has_value = true;
-    d->status = status;
-    d->source_ts = source_ts ? source_ts : now;
-    d->server_ts = now;
-    pthread_mutex_unlock(&d->value_lock);
-    uas_clear(&old, UAS_TYPE(VARIANT));
-    memset(v, 0, sizeof(*v));
-    if (as->on_change)
-        as->on_change(as->on_change_ud, &d->id);
-}
-
 /* Caller holds the read lock. */
 static uas_status write_one(uas_aspace *as, const uas_write_value *wv, uas_datetime now,
                             uas_arena *arena)
@@ -93,7 +75,7 @@ static uas_status write_one(uas_aspace *as, const uas_write_value *wv, uas_datet
         }
     }
     if (range.dims) {
-        swap_in(as, d, &merged, status, src, now);
+        as_swap_value(as, d, &merged, status, src, now);
         return UAS_GOOD;
     }
     return as_store_value(as, d, v, status, src, now);

@@ -88,11 +88,14 @@ uint16_t uas_server_add_namespace(uas_server *s, const char *uri);
 
 /* A data source: called on every Read (and sampling) of the variable. Fill
  * out->value (may reference memory from arena, which lives until the
- * response is sent) and timestamps; return a Bad status to fail the read. */
+ * response is sent) and timestamps (no source timestamp: the time of the
+ * read); return a Bad status to fail the read. Callbacks run without any
+ * address space lock held: they may read, write and even add nodes. */
 typedef uas_status (*uas_read_fn)(void *ud, const uas_nodeid *node, uas_datavalue *out,
                                   uas_arena *arena);
-/* Called on a client Write before the value is stored; a Bad status
- * rejects the write with that status. */
+/* Called on a client Write (after the DataType/ValueRank check) with the
+ * complete new value (for an index range: the merged array) before it is
+ * stored; a Bad status rejects the write with that status. */
 typedef uas_status (*uas_write_fn)(void *ud, const uas_nodeid *node, const uas_datavalue *in);
 /* A method: inputs already checked against InputArguments; outputs
  * allocated from arena. */
@@ -100,10 +103,24 @@ typedef uas_status (*uas_method_fn)(void *ud, const uas_nodeid *object, const ua
                                     size_t in_count, const uas_variant *in, size_t *out_count,
                                     uas_variant **out, uas_arena *arena);
 
-/* Adds nodes under parent with the reference type (HasComponent,
- * Organizes, ...). Attribute structures are the generated AddNodes types;
- * their memory is copied. BadNodeIdExists, BadParentNodeIdInvalid,
- * BadReferenceTypeIdInvalid, BadTypeDefinitionInvalid, BadOutOfMemory. */
+/* Adds nodes under parent with the reference type (a concrete
+ * hierarchical one: HasComponent, Organizes, ...), both directions, plus
+ * HasTypeDefinition (NULL or null type_definition: BaseObjectType i=58 for
+ * objects, BaseDataVariableType i=63 for variables). Attribute structures
+ * are the generated AddNodes types (attr may be NULL); their memory is
+ * copied. A field is used when its bit is set in specified_attributes; with
+ * specified_attributes 0 every non-zero field is used. Defaults:
+ * DisplayName = BrowseName text, AccessLevel CurrentRead, DataType and
+ * ValueRank from the value (none: BaseDataType, Any), Executable true.
+ * BadNodeIdInvalid (null id, or a namespace not added), BadNodeIdExists,
+ * BadParentNodeIdInvalid, BadReferenceTypeIdInvalid, BadBrowseNameInvalid
+ * (empty), BadTypeDefinitionInvalid (not a concrete type of the node's
+ * kind), BadTypeMismatch (variables: DataType is not a DataType, or the
+ * value does not match DataType and ValueRank), BadInvalidArgument
+ * (methods: an argument of an unknown DataType), BadOutOfMemory.
+ * add_method adds InputArguments/OutputArguments properties when the
+ * counts are non-zero; their ids are numeric in the method's namespace,
+ * counting up from 0xF0000000 (skipping ids in use). */
 uas_status uas_server_add_object(uas_server *s, const uas_nodeid *id, const uas_nodeid *parent,
                                  const uas_nodeid *reference_type,
                                  const uas_qualifiedname *browse_name,
@@ -120,13 +137,20 @@ uas_status uas_server_add_method(uas_server *s, const uas_nodeid *id, const uas_
                                  const uas_method_attributes *attr, size_t in_count,
                                  const uas_argument *in, size_t out_count, const uas_argument *out,
                                  uas_method_fn fn, void *ud);
+/* A reference, in both directions when the target is in this server:
+ * BadSourceNodeIdInvalid, BadReferenceTypeIdInvalid (not a concrete
+ * ReferenceType), BadTargetNodeIdInvalid, BadDuplicateReferenceNotAllowed,
+ * BadOutOfMemory. */
 uas_status uas_server_add_reference(uas_server *s, const uas_nodeid *source,
                                     const uas_nodeid *reference_type,
                                     const uas_expandednodeid *target, bool forward);
-/* Attach callbacks to a variable (also to namespace 0 variables). */
+/* Attach callbacks to a variable (also to namespace 0 variables); NULL
+ * detaches. With a read callback and no write callback the variable is not
+ * writable by clients. BadNodeIdUnknown, BadNodeClassInvalid. */
 uas_status uas_server_set_data_source(uas_server *s, const uas_nodeid *id, uas_read_fn read,
                                       uas_write_fn write, void *ud);
-/* Local value update (thread-safe); the value is copied. */
+/* Local value update (thread-safe, no AccessLevel check); the value is
+ * copied. BadNodeIdUnknown, BadNodeClassInvalid, BadTypeMismatch. */
 uas_status uas_server_write_value(uas_server *s, const uas_nodeid *id, const uas_variant *value);
 /* Current value, deep-copied to the heap (uas_clear it). */
 uas_status uas_server_read_value(uas_server *s, const uas_nodeid *id, uas_variant *out);

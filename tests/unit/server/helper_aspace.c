@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "helper_aspace.h"
+#include "ns0.h"
 
 static uint8_t first_block[1 << 16];
 
@@ -46,6 +47,17 @@ void fx_reset(fx *f)
 {
     uas_arena_reset(&f->arena);
     f->ctx.now = uas_datetime_now();
+}
+
+bool full_ns0(void)
+{
+    return strcmp(uas_ns0_set, "full") == 0;
+}
+
+void need_full_ns0(void)
+{
+    if (!full_ns0())
+        cr_skip_test("needs the full namespace 0 (this build has the reduced set)");
 }
 
 uas_nodeid N0(uint32_t id)

@@ -27,6 +27,11 @@ uas_nodeid S1(const char *id);
 uas_qualifiedname QN(uint16_t ns, const char *name);
 uas_expandednodeid X(uas_nodeid id);
 
+/* Namespace 0 is the full NodeSet (not the reduced build option). Tests
+ * of nodes only the full set has call need_full_ns0(), which skips them. */
+bool full_ns0(void);
+void need_full_ns0(void);
+
 /* One Read of one attribute. */
 uas_datavalue read_attr(fx *f, uas_nodeid id, uint32_t attr, const char *range);
 /* One Write of the Value attribute; returns the operation status. */

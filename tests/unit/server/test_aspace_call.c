@@ -185,6 +185,7 @@ Test(call, object_and_method_checks)
 
 Test(call, namespace0_method_arguments)
 {
+    need_full_ns0();
     /* Server.GetMonitoredItems takes one UInt32. */
     cr_assert_eq(
         call(N0(UAS_NS0ID_SERVER), N0(UAS_NS0ID_SERVER_GETMONITOREDITEMS), NULL, 0)->status_code,
@@ -205,6 +206,19 @@ Test(call, namespace0_method_arguments)
     uas_nodeid obj = N0(UAS_NS0ID_SERVER), unknown = N1(31337);
     cr_assert_eq(uas_aspace_set_method(f.s->as, &obj, noop_fn, NULL), UAS_BAD_NODE_CLASS_INVALID);
     cr_assert_eq(uas_aspace_set_method(f.s->as, &unknown, noop_fn, NULL), UAS_BAD_NODE_ID_UNKNOWN);
+}
+
+Test(call, method_declared_on_the_type)
+{
+    need_full_ns0();
+    /* ServerType declares GetMonitoredItems: callable on its instance
+     * Server (argument checks are reached), not on the Objects folder. */
+    uas_nodeid m = N0(UAS_NS0ID_SERVERTYPE_GETMONITOREDITEMS);
+    cr_assert_eq(call(N0(UAS_NS0ID_SERVER), m, NULL, 0)->status_code, UAS_BAD_ARGUMENTS_MISSING);
+    cr_assert_eq(call(N0(UAS_NS0ID_SERVERTYPE), m, NULL, 0)->status_code,
+                 UAS_BAD_ARGUMENTS_MISSING);
+    cr_assert_eq(call(N0(UAS_NS0ID_OBJECTSFOLDER), m, NULL, 0)->status_code,
+                 UAS_BAD_METHOD_INVALID);
 }
 
 Test(call, service_level_errors)

@@ -154,6 +154,7 @@ Test(write, not_writable)
 
 Test(write, writable_namespace0_variable)
 {
+    need_full_ns0();
     /* ServerDiagnosticsType's EnabledFlag is writable in the NodeSet. */
     bool b = true;
     uas_variant v;
@@ -307,6 +308,7 @@ Test(write, local_write_and_read_value)
     cr_assert_eq(out.array_length, 9);
     uas_clear(&out, UAS_TYPE(VARIANT));
     /* A local write to a namespace 0 variable overrides its static value. */
+    need_full_ns0();
     bool b = true;
     uas_variant bv;
     uas_variant_set_scalar(&bv, &b, UAS_TYPE(BOOLEAN));
