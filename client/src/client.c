@@ -92,8 +92,7 @@ void uas__client_set_state(uas_client *c, uas_client_state s, uas_status reason)
 
 void uas__client_fail(uas_client *c, uas_status st)
 {
-    uas_log(UAS_LOG_DEBUG, "client", "%s: closing: %s", c->cfg.endpoint_url,
-            uas_status_name(st));
+    uas_log(UAS_LOG_DEBUG, "client", "%s: closing: %s", c->cfg.endpoint_url, uas_status_name(st));
     if (c->conn)
         uas_conn_close(c->conn, st);
 }
@@ -161,8 +160,8 @@ uas_client *uas_client_new(uas_loop *loop, const uas_client_config *cfg,
     c->connect_deadline_ms = INT64_MAX;
     /* The arena cap follows the message size: decoded values take a few
      * times the bytes of their encoding. */
-    size_t max_msg = c->cfg.conn.channel.max_message_size ? c->cfg.conn.channel.max_message_size
-                                                          : (16u << 20);
+    size_t max_msg =
+        c->cfg.conn.channel.max_message_size ? c->cfg.conn.channel.max_message_size : (16u << 20);
     uas_arena_init(&c->arena, c->arena_first, sizeof(c->arena_first), max_msg * 16);
     if (!c->cfg.endpoint_url || !c->cfg.session_name || uas__requests_init(c) != UAS_GOOD) {
         client_free(c);
@@ -178,12 +177,16 @@ void uas_client_delete(uas_client *c)
     c->deleted = true;
     c->busy++;
     uas__client_fail_all(c, UAS_BAD_CONNECTION_CLOSED);
+    /* CLO goes out if the socket takes it at once (on_close then runs,
+     * with no state callback since the client is deleted); a connection
+     * that cannot flush now is dropped, so nothing outlives the client. */
+    if (c->conn)
+        uas_conn_close(c->conn, UAS_GOOD);
     if (c->conn) {
         uas_conn *conn = c->conn;
         c->conn = NULL;
-        /* Detached: the connection flushes its CLO and frees itself. */
         uas_conn_set_ud(conn, NULL);
-        uas_conn_close(conn, UAS_GOOD);
+        uas_conn_abort(conn, UAS_GOOD);
     }
     uas__client_release(c);
 }

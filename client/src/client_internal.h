@@ -10,10 +10,10 @@
 #include <ua/client.h>
 
 enum {
-    UAS_CLIENT_NONE = -1,          /* end of an index list */
+    UAS_CLIENT_NONE = -1, /* end of an index list */
     UAS_CLIENT_MAX_INFLIGHT = 65536,
     UAS_CLIENT_FIRST_SLOTS = 16,   /* slots allocated up front; doubled on demand */
-    UAS_CLIENT_ARENA_FIRST = 8192, /* inline first block of the response arena */
+    UAS_CLIENT_ARENA_FIRST = 2048, /* inline first block of the response arena */
     UAS_CLIENT_POLICY_ID = 128,    /* longest anonymous policy id kept */
 };
 

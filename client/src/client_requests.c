@@ -52,8 +52,8 @@ static bool grow(uas_client *c)
     if (c->nslots >= max)
         return false;
     uint32_t n = c->nslots * 2 < max ? c->nslots * 2 : max;
-    uas_pending *s = uas_realloc(c->slots, c->nslots * sizeof(uas_pending),
-                                 n * sizeof(uas_pending));
+    uas_pending *s =
+        uas_realloc(c->slots, c->nslots * sizeof(uas_pending), n * sizeof(uas_pending));
     if (!s)
         return false;
     memset(s + c->nslots, 0, (n - c->nslots) * sizeof(uas_pending));
@@ -315,9 +315,9 @@ void uas__client_on_message(uas_conn *conn, uint32_t request_id, const uint8_t *
     take(c, i, &p);
     uas_arena_reset(&c->arena);
     uas_decoder d;
-    uas_decoder_init(&d, body, len, &c->arena, c->cfg.conn.channel.decode_limits
-                                                   ? c->cfg.conn.channel.decode_limits
-                                                   : &uas_limits_default);
+    uas_decoder_init(&d, body, len, &c->arena,
+                     c->cfg.conn.channel.decode_limits ? c->cfg.conn.channel.decode_limits
+                                                       : &uas_limits_default);
     /* Strings stay in the receive buffer: the callback runs right now. */
     d.zero_copy = true;
     uas_nodeid type_id;
@@ -337,8 +337,8 @@ void uas__client_on_message(uas_conn *conn, uint32_t request_id, const uint8_t *
             st = st == UAS_BAD_ENCODING_LIMITS_EXCEEDED ? st : UAS_BAD_DECODING_ERROR;
     }
     if (st != UAS_GOOD) {
-        uas_log(UAS_LOG_WARN, "client", "%s: undecodable answer to a %s: %s",
-                c->cfg.endpoint_url, p.req_type->name, uas_status_name(st));
+        uas_log(UAS_LOG_WARN, "client", "%s: undecodable answer to a %s: %s", c->cfg.endpoint_url,
+                p.req_type->name, uas_status_name(st));
         answer(c, &p, st, NULL, NULL);
         return;
     }

@@ -39,8 +39,7 @@ static void pick_policy(uas_client *c, const uas_create_session_response *r)
     }
 }
 
-static uas_status send_activate(uas_client *c, const uas_nodeid *token,
-                                uas_client_response_fn cb)
+static uas_status send_activate(uas_client *c, const uas_nodeid *token, uas_client_response_fn cb)
 {
     uas_anonymous_identity_token anon;
     anon.policy_id = uas_string_from(c->policy_id[0] ? c->policy_id : "anonymous");
@@ -70,8 +69,7 @@ static void on_activated(uas_client *c, void *ud, uas_status st, const void *res
     uas__client_set_state(c, UAS_CLIENT_SESSION_ACTIVE, UAS_GOOD);
 }
 
-static void on_created(uas_client *c, void *ud, uas_status st, const void *resp,
-                       const uas_type *t)
+static void on_created(uas_client *c, void *ud, uas_status st, const void *resp, const uas_type *t)
 {
     (void)ud;
     if (c->state != UAS_CLIENT_SESSION_CREATING)
@@ -145,8 +143,8 @@ void uas__session_close(uas_client *c)
     uas_close_session_request req;
     memset(&req, 0, sizeof(req));
     req.delete_subscriptions = true;
-    if (uas__client_send(c, &req, UAS_TYPE(CLOSE_SESSION_REQUEST), on_session_closed, NULL,
-                         NULL) != UAS_GOOD &&
+    if (uas__client_send(c, &req, UAS_TYPE(CLOSE_SESSION_REQUEST), on_session_closed, NULL, NULL) !=
+            UAS_GOOD &&
         c->conn)
         uas_conn_close(c->conn, UAS_GOOD);
 }

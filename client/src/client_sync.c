@@ -76,8 +76,7 @@ static void on_sync_answer(uas_client *c, void *ud, uas_status st, const void *r
 }
 
 uas_status uas_client_call_sync(uas_client *c, void *req, const uas_type *req_type, void *resp,
-                                const uas_type *resp_type, uas_arena *arena,
-                                uint32_t timeout_ms)
+                                const uas_type *resp_type, uas_arena *arena, uint32_t timeout_ms)
 {
     if (!resp || !resp_type || !arena)
         return UAS_BAD_INVALID_ARGUMENT;

@@ -282,8 +282,11 @@ static void on_readable(struct ev_loop *ev, ev_io *w, int revents)
             arm_timer(c);
     } else {
         uas_buf_put(c->loop->pool, b);
+        /* EOF and a reset are the peer closing (as on the write side);
+         * other errors are communication failures. */
         if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
-            conn_shutdown(c, n == 0 ? UAS_BAD_CONNECTION_CLOSED : UAS_BAD_COMMUNICATION_ERROR);
+            conn_shutdown(c, n == 0 || errno == ECONNRESET ? UAS_BAD_CONNECTION_CLOSED
+                                                           : UAS_BAD_COMMUNICATION_ERROR);
     }
     conn_release(c);
 }

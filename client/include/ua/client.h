@@ -27,19 +27,19 @@ typedef enum uas_client_state {
     UAS_CLIENT_CHANNEL_OPEN, /* session-less services usable (GetEndpoints, FindServers) */
     UAS_CLIENT_SESSION_CREATING,
     UAS_CLIENT_SESSION_ACTIVE,
-    UAS_CLIENT_CLOSED,       /* closed or failed; the reason says which */
+    UAS_CLIENT_CLOSED, /* closed or failed; the reason says which */
 } uas_client_state;
 
 typedef struct uas_client_config {
-    const char *endpoint_url;      /* copied */
-    bool create_session;           /* true: CreateSession + ActivateSession (anonymous) */
-    const char *session_name;      /* "uastack client"; copied */
-    uint32_t session_timeout_ms;   /* 60000 */
+    const char *endpoint_url;    /* copied */
+    bool create_session;         /* true: CreateSession + ActivateSession (anonymous) */
+    const char *session_name;    /* "uastack client"; copied */
+    uint32_t session_timeout_ms; /* 60000 */
     /* 10000: a request without an answer fails BadTimeout; also bounds the
      * connection set-up (TCP, HEL, OPN) */
     uint32_t request_timeout_ms;
-    uint32_t max_inflight;         /* requests in flight per client (1024, at most 65536) */
-    uas_conn_config conn;          /* transport/channel settings */
+    uint32_t max_inflight; /* requests in flight per client (1024, at most 65536) */
+    uas_conn_config conn;  /* transport/channel settings */
 } uas_client_config;
 
 void uas_client_config_default(uas_client_config *cfg);
@@ -52,8 +52,8 @@ typedef void (*uas_client_state_fn)(uas_client *c, void *ud, uas_client_state st
  * type t: the expected response type, or UAS_TYPE(SERVICE_FAULT) for a
  * fault; NULL when no response arrived. It and everything it points to are
  * valid only during the call. */
-typedef void (*uas_client_response_fn)(uas_client *c, void *ud, uas_status status,
-                                       const void *resp, const uas_type *t);
+typedef void (*uas_client_response_fn)(uas_client *c, void *ud, uas_status status, const void *resp,
+                                       const uas_type *t);
 
 /* NULL on out of memory or an invalid configuration (no URL). */
 uas_client *uas_client_new(uas_loop *loop, const uas_client_config *cfg,
@@ -109,8 +109,7 @@ uas_status uas_client_wait_state(uas_client *c, uas_client_state state, uint32_t
  * returns the status the callback would have got. Must not be called from
  * a callback of the loop. */
 uas_status uas_client_call_sync(uas_client *c, void *req, const uas_type *req_type, void *resp,
-                                const uas_type *resp_type, uas_arena *arena,
-                                uint32_t timeout_ms);
+                                const uas_type *resp_type, uas_arena *arena, uint32_t timeout_ms);
 
 #ifdef __cplusplus
 }

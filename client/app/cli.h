@@ -1,0 +1,61 @@
+/* uacli: shared pieces of the command-line client. Each command connects,
+ * runs its services synchronously through uas_client_call_sync, prints,
+ * and returns the exit code: 0 ok, 1 an OPC UA error, 2 a usage error. */
+#ifndef UACLI_H
+#define UACLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <ua/client.h>
+#include <ua/client_text.h>
+
+enum { EXIT_OK = 0, EXIT_UA = 1, EXIT_USAGE = 2 };
+
+typedef struct cli {
+    const char *url;
+    uint32_t timeout_ms;
+    uint32_t max_refs; /* browse: requestedMaxReferencesPerNode (0: server's) */
+    uas_loop *loop;
+    uas_client *client;
+    uas_arena arena; /* responses and parsed arguments; freed by cli_close */
+} cli;
+
+/* Connects (with a session when session is true). 0 or EXIT_UA (printed). */
+int cli_open(cli *c, bool session);
+/* Disconnects and frees everything cli_open made. */
+void cli_close(cli *c);
+/* One service call into c->arena. On a Bad status prints "uacli: <what>
+ * failed: <Name> (<description>)" and returns it. */
+uas_status cli_call(cli *c, const char *what, void *req, const uas_type *req_type, void *resp,
+                    const uas_type *resp_type);
+/* Prints the error line for st; returns EXIT_UA. */
+int cli_fail(const char *what, uas_status st);
+/* Prints "uacli: <msg>" and returns EXIT_USAGE. */
+int cli_usage_error(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+
+/* A node id argument; EXIT_USAGE (printed) when malformed, else 0. */
+int cli_parse_nodeid(cli *c, const char *text, uas_nodeid *out);
+/* "int32" + "42" -> Variant (memory from arena). 0 or EXIT_USAGE (printed). */
+int cli_parse_value(cli *c, const char *type, const char *text, uas_variant *out);
+
+/* Names of node classes, attributes ("Value"), and a NodeId as text. */
+const char *cli_node_class_name(int32_t nc);
+const char *cli_attribute_name(uint32_t id);
+/* Attribute by name (case-insensitive) or number; 0 when unknown. */
+uint32_t cli_attribute_parse(const char *text);
+void cli_nodeid_text(const uas_nodeid *id, char *buf, size_t size);
+
+/* Commands (cmd_*.c): args are the positional arguments after the URL. */
+int cmd_endpoints(cli *c, int argc, char **argv);
+int cmd_browse(cli *c, int argc, char **argv);
+int cmd_translate(cli *c, int argc, char **argv);
+int cmd_read(cli *c, int argc, char **argv);
+int cmd_write(cli *c, int argc, char **argv);
+int cmd_call(cli *c, int argc, char **argv);
+
+#endif

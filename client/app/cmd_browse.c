@@ -1,0 +1,254 @@
+/* uacli browse / translate. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ua/nodeids.h>
+
+#include "cli.h"
+
+enum { NCOLS = 4, MAX_PAGES = 100000 };
+
+typedef struct table {
+    char **cells; /* NCOLS per row, from the arena */
+    size_t rows, cap;
+} table;
+
+static char *cell_dup(cli *c, const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = uas_arena_alloc(&c->arena, n);
+    if (d)
+        memcpy(d, s, n);
+    return d;
+}
+
+static uas_status add_ref(cli *c, table *t, const uas_reference_description *r)
+{
+    if (t->rows == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 64;
+        char **cells = realloc(t->cells, cap * NCOLS * sizeof(char *));
+        if (!cells)
+            return UAS_BAD_OUT_OF_MEMORY;
+        t->cells = cells;
+        t->cap = cap;
+    }
+    char name[512], id[512], type[512];
+    int n = 0;
+    if (r->browse_name.ns)
+        n = snprintf(name, sizeof(name), "%u:", (unsigned)r->browse_name.ns);
+    snprintf(name + n, sizeof(name) - (size_t)n, "%.*s",
+             r->browse_name.name.data ? (int)r->browse_name.name.length : 0,
+             r->browse_name.name.data ? (const char *)r->browse_name.name.data : "");
+    uas_expandednodeid_format(&r->node_id, id, sizeof(id));
+    bool has_type = r->type_definition.nodeid.kind != UAS_NODEID_NUMERIC ||
+                    r->type_definition.nodeid.id.numeric != 0 || r->type_definition.nodeid.ns;
+    if (has_type)
+        uas_expandednodeid_format(&r->type_definition, type, sizeof(type));
+    else
+        snprintf(type, sizeof(type), "-");
+    char **row = t->cells + t->rows * NCOLS;
+    row[0] = cell_dup(c, name);
+    row[1] = cell_dup(c, id);
+    row[2] = cell_dup(c, cli_node_class_name(r->node_class));
+    row[3] = cell_dup(c, type);
+    if (!row[0] || !row[1] || !row[2] || !row[3])
+        return UAS_BAD_OUT_OF_MEMORY;
+    t->rows++;
+    return UAS_GOOD;
+}
+
+static void print_table(const table *t)
+{
+    static const char *const head[NCOLS] = {"BrowseName", "NodeId", "NodeClass", "TypeDefinition"};
+    size_t w[NCOLS];
+    for (int k = 0; k < NCOLS; k++) {
+        w[k] = strlen(head[k]);
+        for (size_t i = 0; i < t->rows; i++) {
+            size_t n = strlen(t->cells[i * NCOLS + k]);
+            if (n > w[k])
+                w[k] = n;
+        }
+    }
+    for (int k = 0; k < NCOLS; k++)
+        printf("| %-*s ", (int)w[k], head[k]);
+    printf("|\n");
+    for (int k = 0; k < NCOLS; k++) {
+        printf("|");
+        for (size_t i = 0; i < w[k] + 2; i++)
+            putchar('-');
+    }
+    printf("|\n");
+    for (size_t i = 0; i < t->rows; i++) {
+        for (int k = 0; k < NCOLS; k++)
+            printf("| %-*s ", (int)w[k], t->cells[i * NCOLS + k]);
+        printf("|\n");
+    }
+}
+
+/* Adds one result's references; a Bad result status fails. */
+static uas_status take_result(cli *c, table *t, const uas_browse_result *r, uas_bytestring *cp)
+{
+    if (uas_is_bad(r->status_code))
+        return r->status_code;
+    for (size_t i = 0; i < r->references_count; i++) {
+        uas_status st = add_ref(c, t, &r->references[i]);
+        if (st != UAS_GOOD)
+            return st;
+    }
+    *cp = r->continuation_point;
+    return UAS_GOOD;
+}
+
+int cmd_browse(cli *c, int argc, char **argv)
+{
+    uas_browse_description bd;
+    memset(&bd, 0, sizeof(bd));
+    int rc = argc > 0 ? cli_parse_nodeid(c, argv[0], &bd.node_id) : 0;
+    if (rc)
+        return rc;
+    if (argc == 0)
+        bd.node_id = uas_nodeid_numeric(0, UAS_NS0ID_OBJECTSFOLDER);
+    bd.browse_direction = UAS_BROWSE_DIRECTION_FORWARD;
+    bd.reference_type_id = uas_nodeid_numeric(0, UAS_NS0ID_HIERARCHICALREFERENCES);
+    bd.include_subtypes = true;
+    bd.result_mask = 0x3F; /* everything */
+    if ((rc = cli_open(c, true)))
+        return rc;
+    uas_browse_request req;
+    memset(&req, 0, sizeof(req));
+    req.requested_max_references_per_node = c->max_refs;
+    req.nodes_to_browse_count = 1;
+    req.nodes_to_browse = &bd;
+    uas_browse_response resp;
+    if (cli_call(c, "browse", &req, UAS_TYPE(BROWSE_REQUEST), &resp, UAS_TYPE(BROWSE_RESPONSE)))
+        return EXIT_UA;
+    table t = {NULL, 0, 0};
+    uas_bytestring cp = {0, NULL};
+    uas_status st = resp.results_count == 1 ? take_result(c, &t, &resp.results[0], &cp)
+                                            : UAS_BAD_UNKNOWN_RESPONSE;
+    /* Follow continuation points until the server has given everything. */
+    for (int page = 0; st == UAS_GOOD && cp.data && cp.length && page < MAX_PAGES; page++) {
+        uas_browse_next_request next;
+        memset(&next, 0, sizeof(next));
+        next.continuation_points_count = 1;
+        next.continuation_points = &cp;
+        uas_browse_next_response nresp;
+        if (cli_call(c, "BrowseNext", &next, UAS_TYPE(BROWSE_NEXT_REQUEST), &nresp,
+                     UAS_TYPE(BROWSE_NEXT_RESPONSE))) {
+            free(t.cells);
+            return EXIT_UA;
+        }
+        cp.data = NULL;
+        st = nresp.results_count == 1 ? take_result(c, &t, &nresp.results[0], &cp)
+                                      : UAS_BAD_UNKNOWN_RESPONSE;
+    }
+    if (st != UAS_GOOD) {
+        free(t.cells);
+        return cli_fail("browse", st);
+    }
+    print_table(&t);
+    free(t.cells);
+    return EXIT_OK;
+}
+
+/* ---- translate: the relative path text of Part 4, A.2 ("/" hierarchical
+ * references, "." aggregates, "&" escapes, "ns:" prefixes) ---- */
+
+static int parse_path(cli *c, const char *text, uas_relative_path *out)
+{
+    size_t cap = 1;
+    for (const char *p = text; *p; p++)
+        cap += *p == '/' || *p == '.';
+    out->elements = uas_arena_calloc(&c->arena, cap, sizeof(uas_relative_path_element));
+    out->elements_count = 0;
+    if (!out->elements)
+        return cli_fail("translate", UAS_BAD_OUT_OF_MEMORY);
+    const char *p = text;
+    size_t len = strlen(text);
+    char *name = uas_arena_alloc(&c->arena, len + 1);
+    if (!name)
+        return cli_fail("translate", UAS_BAD_OUT_OF_MEMORY);
+    while (*p) {
+        uint32_t ref;
+        if (*p == '/')
+            ref = UAS_NS0ID_HIERARCHICALREFERENCES;
+        else if (*p == '.')
+            ref = UAS_NS0ID_AGGREGATES;
+        else
+            return cli_usage_error("path '%s': each element starts with '/' or '.'", text);
+        p++;
+        size_t n = 0;
+        bool escaped = false;
+        while (*p && (escaped || (*p != '/' && *p != '.'))) {
+            if (!escaped && *p == '&') {
+                escaped = true;
+                p++;
+                continue;
+            }
+            name[n++] = *p++;
+            escaped = false;
+        }
+        /* An optional "ns:" prefix. */
+        uint16_t ns = 0;
+        size_t start = 0;
+        size_t digits = 0;
+        while (digits < n && name[digits] >= '0' && name[digits] <= '9')
+            digits++;
+        if (digits > 0 && digits < n && name[digits] == ':') {
+            unsigned long v = strtoul(name, NULL, 10);
+            if (v > UINT16_MAX)
+                return cli_usage_error("path '%s': namespace index too large", text);
+            ns = (uint16_t)v;
+            start = digits + 1;
+        }
+        if (n == start)
+            return cli_usage_error("path '%s': empty browse name", text);
+        uas_relative_path_element *e = &out->elements[out->elements_count++];
+        e->reference_type_id = uas_nodeid_numeric(0, ref);
+        e->include_subtypes = true;
+        e->target_name.ns = ns;
+        e->target_name.name.length = n - start;
+        e->target_name.name.data = uas_arena_alloc(&c->arena, n - start);
+        if (!e->target_name.name.data)
+            return cli_fail("translate", UAS_BAD_OUT_OF_MEMORY);
+        memcpy(e->target_name.name.data, name + start, n - start);
+    }
+    if (out->elements_count == 0)
+        return cli_usage_error("path '%s' is empty", text);
+    return EXIT_OK;
+}
+
+int cmd_translate(cli *c, int argc, char **argv)
+{
+    (void)argc;
+    uas_browse_path bp;
+    memset(&bp, 0, sizeof(bp));
+    bp.starting_node = uas_nodeid_numeric(0, UAS_NS0ID_ROOTFOLDER);
+    int rc = parse_path(c, argv[0], &bp.relative_path);
+    if (rc || (rc = cli_open(c, true)))
+        return rc;
+    uas_translate_browse_paths_to_node_ids_request req;
+    memset(&req, 0, sizeof(req));
+    req.browse_paths_count = 1;
+    req.browse_paths = &bp;
+    uas_translate_browse_paths_to_node_ids_response resp;
+    if (cli_call(c, "translate", &req, UAS_TYPE(TRANSLATE_BROWSE_PATHS_TO_NODE_IDS_REQUEST), &resp,
+                 UAS_TYPE(TRANSLATE_BROWSE_PATHS_TO_NODE_IDS_RESPONSE)))
+        return EXIT_UA;
+    if (resp.results_count != 1)
+        return cli_fail("translate", UAS_BAD_UNKNOWN_RESPONSE);
+    const uas_browse_path_result *r = &resp.results[0];
+    if (uas_is_bad(r->status_code))
+        return cli_fail("translate", r->status_code);
+    for (size_t i = 0; i < r->targets_count; i++) {
+        char buf[512];
+        uas_expandednodeid_format(&r->targets[i].target_id, buf, sizeof(buf));
+        if (r->targets[i].remaining_path_index == UINT32_MAX)
+            printf("%s -> %s\n", argv[0], buf);
+        else
+            printf("%s -> %s (remaining path from element %u)\n", argv[0], buf,
+                   (unsigned)r->targets[i].remaining_path_index);
+    }
+    return EXIT_OK;
+}

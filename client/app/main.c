@@ -1,0 +1,149 @@
+/* uacli: a command-line OPC UA client.
+ *
+ *   uacli [options] endpoints URL
+ *   uacli [options] browse URL [NODEID]
+ *   uacli [options] read URL NODEID [ATTRIBUTE]
+ *   uacli [options] write URL NODEID TYPE VALUE
+ *   uacli [options] call URL OBJECTID METHODID [TYPE:VALUE ...]
+ *   uacli [options] translate URL /Objects/Server/ServerStatus
+ *
+ * Exit codes: 0 ok, 1 an OPC UA error, 2 a usage error. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ua/log.h>
+
+#include "cli.h"
+
+static void usage(FILE *f)
+{
+    fputs("usage: uacli [--timeout MS] [--log-level LEVEL] COMMAND URL [ARGS]\n"
+          "\n"
+          "commands:\n"
+          "  endpoints URL                              list the server's endpoints\n"
+          "  browse URL [NODEID]                        hierarchical references (default i=85)\n"
+          "  read URL NODEID [ATTRIBUTE]                one attribute (default Value)\n"
+          "  write URL NODEID TYPE VALUE                write the Value attribute\n"
+          "  call URL OBJECTID METHODID [TYPE:VALUE...] call a method\n"
+          "  translate URL PATH                         browse path to node id, e.g.\n"
+          "                                             /Objects/Server/ServerStatus\n"
+          "\n"
+          "NODEID: i=85, ns=1;i=1001, ns=1;s=Demo, g=GUID, b=BASE64\n"
+          "TYPE:   boolean sbyte byte int16 uint16 int32 uint32 int64 uint64 float double "
+          "string\n"
+          "options:\n"
+          "  --timeout MS       per request and for connecting (default 5000)\n"
+          "  --log-level LEVEL  error, warn (default), info, debug\n"
+          "  --max-refs N       browse: references per answer asked of the server\n",
+          f);
+}
+
+typedef struct command {
+    const char *name;
+    int (*fn)(cli *c, int argc, char **argv);
+    int min_args, max_args; /* after the URL; -1: unlimited */
+} command;
+
+static const command commands[] = {
+    {"endpoints", cmd_endpoints, 0, 0}, {"browse", cmd_browse, 0, 1},
+    {"read", cmd_read, 1, 2},           {"write", cmd_write, 3, 3},
+    {"call", cmd_call, 2, -1},          {"translate", cmd_translate, 1, 1},
+};
+
+static bool parse_u32(const char *s, uint32_t *out)
+{
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (!*s || *end || *s == '-' || v > UINT32_MAX)
+        return false;
+    *out = (uint32_t)v;
+    return true;
+}
+
+/* "--name VALUE" or "--name=VALUE": the value, or NULL (usage error). */
+static const char *option_value(int argc, char **argv, int *i, const char *name)
+{
+    size_t n = strlen(name);
+    if (strncmp(argv[*i], name, n) != 0)
+        return NULL;
+    if (argv[*i][n] == '=')
+        return argv[*i] + n + 1;
+    if (argv[*i][n] == 0 && *i + 1 < argc)
+        return argv[++*i];
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    cli c;
+    memset(&c, 0, sizeof(c));
+    c.timeout_ms = 5000;
+    uas_arena_init(&c.arena, NULL, 0, 0);
+    uas_log_set_level(UAS_LOG_WARN);
+    char **pos = calloc((size_t)argc + 1, sizeof(char *));
+    if (!pos)
+        return EXIT_UA;
+    int npos = 0;
+    int rc = EXIT_OK;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v;
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            usage(stdout);
+            goto out;
+        } else if (strcmp(a, "--") == 0) {
+            while (++i < argc)
+                pos[npos++] = argv[i];
+        } else if (strncmp(a, "--timeout", 9) == 0) {
+            v = option_value(argc, argv, &i, "--timeout");
+            if (!v || !parse_u32(v, &c.timeout_ms) || c.timeout_ms == 0) {
+                rc = cli_usage_error("--timeout needs a positive number of milliseconds");
+                goto out;
+            }
+        } else if (strncmp(a, "--max-refs", 10) == 0) {
+            v = option_value(argc, argv, &i, "--max-refs");
+            if (!v || !parse_u32(v, &c.max_refs)) {
+                rc = cli_usage_error("--max-refs needs a number");
+                goto out;
+            }
+        } else if (strncmp(a, "--log-level", 11) == 0) {
+            v = option_value(argc, argv, &i, "--log-level");
+            int level = v ? uas_log_level_parse(v) : -1;
+            if (level < 0) {
+                rc = cli_usage_error("--log-level is one of error, warn, info, debug");
+                goto out;
+            }
+            uas_log_set_level((uas_log_level)level);
+        } else if (a[0] == '-' && a[1] == '-') {
+            rc = cli_usage_error("unknown option %s (see uacli --help)", a);
+            goto out;
+        } else {
+            pos[npos++] = argv[i];
+        }
+    }
+    if (npos < 2) {
+        usage(stderr);
+        rc = EXIT_USAGE;
+        goto out;
+    }
+    const command *cmd = NULL;
+    for (size_t k = 0; k < sizeof(commands) / sizeof(commands[0]); k++)
+        if (strcmp(pos[0], commands[k].name) == 0)
+            cmd = &commands[k];
+    if (!cmd) {
+        rc = cli_usage_error("unknown command '%s' (see uacli --help)", pos[0]);
+        goto out;
+    }
+    int nargs = npos - 2;
+    if (nargs < cmd->min_args || (cmd->max_args >= 0 && nargs > cmd->max_args)) {
+        rc = cli_usage_error("wrong number of arguments for %s (see uacli --help)", cmd->name);
+        goto out;
+    }
+    c.url = pos[1];
+    rc = cmd->fn(&c, nargs, pos + 2);
+    cli_close(&c);
+out:
+    free(pos);
+    return rc;
+}
