@@ -164,8 +164,11 @@ static void on_message(uas_conn *c, uint32_t request_id, const uint8_t *body, si
         return;
     }
     st = uas_conn_send(c, request_id, resp, svc->response);
-    if (st == UAS_BAD_RESPONSE_TOO_LARGE || st == UAS_BAD_ENCODING_LIMITS_EXCEEDED ||
-        st == UAS_BAD_ENCODING_ERROR)
+    /* A response that failed before any chunk left is answered with a
+     * ServiceFault; one cut short by an abort chunk is already answered. */
+    if ((st == UAS_BAD_RESPONSE_TOO_LARGE || st == UAS_BAD_ENCODING_LIMITS_EXCEEDED ||
+         st == UAS_BAD_ENCODING_ERROR) &&
+        !uas_channel_last_send_aborted(uas_conn_channel(c)))
         (void)send_fault(sc, request_id, hdr->request_handle,
                          st == UAS_BAD_ENCODING_ERROR ? st : UAS_BAD_RESPONSE_TOO_LARGE);
 }

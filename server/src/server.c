@@ -467,11 +467,17 @@ void uas_server_request_stop(uas_server *s)
 void uas_server_stop(uas_server *s)
 {
     uas_server_request_stop(s);
+    bool all_stopped = true;
     for (unsigned i = 0; s->loops && i < s->nloops; i++) {
         uas_sloop *l = &s->loops[i];
         if (l->thread_started && !pthread_equal(l->thread, pthread_self())) {
             pthread_join(l->thread, NULL);
             l->thread_started = false;
         }
+        all_stopped = all_stopped && !l->thread_started;
     }
+    /* With every loop stopped nothing else touches the connections: close
+     * them so clients learn at once rather than at their timeouts. */
+    for (unsigned i = 0; all_stopped && s->loops && i < s->nloops; i++)
+        uas_dispatch_abort_all(&s->loops[i]);
 }

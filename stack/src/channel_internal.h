@@ -66,6 +66,7 @@ struct uas_channel {
     uint32_t recv_seq;
     bool recv_seq_known;
     uint32_t next_request_id;
+    bool last_send_aborted; /* the last uas_channel_send ended with an abort chunk */
 
     /* Receiving. */
     uas_buf *partial;  /* an incomplete chunk */

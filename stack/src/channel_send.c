@@ -179,7 +179,8 @@ static uas_status send_message(uas_channel *ch, uint8_t mt, uint32_t request_id,
     if (!sent) {
         /* Chunks already out end with an abort chunk, unless the transport
          * refused one: nothing more goes to it then. */
-        if (w.chunks > 0 && !w.refused)
+        ch->last_send_aborted = w.chunks > 0 && !w.refused;
+        if (ch->last_send_aborted)
             send_abort(&w, st);
         else if (w.buf)
             uas_buf_put(ch->pool, w.buf);
@@ -195,6 +196,7 @@ uas_status uas_channel_send(uas_channel *ch, uint32_t request_id, const void *ms
     if (ch->state != UAS_CHANNEL_OPEN)
         return UAS_BAD_SECURE_CHANNEL_CLOSED;
     bool refused = false;
+    ch->last_send_aborted = false;
     uas_status st = send_message(ch, MT_MSG, request_id, msg, type, &refused);
     /* A transport that refused a chunk broke the stream, whatever its code:
      * fatal for the channel (channel.h, send callback). A message that is
@@ -202,6 +204,11 @@ uas_status uas_channel_send(uas_channel *ch, uint32_t request_id, const void *ms
     if (refused || st == UAS_BAD_TCP_NOT_ENOUGH_RESOURCES || st == UAS_BAD_CONNECTION_CLOSED)
         (void)uas__channel_fail(ch, st, "transport refused output");
     return st;
+}
+
+bool uas_channel_last_send_aborted(const uas_channel *ch)
+{
+    return ch->last_send_aborted;
 }
 
 /* ---- connection-level messages ---- */

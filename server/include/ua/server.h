@@ -75,7 +75,9 @@ uas_status uas_server_start(uas_server *s);
 /* One non-blocking iteration of a single-loop server (threads = 1), for a
  * program that drives the server from its own loop. */
 void uas_server_run_once(uas_server *s);
-/* Thread-safe; makes run return / joins the started threads. */
+/* Stops every loop (joining the started threads) and closes every
+ * connection. Call it from any thread but a server callback; from a
+ * callback, or a signal handler, use uas_server_request_stop. */
 void uas_server_stop(uas_server *s);
 /* Asks every loop to stop and returns at once; async-signal-safe, so a
  * SIGTERM handler may call it. */

@@ -98,6 +98,10 @@ uas_status uas_channel_connect(uas_channel *ch, const char *endpoint_url, int64_
 uas_status uas_channel_send(uas_channel *ch, uint32_t request_id, const void *msg,
                             const uas_type *type);
 
+/* Whether the last failed uas_channel_send already answered the request
+ * with an abort chunk (then no ServiceFault must follow). */
+bool uas_channel_last_send_aborted(const uas_channel *ch);
+
 /* Client: a fresh request id. */
 uint32_t uas_channel_next_request_id(uas_channel *ch);
 
