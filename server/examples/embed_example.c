@@ -12,6 +12,7 @@
 #include <ua/server.h>
 
 static uas_server *server;
+static volatile sig_atomic_t stop_requested;
 static double set_point = 21.5;
 
 /* Data source: called on every Read of Sensor.Temperature. */
@@ -60,6 +61,7 @@ static uas_status reset(void *ud, const uas_nodeid *object, const uas_nodeid *me
 static void on_signal(int sig)
 {
     (void)sig;
+    stop_requested = 1;
     uas_server_request_stop(server);
 }
 
@@ -146,8 +148,9 @@ int main(int argc, char **argv)
             struct timespec nap = {0, 1000000};
             nanosleep(&nap, NULL);
             clock_gettime(CLOCK_MONOTONIC, &now);
-        } while ((now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000 <
-                 exit_after);
+        } while (!stop_requested &&
+                 (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000 <
+                     exit_after);
     } else {
         uas_server_run(server);
     }
