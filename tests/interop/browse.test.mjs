@@ -121,6 +121,35 @@ test("BrowseNext with releaseContinuationPoints frees the continuation point", a
     }
 });
 
+test("a node with thousands of references is paged by the server even when the client asks for all", async () => {
+    const session = await getSession();
+    // PropertyType (i=68): every property points back to it with an inverse
+    // HasTypeDefinition.
+    const description = { nodeId: "i=68", browseDirection: BrowseDirection.Both, resultMask: ALL };
+    const all = (await browsePaged(session, description, 0)).flat();
+    assert.ok(all.length > 1000, `${all.length} references`);
+    assert.equal(new Set(all.map(refKey)).size, all.length, "no reference twice");
+    const small = (await browsePaged(session, description, 100)).flat();
+    assert.deepEqual(small.map(refKey), all.map(refKey), "pages of 100 give the same references");
+});
+
+test("a continuation point belongs to the session that got it", async () => {
+    const session = await getSession();
+    const other = await session._client.createSession();
+    session.requestedMaxReferencesPerNode = 5;
+    try {
+        const r = await browseObjects(session);
+        assert.ok(r.continuationPoint && r.continuationPoint.length);
+        const stolen = await other.browseNext(r.continuationPoint, false);
+        assert.equal(stolen.statusCode, StatusCodes.BadContinuationPointInvalid);
+        const own = await session.browseNext(r.continuationPoint, true);
+        assert.equal(own.statusCode, StatusCodes.Good, "still valid for its owner");
+    } finally {
+        session.requestedMaxReferencesPerNode = 10000;
+        await other.close();
+    }
+});
+
 test("continuation points are limited to MaxBrowseContinuationPoints per session", async () => {
     const session = await getSession();
     const limit = (

@@ -88,3 +88,29 @@ test("the endpoint that GetEndpoints returns accepts an anonymous session", asyn
         await client.disconnect();
     }
 });
+
+test("CreateSession returns the endpoints GetEndpoints returned", async () => {
+    const client = newClient();
+    await client.connect(server.url);
+    try {
+        const discovered = await client.getEndpoints();
+        const session = await client.createSession();
+        const fromSession = session.serverEndpoints;
+        assert.equal(fromSession.length, discovered.length);
+        fromSession.forEach((ep, i) => {
+            const d = discovered[i];
+            assert.equal(ep.endpointUrl, d.endpointUrl);
+            assert.equal(ep.securityPolicyUri, d.securityPolicyUri);
+            assert.equal(ep.securityMode, d.securityMode);
+            assert.equal(ep.transportProfileUri, d.transportProfileUri);
+            assert.equal(ep.server.applicationUri, d.server.applicationUri);
+            assert.deepEqual(
+                ep.userIdentityTokens.map((t) => [t.policyId, t.tokenType]),
+                d.userIdentityTokens.map((t) => [t.policyId, t.tokenType])
+            );
+        });
+        await session.close();
+    } finally {
+        await client.disconnect();
+    }
+});

@@ -8,15 +8,26 @@ import { startServer, newClient, rawRequest, faultStatus, configFile } from "./l
 
 const { AttributeIds, DataType, StatusCodes, TimestampsToReturn } = opcua;
 
-// Short limits so that revision and expiry are quick to observe.
+// Short limits so that revision, expiry and token renewal are quick to
+// observe.
 const MIN_TIMEOUT = 1000;
 const MAX_TIMEOUT = 600000;
 const server = await startServer([
     "--config",
     configFile(
-        `[session]\nmin_session_timeout_ms = ${MIN_TIMEOUT}\nmax_session_timeout_ms = ${MAX_TIMEOUT}\n`
+        "[transport]\nmin_token_lifetime_ms = 1000\n" +
+            `[session]\nmin_session_timeout_ms = ${MIN_TIMEOUT}\nmax_session_timeout_ms = ${MAX_TIMEOUT}\n`
     ),
 ]);
+// A second server that allows only two sessions.
+const small = await startServer(["--config", configFile("[session]\nmax_sessions = 2\n")]);
+
+async function diagnostics(session) {
+    // Server.ServerDiagnostics.ServerDiagnosticsSummary
+    const dv = await session.read({ nodeId: "i=2275", attributeId: AttributeIds.Value });
+    assert.equal(dv.statusCode, StatusCodes.Good);
+    return dv.value.value;
+}
 
 const readCurrentTime = (session) =>
     session.read({ nodeId: "i=2258", attributeId: AttributeIds.Value });
@@ -56,6 +67,23 @@ test("the session timeout is revised into the server's limits", async () => {
     }
 });
 
+test("ServerDiagnosticsSummary counts sessions", async () => {
+    const client = newClient();
+    await client.connect(server.url);
+    const a = await client.createSession();
+    const d0 = await diagnostics(a);
+    assert.ok(d0.currentSessionCount >= 1);
+    const b = await client.createSession();
+    const d1 = await diagnostics(a);
+    assert.equal(d1.cumulatedSessionCount, d0.cumulatedSessionCount + 1);
+    assert.equal(d1.currentSessionCount, d0.currentSessionCount + 1);
+    await b.close();
+    const d2 = await diagnostics(a);
+    assert.equal(d2.currentSessionCount, d0.currentSessionCount);
+    await a.close();
+    await client.disconnect();
+});
+
 test("two sessions on one connection work independently", async () => {
     const client = newClient();
     await client.connect(server.url);
@@ -76,6 +104,47 @@ test("two sessions on one connection work independently", async () => {
     const still = await readCurrentTime(b);
     assert.equal(still.statusCode, StatusCodes.Good, "closing one session leaves the other");
     await b.close();
+    await client.disconnect();
+});
+
+test("twelve sessions on one connection all work", async () => {
+    const client = newClient();
+    await client.connect(server.url);
+    const sessions = [];
+    try {
+        for (let i = 0; i < 12; i++) sessions.push(await client.createSession());
+        for (let round = 0; round < 2; round++) {
+            for (const s of sessions) assert.equal((await readCurrentTime(s)).statusCode, StatusCodes.Good);
+        }
+    } finally {
+        for (const s of sessions) await s.close();
+        await client.disconnect();
+    }
+});
+
+test("ActivateSession again on the same connection keeps the session", async () => {
+    const client = newClient();
+    await client.connect(server.url);
+    const session = await client.createSession();
+    const id = session.sessionId.toString();
+    const st = await client.changeSessionIdentity(session, { type: opcua.UserTokenType.Anonymous });
+    assert.equal(st, StatusCodes.Good);
+    assert.equal(session.sessionId.toString(), id);
+    assert.equal((await readCurrentTime(session)).statusCode, StatusCodes.Good);
+    await session.close();
+    await client.disconnect();
+});
+
+test("past max_sessions, CreateSession is refused with BadTooManySessions", async () => {
+    const client = newClient();
+    await client.connect(small.url);
+    const a = await client.createSession();
+    const b = await client.createSession();
+    await assert.rejects(client.createSession(), /BadTooManySessions/);
+    await b.close();
+    const c = await client.createSession(); // room again
+    await c.close();
+    await a.close();
     await client.disconnect();
 });
 
@@ -162,6 +231,10 @@ test("a session moves to a new connection with ActivateSession", async () => {
 });
 
 test("a session without traffic expires after its revised timeout", async () => {
+    const watcher = newClient();
+    await watcher.connect(server.url);
+    const observer = await watcher.createSession();
+    const before = await diagnostics(observer);
     const client = newClient({ requestedSessionTimeout: MIN_TIMEOUT, keepSessionAlive: false });
     await client.connect(server.url);
     const session = await client.createSession();
@@ -178,5 +251,30 @@ test("a session without traffic expires after its revised timeout", async () => 
         assert.equal(faultStatus(err), StatusCodes.BadSessionIdInvalid);
         return true;
     });
+    await client.disconnect();
+    const after = await diagnostics(observer);
+    assert.equal(after.sessionTimeoutCount, before.sessionTimeoutCount + 1, "SessionTimeoutCount");
+    await observer.close();
+    await watcher.disconnect();
+});
+
+test("the secure channel token is renewed and the session goes on", async () => {
+    // The server's minimum token lifetime is 1 s here: node-opcua renews at 75%.
+    const client = newClient({ defaultSecureTokenLifetime: 1000 });
+    let renewed = 0;
+    client.on("security_token_renewed", () => renewed++);
+    await client.connect(server.url);
+    const session = await client.createSession();
+    const t0 = Date.now();
+    let reads = 0;
+    while (Date.now() - t0 < 3000) {
+        const dv = await readCurrentTime(session);
+        assert.equal(dv.statusCode, StatusCodes.Good);
+        reads++;
+        await new Promise((r) => setTimeout(r, 20));
+    }
+    assert.ok(renewed >= 2, `token renewed ${renewed} times`);
+    assert.ok(reads > 20);
+    await session.close();
     await client.disconnect();
 });

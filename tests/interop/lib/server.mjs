@@ -39,7 +39,8 @@ function serverBinary() {
 /**
  * Spawn `uaserver --port 0 --bind 127.0.0.1 --contract ...extraArgs`, wait for
  * its "uaserver listening on opc.tcp://..." line and return
- * { url, port, process, stderr(), stop() }.
+ * { url, port, process, stderr(), alive(), onStop(fn), stop() }.
+ * With register: false no after() hook is installed: call stop() yourself.
  */
 export async function startServer(extraArgs = [], { register = true } = {}) {
     const bin = serverBinary();
@@ -68,6 +69,21 @@ export async function startServer(extraArgs = [], { register = true } = {}) {
         if (exitInfo === null) child.kill("SIGKILL");
     };
     process.on("exit", killOnExit);
+    // A crash can end this process without an "exit" event (an exception
+    // thrown while the file is loaded): a shell watchdog holds a pipe from
+    // us and kills the server when that pipe closes.
+    const watchdog = spawn("sh", ["-c", `cat >/dev/null; kill -KILL ${child.pid} 2>/dev/null`], {
+        stdio: ["pipe", "ignore", "ignore"],
+    });
+    watchdog.on("error", () => {});
+    watchdog.unref();
+    watchdog.stdin.on("error", () => {});
+    watchdog.stdin.unref?.();
+    const stopWatchdog = () => {
+        watchdog.kill("SIGKILL");
+        watchdog.stdin.destroy();
+    };
+    exited.then(stopWatchdog);
 
     let url;
     try {
@@ -109,8 +125,7 @@ export async function startServer(extraArgs = [], { register = true } = {}) {
         killOnExit();
         throw err;
     }
-    // Keep draining stdout so the server never blocks on a full pipe.
-    child.stdout.on("data", () => {});
+    // (The stdout listener above stays: the pipe never fills up.)
 
     const cleanups = [];
     let stopping = null;
