@@ -97,6 +97,12 @@ static uas_status array_dims(const as_nv *nv, uas_variant *v, uas_arena *arena)
         src = nv->d->array_dims;
         n = nv->d->array_dims_count;
     }
+    if (n == 0) {
+        /* No dimensions (scalars, or unknown lengths): a null value, as
+         * Part 3 asks, rather than an empty array. */
+        memset(v, 0, sizeof(*v));
+        return UAS_GOOD;
+    }
     uint32_t *dims = UAS_EMPTY_ARRAY;
     if (n) {
         dims = uas_arena_alloc(arena, n * sizeof(uint32_t));

@@ -120,6 +120,14 @@ static uas_status read_status(uas_server *s, uint32_t id, uas_datavalue *out, ua
     }
     case UAS_NS0ID_SERVER_SERVERSTATUS_SECONDSTILLSHUTDOWN:
         return set_u32(out, a, 0);
+    case UAS_NS0ID_SERVER_ESTIMATEDRETURNTIME: {
+        uas_datetime unknown = 0; /* no shutdown planned: MinTime */
+        void *p = scalar(a, &unknown, sizeof(unknown));
+        if (!p)
+            return UAS_BAD_OUT_OF_MEMORY;
+        uas_variant_set_scalar(&out->value, p, UAS_TYPE(DATE_TIME));
+        return UAS_GOOD;
+    }
     case UAS_NS0ID_SERVER_SERVERSTATUS_SHUTDOWNREASON: {
         uas_localizedtext *t = uas_arena_calloc(a, 1, sizeof(*t));
         if (!t)
@@ -307,6 +315,7 @@ static const uint32_t live_nodes[] = {
     UAS_NS0ID_SERVER_SERVERSTATUS_BUILDINFO_BUILDDATE,
     UAS_NS0ID_SERVER_SERVERSTATUS_SECONDSTILLSHUTDOWN,
     UAS_NS0ID_SERVER_SERVERSTATUS_SHUTDOWNREASON,
+    UAS_NS0ID_SERVER_ESTIMATEDRETURNTIME,
     CAP(SERVERPROFILEARRAY),
     CAP(LOCALEIDARRAY),
     CAP(MINSUPPORTEDSAMPLERATE),
@@ -343,8 +352,33 @@ static const uint32_t live_nodes[] = {
     DIAG(REJECTEDREQUESTSCOUNT),
 };
 
+/* The Server methods that take a subscription id. Until the subscription
+ * engine is wired no subscription exists, so every id is unknown (Part 5,
+ * 9.1-9.3); the input arguments were checked before this runs. */
+static uas_status no_such_subscription(void *ud, const uas_nodeid *object, const uas_nodeid *method,
+                                       size_t in_count, const uas_variant *in, size_t *out_count,
+                                       uas_variant **out, uas_arena *arena)
+{
+    (void)ud, (void)object, (void)method, (void)in_count, (void)in, (void)arena;
+    *out_count = 0;
+    *out = NULL;
+    return UAS_BAD_SUBSCRIPTION_ID_INVALID;
+}
+
+static const uint32_t subscription_methods[] = {
+    UAS_NS0ID_SERVER_GETMONITOREDITEMS,
+    UAS_NS0ID_SERVER_RESENDDATA,
+    UAS_NS0ID_SERVER_SETSUBSCRIPTIONDURABLE,
+};
+
 uas_status uas_server_object_init(uas_server *s)
 {
+    for (size_t i = 0; i < sizeof(subscription_methods) / sizeof(subscription_methods[0]); i++) {
+        uas_nodeid id = uas_nodeid_numeric(0, subscription_methods[i]);
+        uas_status st = uas_aspace_set_method(s->as, &id, no_such_subscription, s);
+        if (st != UAS_GOOD && st != UAS_BAD_NODE_ID_UNKNOWN)
+            return st;
+    }
     for (size_t i = 0; i < sizeof(live_nodes) / sizeof(live_nodes[0]); i++) {
         uas_nodeid id = uas_nodeid_numeric(0, live_nodes[i]);
         uas_status st = uas_server_set_data_source(s, &id, read_server_var, NULL, s);

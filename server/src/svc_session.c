@@ -32,9 +32,13 @@ static uas_status endpoints_for(uas_request_ctx *ctx, const uas_string *url, siz
                                 uas_endpoint_description **out)
 {
     uas_status st = uas_server_endpoints(ctx->server, ctx->arena, count, out);
-    if (st == UAS_GOOD && url)
-        for (size_t i = 0; i < *count; i++)
+    if (st == UAS_GOOD && url) {
+        for (size_t i = 0; i < *count; i++) {
             (*out)[i].endpoint_url = *url;
+            if ((*out)[i].server.discovery_urls_count == 1)
+                (*out)[i].server.discovery_urls[0] = *url;
+        }
+    }
     return st;
 }
 

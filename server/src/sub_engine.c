@@ -1,0 +1,478 @@
+/* The subscription engine: lifecycle of the engine and of its sessions,
+ * the pools that keep the steady state free of malloc, engine-owned
+ * DataValues, the index of monitored nodes and the entry points the
+ * address space calls (value changes, events). */
+#include <string.h>
+
+#include "sub_internal.h"
+
+void uas_sub_config_default(uas_sub_config *c)
+{
+    memset(c, 0, sizeof(*c));
+    uas_sub_limits *l = &c->limits;
+    l->min_publishing_interval = 50;
+    l->max_publishing_interval = 3600000;
+    l->min_sampling_interval = 50;
+    l->max_sampling_interval = 3600000;
+    l->max_keep_alive_count = 10000;
+    l->max_lifetime_count = 30000;
+    l->max_notifications_per_publish = 10000;
+    l->max_subscriptions = 10000;
+    l->max_subscriptions_per_session = 100;
+    l->max_monitored_items = 1000000;
+    l->max_items_per_subscription = 100000;
+    l->max_publish_requests = 20;
+    l->max_retransmission = 10;
+    l->max_queue_size = 1000;
+    l->default_event_queue_size = 100;
+    l->max_event_queue_size = 10000;
+    l->max_triggering_links = 1000;
+    l->max_operations = 0;
+    c->sub_id_first = 1;
+    c->sub_id_step = 1;
+    c->wheel_slots = 2048;
+    c->pool_max = 4096;
+}
+
+/* ---- engine-owned DataValues ---- */
+
+static bool fits_inline(const uas_variant *v)
+{
+    return v->type && !v->is_array && v->data && v->type->pointer_free &&
+           v->type->size <= sizeof(sub_inl) && !v->array_dimensions;
+}
+
+uas_status sub_dv_store(uas_datavalue *dst, sub_inl *inl, const uas_datavalue *src)
+{
+    if (fits_inline(&src->value)) {
+        *dst = *src;
+        memcpy(inl->b, src->value.data, src->value.type->size);
+        dst->value.data = inl->b;
+        return UAS_GOOD;
+    }
+    return uas_copy(src, dst, &uas_types[UAS_TYPES_DATA_VALUE]);
+}
+
+void sub_dv_release(uas_datavalue *dv, sub_inl *inl)
+{
+    if (dv->value.data != (void *)inl->b)
+        uas_clear(dv, &uas_types[UAS_TYPES_DATA_VALUE]);
+    memset(dv, 0, sizeof(*dv));
+}
+
+void sub_dv_move(uas_datavalue *dst, sub_inl *dst_inl, uas_datavalue *src, sub_inl *src_inl)
+{
+    *dst = *src;
+    if (src->value.data == (void *)src_inl->b) {
+        *dst_inl = *src_inl;
+        dst->value.data = dst_inl->b;
+    }
+    memset(src, 0, sizeof(*src));
+}
+
+/* ---- engine ---- */
+
+static void session_init(uas_sub_engine *e, uas_sub_session *s, void *ud)
+{
+    memset(s, 0, sizeof(*s));
+    s->e = e;
+    s->ud = ud;
+    sub_list_init(&s->subs);
+    sub_list_init(&s->parked);
+    sub_list_init(&s->status);
+}
+
+uas_sub_engine *uas_sub_engine_new(const uas_sub_config *cfg, int64_t now)
+{
+    uas_sub_engine *e = uas_calloc(1, sizeof(*e));
+    if (!e)
+        return NULL;
+    e->cfg = *cfg;
+    if (e->cfg.sub_id_first == 0)
+        e->cfg.sub_id_first = 1;
+    if (e->cfg.sub_id_step == 0)
+        e->cfg.sub_id_step = 1;
+    e->next_sub_id = e->cfg.sub_id_first;
+    sub_list_init(&e->sessions);
+    sub_list_init(&e->dirty);
+    sub_list_init(&e->free_parked);
+    session_init(e, &e->orphans, NULL);
+    e->orphans.orphans = true;
+    uas_arena_init(&e->scratch, e->scratch_mem, sizeof(e->scratch_mem), 0);
+    uint32_t nseq = e->cfg.limits.max_retransmission ? e->cfg.limits.max_retransmission : 1;
+    e->seq_buf = uas_calloc(nseq, sizeof(uint32_t));
+    if (!e->seq_buf || sub_wheel_init(&e->wheel, e->cfg.wheel_slots, now) != UAS_GOOD) {
+        uas_free(e->seq_buf, nseq * sizeof(uint32_t));
+        uas_free(e, sizeof(*e));
+        return NULL;
+    }
+    return e;
+}
+
+static void session_free_subs(uas_sub_session *s)
+{
+    sub_list *n;
+    while ((n = sub_list_first(&s->subs)) != NULL)
+        sub_delete(SUB_CONTAINER(n, sub_sub, session_link));
+}
+
+static void session_clear(uas_sub_session *s, bool answer, int64_t now)
+{
+    uas_sub_engine *e = s->e;
+    sub_list *n;
+    sub_parked *p;
+    while ((p = sub_parked_pop(s)) != NULL) {
+        if (answer)
+            sub_answer_error(e, p, UAS_BAD_SESSION_CLOSED, now);
+        else
+            sub_parked_put(e, p);
+    }
+    while ((n = sub_list_first(&s->status)) != NULL) {
+        sub_list_remove(n);
+        uas_free(SUB_CONTAINER(n, sub_status, link), sizeof(sub_status));
+    }
+    s->status_count = 0;
+    sub_list_remove(&s->dirty_link);
+}
+
+void uas_sub_engine_delete(uas_sub_engine *e)
+{
+    if (!e)
+        return;
+    sub_list *n;
+    while ((n = sub_list_first(&e->sessions)) != NULL) {
+        uas_sub_session *s = SUB_CONTAINER(n, uas_sub_session, engine_link);
+        session_clear(s, false, 0);
+        session_free_subs(s);
+        sub_list_remove(&s->engine_link);
+        uas_free(s, sizeof(*s));
+    }
+    session_clear(&e->orphans, false, 0);
+    session_free_subs(&e->orphans);
+    e->cfg.pool_max = 0; /* sub_msg_put now frees */
+    while (e->free_msgs) {
+        sub_msg *m = e->free_msgs;
+        e->free_msgs = m->next_free;
+        e->nfree_msgs--;
+        sub_msg_put(e, m);
+    }
+    while ((n = sub_list_first(&e->free_parked)) != NULL) {
+        sub_list_remove(n);
+        uas_free(SUB_CONTAINER(n, sub_parked, link), sizeof(sub_parked));
+    }
+    uint32_t nseq = e->cfg.limits.max_retransmission ? e->cfg.limits.max_retransmission : 1;
+    uas_free(e->seq_buf, nseq * sizeof(uint32_t));
+    sub_map_free(&e->subs_by_id);
+    sub_map_free(&e->watches);
+    sub_wheel_free(&e->wheel);
+    uas_arena_free(&e->scratch);
+    uas_free(e, sizeof(*e));
+}
+
+uas_datetime sub_utc(uas_sub_engine *e, int64_t now)
+{
+    if (e->cfg.cb.utc_now)
+        return e->cfg.cb.utc_now(e->cfg.ud, now);
+    return uas_datetime_now();
+}
+
+void sub_scratch_reset(uas_sub_engine *e)
+{
+    uas_arena_reset(&e->scratch);
+}
+
+void sub_mark_dirty(uas_sub_session *s)
+{
+    if (!sub_list_linked(&s->dirty_link))
+        sub_list_push_back(&s->e->dirty, &s->dirty_link);
+}
+
+int64_t uas_sub_engine_tick(uas_sub_engine *e, int64_t now)
+{
+    /* Timers only update state and mark sessions dirty; the Publish
+     * requests are handed out afterwards, so subscriptions that fell due
+     * in the same millisecond compete by priority, not by timer order. */
+    sub_wheel_advance(&e->wheel, now);
+    sub_list *n;
+    while ((n = sub_list_first(&e->dirty)) != NULL) {
+        sub_list_remove(n);
+        sub_session_dispatch(SUB_CONTAINER(n, uas_sub_session, dirty_link), now);
+    }
+    return sub_wheel_next(&e->wheel);
+}
+
+int64_t uas_sub_engine_next_deadline(const uas_sub_engine *e)
+{
+    return sub_wheel_next(&e->wheel);
+}
+
+void uas_sub_engine_get_stats(const uas_sub_engine *e, uas_sub_stats *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->sessions = e->nsessions;
+    out->subscriptions = e->nsubs;
+    out->monitored_items = e->nitems;
+    out->parked_publishes = e->nparked;
+    out->watched_nodes = e->nwatches;
+    out->timers = (uint32_t)e->wheel.count;
+    out->pooled_messages = e->nfree_msgs;
+    out->messages_sent = e->messages_sent;
+    out->keep_alives_sent = e->keep_alives_sent;
+}
+
+/* ---- pools ---- */
+
+sub_msg *sub_msg_get(uas_sub_engine *e)
+{
+    sub_msg *m = e->free_msgs;
+    if (m) {
+        e->free_msgs = m->next_free;
+        e->nfree_msgs--;
+        m->next_free = NULL;
+        return m;
+    }
+    return uas_calloc(1, sizeof(sub_msg));
+}
+
+void sub_msg_put(uas_sub_engine *e, sub_msg *m)
+{
+    for (uint32_t i = 0; i < m->ndc; i++)
+        sub_dv_release(&m->dc[i].value, &m->dc_inl[i]);
+    for (uint32_t i = 0; i < m->nev; i++)
+        uas_array_delete(m->ev[i].event_fields, m->ev[i].event_fields_count,
+                         &uas_types[UAS_TYPES_VARIANT]);
+    m->ndc = m->nev = 0;
+    if (e->nfree_msgs < e->cfg.pool_max) {
+        m->next_free = e->free_msgs;
+        e->free_msgs = m;
+        e->nfree_msgs++;
+        return;
+    }
+    uas_free(m->dc, m->dc_cap * sizeof(*m->dc));
+    uas_free(m->dc_inl, m->dc_cap * sizeof(*m->dc_inl));
+    uas_free(m->ev, m->ev_cap * sizeof(*m->ev));
+    uas_free(m, sizeof(*m));
+}
+
+sub_parked *sub_parked_get(uas_sub_engine *e)
+{
+    sub_list *n = sub_list_first(&e->free_parked);
+    sub_parked *p;
+    if (n) {
+        sub_list_remove(n);
+        e->nfree_parked--;
+        p = SUB_CONTAINER(n, sub_parked, link);
+    } else {
+        p = uas_malloc(sizeof(*p));
+        if (!p)
+            return NULL;
+    }
+    memset(p, 0, sizeof(*p));
+    sub_timer_init(&p->timeout, sub_parked_timeout_fn);
+    p->results = p->inl_results;
+    return p;
+}
+
+void sub_parked_put(uas_sub_engine *e, sub_parked *p)
+{
+    sub_wheel_cancel(&e->wheel, &p->timeout);
+    if (p->results != p->inl_results)
+        uas_free(p->results, p->nresults * sizeof(uas_status));
+    p->results = p->inl_results;
+    p->nresults = 0;
+    if (e->nfree_parked < e->cfg.pool_max) {
+        sub_list_push_back(&e->free_parked, &p->link);
+        e->nfree_parked++;
+        return;
+    }
+    uas_free(p, sizeof(*p));
+}
+
+/* ---- sessions ---- */
+
+uas_sub_session *uas_sub_session_new(uas_sub_engine *e, void *ud)
+{
+    uas_sub_session *s = uas_malloc(sizeof(*s));
+    if (!s)
+        return NULL;
+    session_init(e, s, ud);
+    sub_list_push_back(&e->sessions, &s->engine_link);
+    e->nsessions++;
+    return s;
+}
+
+void uas_sub_session_delete(uas_sub_session *s, bool delete_subscriptions, int64_t now)
+{
+    if (!s)
+        return;
+    uas_sub_engine *e = s->e;
+    session_clear(s, true, now);
+    if (delete_subscriptions) {
+        session_free_subs(s);
+    } else {
+        sub_list *n;
+        while ((n = sub_list_first(&s->subs)) != NULL) {
+            sub_sub *sub = SUB_CONTAINER(n, sub_sub, session_link);
+            sub_detach(sub);
+            sub_attach(sub, &e->orphans);
+        }
+    }
+    sub_list_remove(&s->engine_link);
+    e->nsessions--;
+    uas_free(s, sizeof(*s));
+}
+
+uint32_t uas_sub_session_subscription_count(const uas_sub_session *s)
+{
+    return s->sub_count;
+}
+
+sub_sub *sub_find(uas_sub_session *s, uint32_t id)
+{
+    sub_sub *sub = sub_map_get(&s->e->subs_by_id, id);
+    return sub && sub->session == s ? sub : NULL;
+}
+
+void uas_sub_engine_drop_target(uas_sub_engine *e, uas_sub_publish_target *target)
+{
+    for (sub_list *sn = e->sessions.next; sn != &e->sessions; sn = sn->next) {
+        uas_sub_session *s = SUB_CONTAINER(sn, uas_sub_session, engine_link);
+        for (sub_list *n = s->parked.next; n != &s->parked;) {
+            sub_list *next = n->next;
+            sub_parked *p = SUB_CONTAINER(n, sub_parked, link);
+            if (p->target == target) {
+                sub_parked_unlink(p);
+                sub_parked_put(e, p);
+            }
+            n = next;
+        }
+    }
+}
+
+/* ---- monitored nodes ---- */
+
+static uint32_t hash_bytes(uint32_t h, const void *p, size_t n)
+{
+    const uint8_t *b = p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 16777619u; /* FNV-1a */
+    return h;
+}
+
+static uint32_t nodeid_hash(const uas_nodeid *id)
+{
+    uint32_t h = hash_bytes(2166136261u, &id->ns, sizeof(id->ns));
+    h = hash_bytes(h, &id->kind, 1);
+    switch (id->kind) {
+    case UAS_NODEID_NUMERIC:
+        return hash_bytes(h, &id->id.numeric, sizeof(id->id.numeric));
+    case UAS_NODEID_GUID:
+        return hash_bytes(h, &id->id.guid, sizeof(id->id.guid));
+    default:
+        return id->id.string.data && id->id.string.data != UAS_EMPTY_ARRAY
+                   ? hash_bytes(h, id->id.string.data, id->id.string.length)
+                   : h;
+    }
+}
+
+static uas_sub_watch *watch_find(uas_sub_engine *e, const uas_nodeid *node, uint32_t h)
+{
+    uint32_t it = 0;
+    uas_sub_watch *w;
+    while ((w = sub_map_next(&e->watches, h, &it)) != NULL)
+        if (uas_equal(&w->node, node, &uas_types[UAS_TYPES_NODE_ID]))
+            return w;
+    return NULL;
+}
+
+/* Tell the address space what this node's items need now; forget the
+ * watch when nothing does. */
+static void watch_update(uas_sub_engine *e, uas_sub_watch *w)
+{
+    unsigned mask = 0;
+    for (sub_list *n = w->items.next; n != &w->items; n = n->next) {
+        sub_item *it = SUB_CONTAINER(n, sub_item, watch_link);
+        mask |= it->kind == SUB_ITEM_EVENT ? UAS_SUB_WATCH_EVENTS : UAS_SUB_WATCH_VALUE;
+    }
+    if (mask != w->mask && e->cfg.cb.watch)
+        e->cfg.cb.watch(e->cfg.ud, &w->node, w, mask);
+    w->mask = mask;
+    if (mask == 0) {
+        sub_map_remove(&e->watches, w->hash, w);
+        uas_clear(&w->node, &uas_types[UAS_TYPES_NODE_ID]);
+        uas_free(w, sizeof(*w));
+        e->nwatches--;
+    }
+}
+
+uas_status sub_watch_attach(uas_sub_engine *e, sub_item *it)
+{
+    uint32_t h = nodeid_hash(&it->node);
+    uas_sub_watch *w = watch_find(e, &it->node, h);
+    if (!w) {
+        w = uas_calloc(1, sizeof(*w));
+        if (!w)
+            return UAS_BAD_OUT_OF_MEMORY;
+        w->hash = h;
+        sub_list_init(&w->items);
+        if (uas_copy(&it->node, &w->node, &uas_types[UAS_TYPES_NODE_ID]) != UAS_GOOD ||
+            sub_map_put(&e->watches, h, w) != UAS_GOOD) {
+            uas_clear(&w->node, &uas_types[UAS_TYPES_NODE_ID]);
+            uas_free(w, sizeof(*w));
+            return UAS_BAD_OUT_OF_MEMORY;
+        }
+        e->nwatches++;
+    }
+    sub_list_push_back(&w->items, &it->watch_link);
+    it->watch = w;
+    watch_update(e, w);
+    return UAS_GOOD;
+}
+
+void sub_watch_detach(uas_sub_engine *e, sub_item *it)
+{
+    uas_sub_watch *w = it->watch;
+    if (!w)
+        return;
+    sub_list_remove(&it->watch_link);
+    it->watch = NULL;
+    watch_update(e, w);
+}
+
+void uas_sub_engine_value_changed_watch(uas_sub_engine *e, uas_sub_watch *w,
+                                        const uas_datavalue *dv, int64_t now)
+{
+    (void)e;
+    for (sub_list *n = w->items.next; n != &w->items; n = n->next) {
+        sub_item *it = SUB_CONTAINER(n, sub_item, watch_link);
+        if (it->kind == SUB_ITEM_DATA)
+            sub_item_push(it, dv, now);
+    }
+}
+
+void uas_sub_engine_value_changed(uas_sub_engine *e, const uas_nodeid *node,
+                                  const uas_datavalue *dv, int64_t now)
+{
+    uas_sub_watch *w = watch_find(e, node, nodeid_hash(node));
+    if (w)
+        uas_sub_engine_value_changed_watch(e, w, dv, now);
+}
+
+void uas_sub_engine_post_event_watch(uas_sub_engine *e, uas_sub_watch *w,
+                                     const uas_sub_event *ev, int64_t now)
+{
+    (void)e;
+    for (sub_list *n = w->items.next; n != &w->items; n = n->next) {
+        sub_item *it = SUB_CONTAINER(n, sub_item, watch_link);
+        if (it->kind == SUB_ITEM_EVENT)
+            sub_item_event(it, ev, now);
+    }
+}
+
+void uas_sub_engine_post_event(uas_sub_engine *e, const uas_nodeid *notifier,
+                               const uas_sub_event *ev, int64_t now)
+{
+    uas_sub_watch *w = watch_find(e, notifier, nodeid_hash(notifier));
+    if (w)
+        uas_sub_engine_post_event_watch(e, w, ev, now);
+}

@@ -1,0 +1,620 @@
+/* Monitored items (Part 4, 5.12): parameter revision and filters, sampling
+ * of pushed and data-source nodes, the DataChangeFilter, the per-item
+ * queue with its discard policy and overflow bit, monitoring modes,
+ * triggering, and draining the queues into NotificationMessages. */
+#include <math.h>
+#include <string.h>
+
+#include "sub_internal.h"
+
+#define T_DATAVALUE (&uas_types[UAS_TYPES_DATA_VALUE])
+#define T_VARIANT   (&uas_types[UAS_TYPES_VARIANT])
+
+/* ---- parameters ---- */
+
+static bool filter_is(const uas_extensionobject *f, const uas_type *t)
+{
+    return f->encoding == UAS_EXTOBJ_DECODED && f->content.decoded.type == t &&
+           f->content.decoded.data;
+}
+
+/* Integer milliseconds, never below the request (Part 4, 7.21: "equal or
+ * higher than the requested samplingInterval"), within the limits. */
+static double revise_interval(double req, double lo, double hi)
+{
+    if (req < lo)
+        req = lo;
+    if (req > hi)
+        req = hi;
+    return ceil(req);
+}
+
+typedef struct item_filter {
+    int32_t trigger;
+    uint32_t deadband_type;
+    double deadband_value, deadband;
+    uas_event_filter *efilter;
+} item_filter;
+
+static uas_status data_filter(sub_item *it, const uas_extensionobject *f, item_filter *out)
+{
+    uas_sub_engine *e = it->sub->e;
+    out->trigger = UAS_DATA_CHANGE_TRIGGER_STATUS_VALUE;
+    out->deadband_type = UAS_DEADBAND_TYPE_NONE;
+    out->deadband = -1;
+    if (f->encoding == UAS_EXTOBJ_EMPTY)
+        return UAS_GOOD;
+    if (filter_is(f, UAS_TYPE(EVENT_FILTER)))
+        return UAS_BAD_FILTER_NOT_ALLOWED;
+    if (!filter_is(f, UAS_TYPE(DATA_CHANGE_FILTER)))
+        return UAS_BAD_MONITORED_ITEM_FILTER_UNSUPPORTED; /* aggregates, unknown types */
+    if (it->attr != UAS_SUB_ATTR_VALUE)
+        return UAS_BAD_FILTER_NOT_ALLOWED;
+    const uas_data_change_filter *dcf = f->content.decoded.data;
+    if (dcf->trigger < UAS_DATA_CHANGE_TRIGGER_STATUS ||
+        dcf->trigger > UAS_DATA_CHANGE_TRIGGER_STATUS_VALUE_TIMESTAMP)
+        return UAS_BAD_MONITORED_ITEM_FILTER_INVALID;
+    out->trigger = dcf->trigger;
+    out->deadband_type = dcf->deadband_type;
+    out->deadband_value = dcf->deadband_value;
+    if (dcf->deadband_type == UAS_DEADBAND_TYPE_NONE)
+        return UAS_GOOD;
+    if (dcf->deadband_type > UAS_DEADBAND_TYPE_PERCENT || !(dcf->deadband_value >= 0))
+        return UAS_BAD_DEADBAND_FILTER_INVALID;
+    if (!it->numeric)
+        return UAS_BAD_FILTER_NOT_ALLOWED;
+    if (dcf->deadband_type == UAS_DEADBAND_TYPE_ABSOLUTE) {
+        out->deadband = dcf->deadband_value;
+        return UAS_GOOD;
+    }
+    if (dcf->deadband_value > 100)
+        return UAS_BAD_DEADBAND_FILTER_INVALID;
+    if (!e->cfg.cb.get_eu_range)
+        return UAS_BAD_MONITORED_ITEM_FILTER_UNSUPPORTED;
+    uas_range r;
+    uas_status st = e->cfg.cb.get_eu_range(e->cfg.ud, &it->node, &r);
+    if (uas_is_bad(st))
+        return st;
+    /* Part 8, 6.2: percent of the EURange span, fixed when the item is
+     * created or modified. */
+    out->deadband = dcf->deadband_value / 100.0 * fabs(r.high - r.low);
+    return UAS_GOOD;
+}
+
+static void set_overflow(uas_datavalue *dv)
+{
+    dv->status |= SUB_STATUS_OVERFLOW;
+    dv->has_status = true;
+}
+
+/* A ring of n slots holding the newest min(count, n) entries of the old
+ * one; the caller swaps it in. */
+static uas_status queue_resize(sub_item *it, uint32_t n)
+{
+    bool data = it->kind == SUB_ITEM_DATA;
+    size_t esz = data ? sizeof(sub_val) : sizeof(sub_evq);
+    void *q = uas_calloc(n, esz);
+    if (!q)
+        return UAS_BAD_OUT_OF_MEMORY;
+    uint32_t drop = it->qcount > n ? it->qcount - n : 0;
+    for (uint32_t k = 0; k < it->qcount; k++) {
+        uint32_t i = (it->qhead + k) % it->qsize;
+        if (data) {
+            sub_val *src = &it->dq[i];
+            if (k < drop)
+                sub_dv_release(&src->dv, &src->inl);
+            else
+                sub_dv_move(&((sub_val *)q)[k - drop].dv, &((sub_val *)q)[k - drop].inl,
+                            &src->dv, &src->inl);
+        } else if (k < drop) {
+            uas_array_delete(it->eq[i].fields, it->eq[i].n, T_VARIANT);
+        } else {
+            ((sub_evq *)q)[k - drop] = it->eq[i];
+        }
+    }
+    if (drop && data && n > 1)
+        set_overflow(&((sub_val *)q)[0].dv); /* values were lost before it */
+    uas_free(data ? (void *)it->dq : (void *)it->eq, it->qsize * esz);
+    if (data)
+        it->dq = q;
+    else
+        it->eq = q;
+    it->qsize = n;
+    it->qhead = 0;
+    it->qcount -= drop;
+    return UAS_GOOD;
+}
+
+uas_status sub_item_configure(sub_item *it, const uas_monitoring_parameters *p, bool create,
+                              int64_t now, double *rev_sampling, uint32_t *rev_queue,
+                              uas_extensionobject *filter_result, uas_arena *a)
+{
+    uas_sub_engine *e = it->sub->e;
+    const uas_sub_limits *l = &e->cfg.limits;
+    item_filter flt;
+    memset(&flt, 0, sizeof(flt));
+    flt.deadband = -1;
+    uas_status st;
+    if (it->kind == SUB_ITEM_EVENT) {
+        if (!filter_is(&p->filter, UAS_TYPE(EVENT_FILTER)))
+            return p->filter.encoding == UAS_EXTOBJ_EMPTY ? UAS_BAD_EVENT_FILTER_INVALID
+                                                          : UAS_BAD_FILTER_NOT_ALLOWED;
+        st = sub_filter_check(p->filter.content.decoded.data, filter_result, a);
+        if (uas_is_bad(st))
+            return st;
+        flt.efilter = uas_new(UAS_TYPE(EVENT_FILTER));
+        if (!flt.efilter || uas_copy(p->filter.content.decoded.data, flt.efilter,
+                                     UAS_TYPE(EVENT_FILTER)) != UAS_GOOD) {
+            uas_free(flt.efilter, sizeof(uas_event_filter));
+            return UAS_BAD_OUT_OF_MEMORY;
+        }
+    } else if ((st = data_filter(it, &p->filter, &flt)) != UAS_GOOD) {
+        return st;
+    }
+
+    double si = 0;
+    if (it->kind == SUB_ITEM_DATA) {
+        si = p->sampling_interval;
+        if (isnan(si) || si < 0)
+            si = it->sub->interval; /* -1: the publishing interval */
+        if (!(si == 0 && it->pushed))
+            si = revise_interval(si, l->min_sampling_interval, l->max_sampling_interval);
+    }
+    uint32_t qs = p->queue_size, qmax;
+    if (it->kind == SUB_ITEM_DATA) {
+        qmax = l->max_queue_size ? l->max_queue_size : 1;
+        if (qs == 0)
+            qs = 1;
+    } else {
+        qmax = l->max_event_queue_size ? l->max_event_queue_size : 1;
+        if (qs == 0)
+            qs = l->default_event_queue_size ? l->default_event_queue_size : 1;
+    }
+    if (qs > qmax)
+        qs = qmax;
+    if ((create || qs != it->qsize) && (st = queue_resize(it, qs)) != UAS_GOOD) {
+        uas_delete(flt.efilter, UAS_TYPE(EVENT_FILTER));
+        return st;
+    }
+
+    /* Nothing can fail from here on: apply. */
+    it->client_handle = p->client_handle;
+    it->discard_oldest = p->discard_oldest;
+    it->trigger = flt.trigger;
+    it->deadband_type = flt.deadband_type;
+    it->deadband_value = flt.deadband_value;
+    it->deadband = flt.deadband;
+    if (flt.efilter) {
+        uas_delete(it->efilter, UAS_TYPE(EVENT_FILTER));
+        it->efilter = flt.efilter;
+    }
+    int64_t old_ms = it->sampling_ms;
+    it->sampling_interval = si;
+    it->sampling_ms = (int64_t)si;
+    if (!create && it->mode != UAS_MONITORING_MODE_DISABLED && it->kind == SUB_ITEM_DATA &&
+        old_ms != it->sampling_ms) {
+        if (it->pushed) {
+            if (it->next_sample_at > now + it->sampling_ms)
+                it->next_sample_at = now + it->sampling_ms;
+            if (sub_timer_armed(&it->sample_timer))
+                sub_wheel_arm(&e->wheel, &it->sample_timer, it->next_sample_at);
+        } else {
+            sub_wheel_arm(&e->wheel, &it->sample_timer, now + it->sampling_ms);
+        }
+    }
+    *rev_sampling = si;
+    *rev_queue = qs;
+    return UAS_GOOD;
+}
+
+/* ---- the queue ---- */
+
+/* TimestampsToReturn applied to a queued copy; the server timestamp is the
+ * sampling time when the source did not give one. */
+static void apply_timestamps(sub_item *it, uas_datavalue *dv, int64_t now)
+{
+    bool src = it->ttr == UAS_TIMESTAMPS_TO_RETURN_SOURCE || it->ttr == UAS_TIMESTAMPS_TO_RETURN_BOTH;
+    bool srv = it->ttr == UAS_TIMESTAMPS_TO_RETURN_SERVER || it->ttr == UAS_TIMESTAMPS_TO_RETURN_BOTH;
+    if (!src)
+        dv->has_source_timestamp = dv->has_source_picoseconds = false;
+    if (!srv) {
+        dv->has_server_timestamp = dv->has_server_picoseconds = false;
+    } else if (!dv->has_server_timestamp) {
+        dv->server_timestamp = sub_utc(it->sub->e, now);
+        dv->has_server_timestamp = true;
+    }
+}
+
+/* Part 4, 5.12.1.5: a full queue drops the oldest entry (the next one gets
+ * the overflow bit) or overwrites the newest (which gets it); a queue of
+ * one is a plain "latest value" buffer without the bit. Returns the slot
+ * (released, empty) to fill and whether the new entry gets the bit. */
+static uint32_t queue_slot(sub_item *it, bool *overflow_new, bool *discarded)
+{
+    *overflow_new = *discarded = false;
+    if (it->qcount < it->qsize)
+        return (it->qhead + it->qcount++) % it->qsize;
+    *discarded = true;
+    if (it->qsize == 1)
+        return it->qhead;
+    if (it->discard_oldest) {
+        uint32_t old = it->qhead;
+        it->qhead = (it->qhead + 1) % it->qsize;
+        return old; /* the ring is full: the oldest slot is the new tail */
+    }
+    *overflow_new = true;
+    return (it->qhead + it->qcount - 1) % it->qsize;
+}
+
+static void enqueue_value(sub_item *it, const uas_datavalue *src, int64_t now)
+{
+    bool overflow_new, discarded;
+    uint32_t i = queue_slot(it, &overflow_new, &discarded);
+    sub_val *slot = &it->dq[i];
+    if (discarded)
+        sub_dv_release(&slot->dv, &slot->inl);
+    if (discarded && it->qsize > 1 && it->discard_oldest)
+        set_overflow(&it->dq[it->qhead].dv);
+    if (sub_dv_store(&slot->dv, &slot->inl, src) != UAS_GOOD) {
+        memset(&slot->dv, 0, sizeof(slot->dv));
+        slot->dv.status = UAS_BAD_OUT_OF_MEMORY;
+        slot->dv.has_status = true;
+    }
+    apply_timestamps(it, &slot->dv, now);
+    if (overflow_new)
+        set_overflow(&slot->dv);
+}
+
+static void make_ready(sub_item *it)
+{
+    if (!sub_list_linked(&it->ready_link))
+        sub_list_push_back(&it->sub->ready, &it->ready_link);
+}
+
+/* Part 4, 5.12.1.6: a reporting triggering item that queues a
+ * notification makes its linked Sampling items report their queues. Links
+ * are item ids resolved now, so a deleted target is simply skipped. */
+static void notify(sub_item *it)
+{
+    if (it->mode == UAS_MONITORING_MODE_REPORTING) {
+        make_ready(it);
+        for (uint32_t k = 0; k < it->nlinks; k++) {
+            sub_item *t = sub_map_get(&it->sub->item_map, it->links[k]);
+            if (t && t->mode == UAS_MONITORING_MODE_SAMPLING && t->qcount > 0) {
+                t->triggered = true;
+                make_ready(t);
+            }
+        }
+    } else if (it->triggered) {
+        make_ready(it);
+    }
+}
+
+/* ---- the DataChangeFilter ---- */
+
+static bool num_at(const uas_variant *v, size_t i, double *out)
+{
+    if (!v->type || !v->data)
+        return false;
+    const uint8_t *p = (const uint8_t *)v->data + i * v->type->size;
+    switch (v->type->kind) {
+    case UAS_BUILTIN_SBYTE: *out = *(const int8_t *)p; return true;
+    case UAS_BUILTIN_BYTE: *out = *(const uint8_t *)p; return true;
+    case UAS_BUILTIN_INT16: *out = *(const int16_t *)p; return true;
+    case UAS_BUILTIN_UINT16: *out = *(const uint16_t *)p; return true;
+    case UAS_BUILTIN_INT32: *out = *(const int32_t *)p; return true;
+    case UAS_BUILTIN_UINT32: *out = *(const uint32_t *)p; return true;
+    case UAS_BUILTIN_INT64: *out = (double)*(const int64_t *)p; return true;
+    case UAS_BUILTIN_UINT64: *out = (double)*(const uint64_t *)p; return true;
+    case UAS_BUILTIN_FLOAT: *out = *(const float *)p; return true;
+    case UAS_BUILTIN_DOUBLE: *out = *(const double *)p; return true;
+    default: return false;
+    }
+}
+
+/* Part 8, 6.2: for arrays, one element beyond the deadband reports the
+ * whole array; a change of type or length always reports. */
+static bool beyond_deadband(const uas_variant *a, const uas_variant *b, double db)
+{
+    if (a->type != b->type || a->is_array != b->is_array)
+        return true;
+    size_t n = a->is_array ? a->array_length : 1;
+    if (a->is_array && b->array_length != n)
+        return true;
+    for (size_t i = 0; i < n; i++) {
+        double x, y;
+        if (!num_at(a, i, &x) || !num_at(b, i, &y))
+            return !uas_equal(a, b, T_VARIANT);
+        if (fabs(x - y) > db)
+            return true;
+    }
+    return false;
+}
+
+static uas_status status_of(const uas_datavalue *dv)
+{
+    return dv->has_status ? dv->status : UAS_GOOD;
+}
+
+static bool data_changed(const sub_item *it, const uas_datavalue *old, const uas_datavalue *nv)
+{
+    if (status_of(old) != status_of(nv))
+        return true;
+    if (it->trigger == UAS_DATA_CHANGE_TRIGGER_STATUS)
+        return false;
+    if (old->has_value != nv->has_value)
+        return true;
+    if (nv->has_value && (it->deadband >= 0 ? beyond_deadband(&old->value, &nv->value, it->deadband)
+                                            : !uas_equal(&old->value, &nv->value, T_VARIANT)))
+        return true;
+    if (it->trigger != UAS_DATA_CHANGE_TRIGGER_STATUS_VALUE_TIMESTAMP)
+        return false;
+    return old->has_source_timestamp != nv->has_source_timestamp ||
+           old->source_timestamp != nv->source_timestamp ||
+           old->has_source_picoseconds != nv->has_source_picoseconds ||
+           old->source_picoseconds != nv->source_picoseconds;
+}
+
+/* ---- sampling ---- */
+
+static void sample(sub_item *it, const uas_datavalue *dv, int64_t now)
+{
+    if (it->has_last && !data_changed(it, &it->last.dv, dv))
+        return;
+    sub_dv_release(&it->last.dv, &it->last.inl);
+    it->has_last = sub_dv_store(&it->last.dv, &it->last.inl, dv) == UAS_GOOD;
+    enqueue_value(it, dv, now);
+    notify(it);
+}
+
+static void read_and_sample(sub_item *it, int64_t now)
+{
+    uas_sub_engine *e = it->sub->e;
+    if (!e->cfg.cb.read_value)
+        return;
+    uas_datavalue dv;
+    memset(&dv, 0, sizeof(dv));
+    e->cfg.cb.read_value(e->cfg.ud, &it->node, it->attr, &it->index_range, &dv, &e->scratch);
+    sample(it, &dv, now);
+    sub_scratch_reset(e);
+}
+
+static void drop_pending(sub_item *it)
+{
+    if (it->pending == SUB_PENDING_VALUE)
+        sub_dv_release(&it->pending_v.dv, &it->pending_v.inl);
+    it->pending = SUB_PENDING_NONE;
+}
+
+void sub_item_timer_fn(sub_timer *t, int64_t now)
+{
+    sub_item *it = SUB_CONTAINER(t, sub_item, sample_timer);
+    uas_sub_engine *e = it->sub->e;
+    if (it->mode == UAS_MONITORING_MODE_DISABLED)
+        return;
+    if (!it->pushed) {
+        read_and_sample(it, now);
+        sub_wheel_arm(&e->wheel, t, sub_next_period(t->deadline, it->sampling_ms, now));
+        return;
+    }
+    /* A pushed item throttled by its sampling interval: take the latest
+     * change now, then no other before one more interval. */
+    if (it->pending == SUB_PENDING_VALUE)
+        sample(it, &it->pending_v.dv, now);
+    else if (it->pending == SUB_PENDING_READ)
+        read_and_sample(it, now);
+    drop_pending(it);
+    it->next_sample_at = now + it->sampling_ms;
+}
+
+void sub_item_push(sub_item *it, const uas_datavalue *dv, int64_t now)
+{
+    if (it->mode == UAS_MONITORING_MODE_DISABLED || !it->pushed)
+        return;
+    /* An index range is applied by read_value, so such items re-read. */
+    bool ranged = it->index_range.length > 0;
+    if (it->sampling_ms == 0 || now >= it->next_sample_at) {
+        drop_pending(it);
+        sub_wheel_cancel(&it->sub->e->wheel, &it->sample_timer);
+        if (ranged)
+            read_and_sample(it, now);
+        else
+            sample(it, dv, now);
+        it->next_sample_at = now + it->sampling_ms;
+        return;
+    }
+    drop_pending(it);
+    it->pending = SUB_PENDING_READ;
+    if (!ranged && sub_dv_store(&it->pending_v.dv, &it->pending_v.inl, dv) == UAS_GOOD)
+        it->pending = SUB_PENDING_VALUE;
+    if (!sub_timer_armed(&it->sample_timer))
+        sub_wheel_arm(&it->sub->e->wheel, &it->sample_timer, it->next_sample_at);
+}
+
+void sub_item_start(sub_item *it, int64_t now)
+{
+    if (it->mode == UAS_MONITORING_MODE_DISABLED || it->kind != SUB_ITEM_DATA)
+        return;
+    read_and_sample(it, now); /* the first sample is always reported */
+    if (it->pushed)
+        it->next_sample_at = now + it->sampling_ms;
+    else
+        sub_wheel_arm(&it->sub->e->wheel, &it->sample_timer, now + it->sampling_ms);
+}
+
+static void queue_clear(sub_item *it)
+{
+    for (uint32_t k = 0; k < it->qcount; k++) {
+        uint32_t i = (it->qhead + k) % it->qsize;
+        if (it->kind == SUB_ITEM_DATA)
+            sub_dv_release(&it->dq[i].dv, &it->dq[i].inl);
+        else
+            uas_array_delete(it->eq[i].fields, it->eq[i].n, T_VARIANT);
+    }
+    it->qhead = it->qcount = 0;
+}
+
+/* Disabled: no sampling, nothing queued, and the next enable starts over
+ * with a first sample (Part 4, 5.12.1.3 / 5.12.4). */
+static void stop(sub_item *it)
+{
+    sub_wheel_cancel(&it->sub->e->wheel, &it->sample_timer);
+    queue_clear(it);
+    drop_pending(it);
+    sub_dv_release(&it->last.dv, &it->last.inl);
+    it->has_last = false;
+    it->triggered = false;
+    sub_list_remove(&it->ready_link);
+}
+
+void sub_item_set_mode(sub_item *it, uas_monitoring_mode mode, int64_t now)
+{
+    uint8_t old = it->mode;
+    if (old == mode)
+        return;
+    it->mode = (uint8_t)mode;
+    if (mode == UAS_MONITORING_MODE_DISABLED) {
+        stop(it);
+    } else if (old == UAS_MONITORING_MODE_DISABLED) {
+        sub_item_start(it, now);
+    } else if (mode == UAS_MONITORING_MODE_REPORTING) {
+        it->triggered = false;
+        if (it->qcount > 0)
+            make_ready(it);
+    } else if (!it->triggered) {
+        sub_list_remove(&it->ready_link);
+    }
+}
+
+void sub_item_resend_last(sub_item *it, int64_t now)
+{
+    if (it->mode == UAS_MONITORING_MODE_DISABLED || it->kind != SUB_ITEM_DATA || !it->has_last)
+        return;
+    enqueue_value(it, &it->last.dv, now);
+    notify(it);
+}
+
+void sub_item_event(sub_item *it, const uas_sub_event *ev, int64_t now)
+{
+    (void)now;
+    uas_sub_engine *e = it->sub->e;
+    if (it->mode == UAS_MONITORING_MODE_DISABLED || !it->efilter)
+        return;
+    size_t n = it->efilter->select_clauses_count;
+    uas_variant *tmp = n ? uas_arena_calloc(&e->scratch, n, sizeof(uas_variant)) : NULL;
+    uas_variant *fields = uas_array_new(n, T_VARIANT);
+    bool ok = (n == 0 || tmp) && fields &&
+              sub_filter_match(&it->efilter->where_clause, ev, &e->scratch) &&
+              sub_filter_select(it->efilter, ev, tmp, &e->scratch) == UAS_GOOD;
+    for (size_t i = 0; ok && i < n; i++)
+        ok = uas_copy(&tmp[i], &fields[i], T_VARIANT) == UAS_GOOD;
+    sub_scratch_reset(e);
+    if (!ok) {
+        if (fields)
+            uas_array_delete(fields, n, T_VARIANT);
+        return;
+    }
+    bool overflow_new, discarded;
+    uint32_t i = queue_slot(it, &overflow_new, &discarded);
+    /* TODO(events): queue an EventQueueOverflowEventType event on loss. */
+    if (discarded)
+        uas_array_delete(it->eq[i].fields, it->eq[i].n, T_VARIANT);
+    it->eq[i].fields = fields;
+    it->eq[i].n = n;
+    notify(it);
+}
+
+/* ---- draining into a NotificationMessage ---- */
+
+/* Grow m's arrays to hold `need` data (or event) notifications. Fresh
+ * arrays instead of realloc: inline values point into dc_inl and have to
+ * be moved one by one. */
+static bool msg_reserve(sub_msg *m, bool data, uint32_t need)
+{
+    uint32_t cap = data ? m->dc_cap : m->ev_cap;
+    if (need <= cap)
+        return true;
+    uint32_t ncap = cap ? cap * 2 : 16;
+    if (ncap < need)
+        ncap = need;
+    if (!data) {
+        uas_event_field_list *ev = uas_calloc(ncap, sizeof(*ev));
+        if (!ev)
+            return false;
+        if (m->nev)
+            memcpy(ev, m->ev, m->nev * sizeof(*ev));
+        uas_free(m->ev, m->ev_cap * sizeof(*ev));
+        m->ev = ev;
+        m->ev_cap = ncap;
+        return true;
+    }
+    uas_monitored_item_notification *dc = uas_calloc(ncap, sizeof(*dc));
+    sub_inl *inl = uas_calloc(ncap, sizeof(*inl));
+    if (!dc || !inl) {
+        uas_free(dc, ncap * sizeof(*dc));
+        uas_free(inl, ncap * sizeof(*inl));
+        return false;
+    }
+    for (uint32_t i = 0; i < m->ndc; i++) {
+        dc[i].client_handle = m->dc[i].client_handle;
+        sub_dv_move(&dc[i].value, &inl[i], &m->dc[i].value, &m->dc_inl[i]);
+    }
+    uas_free(m->dc, m->dc_cap * sizeof(*dc));
+    uas_free(m->dc_inl, m->dc_cap * sizeof(*inl));
+    m->dc = dc;
+    m->dc_inl = inl;
+    m->dc_cap = ncap;
+    return true;
+}
+
+uint32_t sub_item_drain(sub_item *it, sub_msg *m, uint32_t max)
+{
+    bool data = it->kind == SUB_ITEM_DATA;
+    uint32_t n = it->qcount < max ? it->qcount : max;
+    if (!msg_reserve(m, data, (data ? m->ndc : m->nev) + n))
+        return 0;
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t i = it->qhead;
+        if (data) {
+            uas_monitored_item_notification *mn = &m->dc[m->ndc];
+            mn->client_handle = it->client_handle;
+            sub_dv_move(&mn->value, &m->dc_inl[m->ndc], &it->dq[i].dv, &it->dq[i].inl);
+            m->ndc++;
+        } else {
+            uas_event_field_list *fl = &m->ev[m->nev++];
+            fl->client_handle = it->client_handle;
+            fl->event_fields_count = it->eq[i].n;
+            fl->event_fields = it->eq[i].fields;
+            it->eq[i].fields = NULL;
+            it->eq[i].n = 0;
+        }
+        it->qhead = (it->qhead + 1) % it->qsize;
+        it->qcount--;
+    }
+    if (it->qcount == 0) {
+        it->triggered = false;
+        sub_list_remove(&it->ready_link);
+    }
+    return n;
+}
+
+/* ---- lifecycle ---- */
+
+void sub_item_delete(sub_item *it)
+{
+    sub_sub *s = it->sub;
+    uas_sub_engine *e = s->e;
+    stop(it);
+    sub_watch_detach(e, it);
+    sub_map_remove(&s->item_map, it->id, it);
+    sub_list_remove(&it->sub_link);
+    s->item_count--;
+    e->nitems--;
+    uas_free(it->dq, it->kind == SUB_ITEM_DATA ? it->qsize * sizeof(sub_val) : 0);
+    uas_free(it->eq, it->kind == SUB_ITEM_EVENT ? it->qsize * sizeof(sub_evq) : 0);
+    uas_delete(it->efilter, UAS_TYPE(EVENT_FILTER));
+    uas_free(it->links, it->links_cap * sizeof(uint32_t));
+    uas_clear(&it->node, &uas_types[UAS_TYPES_NODE_ID]);
+    uas_clear(&it->index_range, &uas_types[UAS_TYPES_STRING]);
+    uas_free(it, sizeof(*it));
+}
