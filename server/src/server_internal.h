@@ -19,10 +19,10 @@ typedef struct uas_sloop uas_sloop;
 typedef struct uas_request_ctx {
     uas_server *server;
     uas_sloop *loop;
-    uas_conn *conn;            /* NULL when driven without a transport (tests) */
-    struct uas_sconn *sconn;   /* the connection's session cache, or NULL */
-    uint32_t channel_id;       /* the secure channel the request came on */
-    uas_session *session; /* NULL for services without a session */
+    uas_conn *conn;          /* NULL when driven without a transport (tests) */
+    struct uas_sconn *sconn; /* the connection's session cache, or NULL */
+    uint32_t channel_id;     /* the secure channel the request came on */
+    uas_session *session;    /* NULL for services without a session */
     uas_arena *arena;
     uint32_t request_id;
     int64_t now_ms;   /* monotonic */

@@ -458,8 +458,8 @@ void uas_sub_engine_value_changed(uas_sub_engine *e, const uas_nodeid *node,
         uas_sub_engine_value_changed_watch(e, w, dv, now);
 }
 
-void uas_sub_engine_post_event_watch(uas_sub_engine *e, uas_sub_watch *w,
-                                     const uas_sub_event *ev, int64_t now)
+void uas_sub_engine_post_event_watch(uas_sub_engine *e, uas_sub_watch *w, const uas_sub_event *ev,
+                                     int64_t now)
 {
     (void)e;
     for (sub_list *n = w->items.next; n != &w->items; n = n->next) {

@@ -122,12 +122,12 @@ typedef struct uas_sub_callbacks {
 } uas_sub_callbacks;
 
 typedef struct uas_sub_limits {
-    double min_publishing_interval; /* ms, 50 */
-    double max_publishing_interval; /* ms, 3,600,000 */
-    double min_sampling_interval;   /* ms, 50: what 0 means for sampled nodes */
-    double max_sampling_interval;   /* ms, 3,600,000 */
-    uint32_t max_keep_alive_count;  /* 10,000 */
-    uint32_t max_lifetime_count;    /* 30,000 (>= 3 * max_keep_alive_count) */
+    double min_publishing_interval;         /* ms, 50 */
+    double max_publishing_interval;         /* ms, 3,600,000 */
+    double min_sampling_interval;           /* ms, 50: what 0 means for sampled nodes */
+    double max_sampling_interval;           /* ms, 3,600,000 */
+    uint32_t max_keep_alive_count;          /* 10,000 */
+    uint32_t max_lifetime_count;            /* 30,000 (>= 3 * max_keep_alive_count) */
     uint32_t max_notifications_per_publish; /* 10,000; caps the client's 0 (= unlimited) */
     uint32_t max_subscriptions;             /* per engine, 10,000 */
     uint32_t max_subscriptions_per_session; /* 100 */
@@ -188,8 +188,8 @@ void uas_sub_engine_value_changed_watch(uas_sub_engine *e, uas_sub_watch *w,
  * and calls once per notifier); event items filter and queue it. */
 void uas_sub_engine_post_event(uas_sub_engine *e, const uas_nodeid *notifier,
                                const uas_sub_event *ev, int64_t now_ms);
-void uas_sub_engine_post_event_watch(uas_sub_engine *e, uas_sub_watch *w,
-                                     const uas_sub_event *ev, int64_t now_ms);
+void uas_sub_engine_post_event_watch(uas_sub_engine *e, uas_sub_watch *w, const uas_sub_event *ev,
+                                     int64_t now_ms);
 /* Forget every parked Publish request of this target (connection closed). */
 void uas_sub_engine_drop_target(uas_sub_engine *e, uas_sub_publish_target *target);
 void uas_sub_engine_get_stats(const uas_sub_engine *e, uas_sub_stats *out);

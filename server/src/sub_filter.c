@@ -73,7 +73,7 @@ static uas_status check_operand(const uas_content_filter *w, size_t idx, uas_fil
         return UAS_GOOD;
     if (el)
         return el->index > idx && el->index < w->elements_count ? UAS_GOOD
-                                                                 : UAS_BAD_FILTER_OPERAND_INVALID;
+                                                                : UAS_BAD_FILTER_OPERAND_INVALID;
     if (sao)
         return check_select(sao) == UAS_GOOD ? UAS_GOOD : UAS_BAD_FILTER_OPERAND_INVALID;
     return UAS_BAD_FILTER_OPERAND_INVALID; /* AttributeOperand: not for events */
@@ -197,18 +197,41 @@ static bool to_num(const uas_variant *v, num *n)
     const void *p = v->data;
     memset(n, 0, sizeof(*n));
     switch (v->type->kind) {
-    case UAS_BUILTIN_BOOLEAN: n->i = *(const bool *)p; return true;
-    case UAS_BUILTIN_SBYTE: n->i = *(const int8_t *)p; return true;
-    case UAS_BUILTIN_INT16: n->i = *(const int16_t *)p; return true;
-    case UAS_BUILTIN_INT32: n->i = *(const int32_t *)p; return true;
-    case UAS_BUILTIN_INT64: n->i = *(const int64_t *)p; return true;
-    case UAS_BUILTIN_BYTE: n->kind = 1, n->u = *(const uint8_t *)p; return true;
-    case UAS_BUILTIN_UINT16: n->kind = 1, n->u = *(const uint16_t *)p; return true;
-    case UAS_BUILTIN_UINT32: n->kind = 1, n->u = *(const uint32_t *)p; return true;
-    case UAS_BUILTIN_UINT64: n->kind = 1, n->u = *(const uint64_t *)p; return true;
-    case UAS_BUILTIN_FLOAT: n->kind = 2, n->d = *(const float *)p; return true;
-    case UAS_BUILTIN_DOUBLE: n->kind = 2, n->d = *(const double *)p; return true;
-    default: return false;
+    case UAS_BUILTIN_BOOLEAN:
+        n->i = *(const bool *)p;
+        return true;
+    case UAS_BUILTIN_SBYTE:
+        n->i = *(const int8_t *)p;
+        return true;
+    case UAS_BUILTIN_INT16:
+        n->i = *(const int16_t *)p;
+        return true;
+    case UAS_BUILTIN_INT32:
+        n->i = *(const int32_t *)p;
+        return true;
+    case UAS_BUILTIN_INT64:
+        n->i = *(const int64_t *)p;
+        return true;
+    case UAS_BUILTIN_BYTE:
+        n->kind = 1, n->u = *(const uint8_t *)p;
+        return true;
+    case UAS_BUILTIN_UINT16:
+        n->kind = 1, n->u = *(const uint16_t *)p;
+        return true;
+    case UAS_BUILTIN_UINT32:
+        n->kind = 1, n->u = *(const uint32_t *)p;
+        return true;
+    case UAS_BUILTIN_UINT64:
+        n->kind = 1, n->u = *(const uint64_t *)p;
+        return true;
+    case UAS_BUILTIN_FLOAT:
+        n->kind = 2, n->d = *(const float *)p;
+        return true;
+    case UAS_BUILTIN_DOUBLE:
+        n->kind = 2, n->d = *(const double *)p;
+        return true;
+    default:
+        return false;
     }
 }
 
@@ -366,11 +389,16 @@ static tri tri_of_cmp(int r, uas_filter_operator op)
     if (r == CMP_NONE || r == CMP_NE)
         return op == UAS_FILTER_OPERATOR_EQUALS && r == CMP_NE ? TRI_FALSE : TRI_NULL;
     switch (op) {
-    case UAS_FILTER_OPERATOR_EQUALS: return r == CMP_EQ ? TRI_TRUE : TRI_FALSE;
-    case UAS_FILTER_OPERATOR_GREATER_THAN: return r == CMP_GT ? TRI_TRUE : TRI_FALSE;
-    case UAS_FILTER_OPERATOR_LESS_THAN: return r == CMP_LT ? TRI_TRUE : TRI_FALSE;
-    case UAS_FILTER_OPERATOR_GREATER_THAN_OR_EQUAL: return r != CMP_LT ? TRI_TRUE : TRI_FALSE;
-    default: return r != CMP_GT ? TRI_TRUE : TRI_FALSE; /* LessThanOrEqual */
+    case UAS_FILTER_OPERATOR_EQUALS:
+        return r == CMP_EQ ? TRI_TRUE : TRI_FALSE;
+    case UAS_FILTER_OPERATOR_GREATER_THAN:
+        return r == CMP_GT ? TRI_TRUE : TRI_FALSE;
+    case UAS_FILTER_OPERATOR_LESS_THAN:
+        return r == CMP_LT ? TRI_TRUE : TRI_FALSE;
+    case UAS_FILTER_OPERATOR_GREATER_THAN_OR_EQUAL:
+        return r != CMP_LT ? TRI_TRUE : TRI_FALSE;
+    default:
+        return r != CMP_GT ? TRI_TRUE : TRI_FALSE; /* LessThanOrEqual */
     }
 }
 
@@ -433,11 +461,11 @@ static tri eval_op(fctx *c, const uas_content_filter_element *el)
         operand_value(c, &ops[0], &v[0]);
         tri x = as_tri(&v[0]);
         bool and = el->filter_operator == UAS_FILTER_OPERATOR_AND;
-        if (x == (and ? TRI_FALSE : TRI_TRUE))
+        if (x == (and? TRI_FALSE : TRI_TRUE))
             return x; /* short cut */
         operand_value(c, &ops[1], &v[1]);
         tri y = as_tri(&v[1]);
-        if (y == (and ? TRI_FALSE : TRI_TRUE))
+        if (y == (and? TRI_FALSE : TRI_TRUE))
             return y;
         return x == TRI_NULL || y == TRI_NULL ? TRI_NULL : x;
     }

@@ -82,9 +82,9 @@ struct sub_item {
     uas_event_filter *efilter;
     /* queue: ring of qsize entries, qcount used from qhead */
     uint32_t qsize, qhead, qcount;
-    sub_val *dq; /* data items */
-    sub_evq *eq; /* event items */
-    sub_val last;    /* the last value that passed the filter */
+    sub_val *dq;  /* data items */
+    sub_evq *eq;  /* event items */
+    sub_val last; /* the last value that passed the filter */
     sub_val pending_v;
     sub_timer sample_timer;
     uas_sub_watch *watch; /* pushed data and event items */

@@ -104,8 +104,8 @@ static uas_status queue_resize(sub_item *it, uint32_t n)
             if (k < drop)
                 sub_dv_release(&src->dv, &src->inl);
             else
-                sub_dv_move(&((sub_val *)q)[k - drop].dv, &((sub_val *)q)[k - drop].inl,
-                            &src->dv, &src->inl);
+                sub_dv_move(&((sub_val *)q)[k - drop].dv, &((sub_val *)q)[k - drop].inl, &src->dv,
+                            &src->inl);
         } else if (k < drop) {
             uas_array_delete(it->eq[i].fields, it->eq[i].n, T_VARIANT);
         } else {
@@ -213,8 +213,10 @@ uas_status sub_item_configure(sub_item *it, const uas_monitoring_parameters *p, 
  * sampling time when the source did not give one. */
 static void apply_timestamps(sub_item *it, uas_datavalue *dv, int64_t now)
 {
-    bool src = it->ttr == UAS_TIMESTAMPS_TO_RETURN_SOURCE || it->ttr == UAS_TIMESTAMPS_TO_RETURN_BOTH;
-    bool srv = it->ttr == UAS_TIMESTAMPS_TO_RETURN_SERVER || it->ttr == UAS_TIMESTAMPS_TO_RETURN_BOTH;
+    bool src =
+        it->ttr == UAS_TIMESTAMPS_TO_RETURN_SOURCE || it->ttr == UAS_TIMESTAMPS_TO_RETURN_BOTH;
+    bool srv =
+        it->ttr == UAS_TIMESTAMPS_TO_RETURN_SERVER || it->ttr == UAS_TIMESTAMPS_TO_RETURN_BOTH;
     if (!src)
         dv->has_source_timestamp = dv->has_source_picoseconds = false;
     if (!srv) {
@@ -298,17 +300,38 @@ static bool num_at(const uas_variant *v, size_t i, double *out)
         return false;
     const uint8_t *p = (const uint8_t *)v->data + i * v->type->size;
     switch (v->type->kind) {
-    case UAS_BUILTIN_SBYTE: *out = *(const int8_t *)p; return true;
-    case UAS_BUILTIN_BYTE: *out = *(const uint8_t *)p; return true;
-    case UAS_BUILTIN_INT16: *out = *(const int16_t *)p; return true;
-    case UAS_BUILTIN_UINT16: *out = *(const uint16_t *)p; return true;
-    case UAS_BUILTIN_INT32: *out = *(const int32_t *)p; return true;
-    case UAS_BUILTIN_UINT32: *out = *(const uint32_t *)p; return true;
-    case UAS_BUILTIN_INT64: *out = (double)*(const int64_t *)p; return true;
-    case UAS_BUILTIN_UINT64: *out = (double)*(const uint64_t *)p; return true;
-    case UAS_BUILTIN_FLOAT: *out = *(const float *)p; return true;
-    case UAS_BUILTIN_DOUBLE: *out = *(const double *)p; return true;
-    default: return false;
+    case UAS_BUILTIN_SBYTE:
+        *out = *(const int8_t *)p;
+        return true;
+    case UAS_BUILTIN_BYTE:
+        *out = *(const uint8_t *)p;
+        return true;
+    case UAS_BUILTIN_INT16:
+        *out = *(const int16_t *)p;
+        return true;
+    case UAS_BUILTIN_UINT16:
+        *out = *(const uint16_t *)p;
+        return true;
+    case UAS_BUILTIN_INT32:
+        *out = *(const int32_t *)p;
+        return true;
+    case UAS_BUILTIN_UINT32:
+        *out = *(const uint32_t *)p;
+        return true;
+    case UAS_BUILTIN_INT64:
+        *out = (double)*(const int64_t *)p;
+        return true;
+    case UAS_BUILTIN_UINT64:
+        *out = (double)*(const uint64_t *)p;
+        return true;
+    case UAS_BUILTIN_FLOAT:
+        *out = *(const float *)p;
+        return true;
+    case UAS_BUILTIN_DOUBLE:
+        *out = *(const double *)p;
+        return true;
+    default:
+        return false;
     }
 }
 

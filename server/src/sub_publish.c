@@ -60,8 +60,8 @@ static void answer(uas_sub_engine *e, sub_parked *p, sub_sub *s, uint32_t sub_id
     r.subscription_id = sub_id;
     r.available_sequence_numbers = UAS_EMPTY_ARRAY;
     if (s)
-        r.available_sequence_numbers = sub_available_seqs(s, &r.available_sequence_numbers_count,
-                                                          NULL);
+        r.available_sequence_numbers =
+            sub_available_seqs(s, &r.available_sequence_numbers_count, NULL);
     r.more_notifications = more;
     r.notification_message = *nm;
     r.results_count = p->nresults;
@@ -454,8 +454,7 @@ uas_status uas_sub_republish(uas_sub_session *ss, const uas_republish_request *r
     if (m) {
         sub_msg_view v;
         sub_msg_view_init(&v, m);
-        st = uas_copy_arena(&v.nm, &resp->notification_message, UAS_TYPE(NOTIFICATION_MESSAGE),
-                            a);
+        st = uas_copy_arena(&v.nm, &resp->notification_message, UAS_TYPE(NOTIFICATION_MESSAGE), a);
     }
     resp->response_header.service_result = st;
     return st;

@@ -349,9 +349,8 @@ uas_status uas_sub_create_monitored_items(uas_sub_session *ss,
         return done(&resp->response_header, UAS_BAD_OUT_OF_MEMORY);
     resp->results_count = n;
     for (size_t i = 0; i < n; i++)
-        resp->results[i].status_code = create_item(s, &req->items_to_create[i],
-                                                   req->timestamps_to_return, &resp->results[i],
-                                                   a, now);
+        resp->results[i].status_code = create_item(
+            s, &req->items_to_create[i], req->timestamps_to_return, &resp->results[i], a, now);
     return done(&resp->response_header, UAS_GOOD);
 }
 
@@ -394,8 +393,7 @@ uas_status uas_sub_delete_monitored_items(uas_sub_session *ss,
     (void)now;
     sub_sub *s;
     size_t n = req->monitored_item_ids_count;
-    uas_status st =
-        item_service(ss, req->subscription_id, n, UAS_TIMESTAMPS_TO_RETURN_BOTH, &s);
+    uas_status st = item_service(ss, req->subscription_id, n, UAS_TIMESTAMPS_TO_RETURN_BOTH, &s);
     if (st != UAS_GOOD)
         return done(&resp->response_header, st);
     if (!(resp->results = alloc_results(a, n)))
@@ -418,8 +416,7 @@ uas_status uas_sub_set_monitoring_mode(uas_sub_session *ss,
 {
     sub_sub *s;
     size_t n = req->monitored_item_ids_count;
-    uas_status st =
-        item_service(ss, req->subscription_id, n, UAS_TIMESTAMPS_TO_RETURN_BOTH, &s);
+    uas_status st = item_service(ss, req->subscription_id, n, UAS_TIMESTAMPS_TO_RETURN_BOTH, &s);
     if (st == UAS_GOOD && (req->monitoring_mode < UAS_MONITORING_MODE_DISABLED ||
                            req->monitoring_mode > UAS_MONITORING_MODE_REPORTING))
         st = UAS_BAD_MONITORING_MODE_INVALID;
@@ -461,8 +458,8 @@ static uas_status link_trigger(sub_item *it, uint32_t id)
         return UAS_BAD_TOO_MANY_MONITORED_ITEMS;
     if (it->nlinks == it->links_cap) {
         uint32_t ncap = it->links_cap ? it->links_cap * 2 : 4;
-        uint32_t *nl = uas_realloc(it->links, it->links_cap * sizeof(uint32_t),
-                                   ncap * sizeof(uint32_t));
+        uint32_t *nl =
+            uas_realloc(it->links, it->links_cap * sizeof(uint32_t), ncap * sizeof(uint32_t));
         if (!nl)
             return UAS_BAD_OUT_OF_MEMORY;
         it->links = nl;

@@ -30,7 +30,7 @@ typedef struct sub_list {
     struct sub_list *prev;
 } sub_list;
 
-#define SUB_CONTAINER(ptr, type, member) ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+#define SUB_CONTAINER(ptr, type, member) ((type *)(void *)((char *)(ptr)-offsetof(type, member)))
 
 static inline void sub_list_init(sub_list *head)
 {
