@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Produces the measurements of docs/Benchmarks.md from a Release build:
+# the codec micro-benchmark and the --self-load request scenarios, each over
+# several rounds (median and range). Markdown on stdout, progress on stderr.
+# Usage: benchmarks/run.sh [BUILD_DIR] [ROUNDS]
+set -euo pipefail
+build=${1:-build/release}
+rounds=${2:-5}
+server=$build/server/uaserver
+[ -x "$server" ] || { echo "no $server: build Release first" >&2; exit 2; }
+echo "## Codec micro-benchmark"
+echo
+"$build/benchmarks/codec_bench" --rounds "$rounds"
+echo
+echo "## Request throughput (--self-load)"
+echo
+for args in "read --sessions 10 --inflight 10 --threads 1" \
+            "read --sessions 10 --inflight 10 --threads 1,2" \
+            "read --sessions 10 --inflight 10 --nodes 100 --threads 1" \
+            "write --sessions 10 --inflight 10 --threads 1" \
+            "browse --sessions 10 --inflight 10 --threads 1"; do
+  echo "self-load $args" >&2
+  # shellcheck disable=SC2086
+  "$server" --self-load $args --duration 10 --warmup 3 --rounds "$rounds" | \
+    awk '/^### Summary/{p=1} p'
+done
