@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: the Release build and the ASan+UBSan Debug build, each
 # with every Criterion test (ctest), the regeneration checks (types from the
-# schema, golden vectors from node-opcua), the format check and a short
+# schema, golden vectors from node-opcua), the reduced namespace-0 build, the
+# format check and a short
 # libFuzzer run of the decoder. Prints ctest's summaries; exits non-zero on
 # any failure.
 set -euo pipefail
@@ -27,6 +28,12 @@ cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DUA_SANITIZE=ON -DUA_BUILD_BE
 cmake --build build/asan -j "$JOBS"
 step "ASan+UBSan tests"
 ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build/asan --output-on-failure -j "$JOBS"
+
+step "Reduced namespace 0 (small-device build) with its unit and integration tests"
+cmake -S . -B build/reduced -DCMAKE_BUILD_TYPE=Release -DUA_NS0_REDUCED=ON \
+      -DUA_BUILD_BENCHMARKS=OFF -DUA_SCHEMA_DIR="$SCHEMA" >/dev/null
+cmake --build build/reduced -j "$JOBS"
+ctest --test-dir build/reduced --output-on-failure -j "$JOBS" -E 'interop|codegen'
 
 step "golden vectors regenerate identically with node-opcua"
 if [ -d tests/interop/node_modules ]; then
