@@ -523,12 +523,15 @@ void sub_item_event(sub_item *it, const uas_sub_event *ev, int64_t now)
     uas_sub_engine *e = it->sub->e;
     if (it->mode == UAS_MONITORING_MODE_DISABLED || !it->efilter)
         return;
+    /* Evaluate in the scratch arena; only a passing event is copied to
+     * the heap for the queue. */
     size_t n = it->efilter->select_clauses_count;
     uas_variant *tmp = n ? uas_arena_calloc(&e->scratch, n, sizeof(uas_variant)) : NULL;
-    uas_variant *fields = uas_array_new(n, T_VARIANT);
-    bool ok = (n == 0 || tmp) && fields &&
-              sub_filter_match(&it->efilter->where_clause, ev, &e->scratch) &&
-              sub_filter_select(it->efilter, ev, tmp, &e->scratch) == UAS_GOOD;
+    uas_variant *fields = NULL;
+    if ((n == 0 || tmp) && sub_filter_match(&it->efilter->where_clause, ev, &e->scratch) &&
+        sub_filter_select(it->efilter, ev, tmp, &e->scratch) == UAS_GOOD)
+        fields = uas_array_new(n, T_VARIANT);
+    bool ok = fields != NULL;
     for (size_t i = 0; ok && i < n; i++)
         ok = uas_copy(&tmp[i], &fields[i], T_VARIANT) == UAS_GOOD;
     sub_scratch_reset(e);
@@ -539,86 +542,13 @@ void sub_item_event(sub_item *it, const uas_sub_event *ev, int64_t now)
     }
     bool overflow_new, discarded;
     uint32_t i = queue_slot(it, &overflow_new, &discarded);
-    /* TODO(events): queue an EventQueueOverflowEventType event on loss. */
+    /* TODO(events): queue an EventQueueOverflowEventType event on loss
+     * (Part 4, 5.12.1.5); for now the discard policy alone applies. */
     if (discarded)
         uas_array_delete(it->eq[i].fields, it->eq[i].n, T_VARIANT);
     it->eq[i].fields = fields;
     it->eq[i].n = n;
     notify(it);
-}
-
-/* ---- draining into a NotificationMessage ---- */
-
-/* Grow m's arrays to hold `need` data (or event) notifications. Fresh
- * arrays instead of realloc: inline values point into dc_inl and have to
- * be moved one by one. */
-static bool msg_reserve(sub_msg *m, bool data, uint32_t need)
-{
-    uint32_t cap = data ? m->dc_cap : m->ev_cap;
-    if (need <= cap)
-        return true;
-    uint32_t ncap = cap ? cap * 2 : 16;
-    if (ncap < need)
-        ncap = need;
-    if (!data) {
-        uas_event_field_list *ev = uas_calloc(ncap, sizeof(*ev));
-        if (!ev)
-            return false;
-        if (m->nev)
-            memcpy(ev, m->ev, m->nev * sizeof(*ev));
-        uas_free(m->ev, m->ev_cap * sizeof(*ev));
-        m->ev = ev;
-        m->ev_cap = ncap;
-        return true;
-    }
-    uas_monitored_item_notification *dc = uas_calloc(ncap, sizeof(*dc));
-    sub_inl *inl = uas_calloc(ncap, sizeof(*inl));
-    if (!dc || !inl) {
-        uas_free(dc, ncap * sizeof(*dc));
-        uas_free(inl, ncap * sizeof(*inl));
-        return false;
-    }
-    for (uint32_t i = 0; i < m->ndc; i++) {
-        dc[i].client_handle = m->dc[i].client_handle;
-        sub_dv_move(&dc[i].value, &inl[i], &m->dc[i].value, &m->dc_inl[i]);
-    }
-    uas_free(m->dc, m->dc_cap * sizeof(*dc));
-    uas_free(m->dc_inl, m->dc_cap * sizeof(*inl));
-    m->dc = dc;
-    m->dc_inl = inl;
-    m->dc_cap = ncap;
-    return true;
-}
-
-uint32_t sub_item_drain(sub_item *it, sub_msg *m, uint32_t max)
-{
-    bool data = it->kind == SUB_ITEM_DATA;
-    uint32_t n = it->qcount < max ? it->qcount : max;
-    if (!msg_reserve(m, data, (data ? m->ndc : m->nev) + n))
-        return 0;
-    for (uint32_t k = 0; k < n; k++) {
-        uint32_t i = it->qhead;
-        if (data) {
-            uas_monitored_item_notification *mn = &m->dc[m->ndc];
-            mn->client_handle = it->client_handle;
-            sub_dv_move(&mn->value, &m->dc_inl[m->ndc], &it->dq[i].dv, &it->dq[i].inl);
-            m->ndc++;
-        } else {
-            uas_event_field_list *fl = &m->ev[m->nev++];
-            fl->client_handle = it->client_handle;
-            fl->event_fields_count = it->eq[i].n;
-            fl->event_fields = it->eq[i].fields;
-            it->eq[i].fields = NULL;
-            it->eq[i].n = 0;
-        }
-        it->qhead = (it->qhead + 1) % it->qsize;
-        it->qcount--;
-    }
-    if (it->qcount == 0) {
-        it->triggered = false;
-        sub_list_remove(&it->ready_link);
-    }
-    return n;
 }
 
 /* ---- lifecycle ---- */

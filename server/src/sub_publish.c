@@ -1,7 +1,8 @@
 /* The publishing side of subscriptions (Part 4, 5.13.1): the publishing
  * timer with keep-alive and lifetime counters, the session's queue of
- * parked Publish requests, NotificationMessages and their sequence
- * numbers, the retransmission queue (acknowledgements, Republish) and
+ * parked Publish requests, NotificationMessages (drained from the item
+ * queues into pooled messages) and their sequence numbers, the
+ * retransmission queue (acknowledgements, Republish) and
  * StatusChangeNotifications.
  *
  * The state table of 5.13.1.2 is reduced to three variables per
@@ -177,6 +178,80 @@ static uint32_t take_seq(sub_sub *s)
     if (s->next_seq == 0) /* 0 is never a sequence number */
         s->next_seq = 1;
     return seq;
+}
+
+/* ---- draining into a NotificationMessage ---- */
+
+/* Grow m's arrays to hold `need` data (or event) notifications. Fresh
+ * arrays instead of realloc: inline values point into dc_inl and have to
+ * be moved one by one. */
+static bool msg_reserve(sub_msg *m, bool data, uint32_t need)
+{
+    uint32_t cap = data ? m->dc_cap : m->ev_cap;
+    if (need <= cap)
+        return true;
+    uint32_t ncap = cap ? cap * 2 : 16;
+    if (ncap < need)
+        ncap = need;
+    if (!data) {
+        uas_event_field_list *ev = uas_calloc(ncap, sizeof(*ev));
+        if (!ev)
+            return false;
+        if (m->nev)
+            memcpy(ev, m->ev, m->nev * sizeof(*ev));
+        uas_free(m->ev, m->ev_cap * sizeof(*ev));
+        m->ev = ev;
+        m->ev_cap = ncap;
+        return true;
+    }
+    uas_monitored_item_notification *dc = uas_calloc(ncap, sizeof(*dc));
+    sub_inl *inl = uas_calloc(ncap, sizeof(*inl));
+    if (!dc || !inl) {
+        uas_free(dc, ncap * sizeof(*dc));
+        uas_free(inl, ncap * sizeof(*inl));
+        return false;
+    }
+    for (uint32_t i = 0; i < m->ndc; i++) {
+        dc[i].client_handle = m->dc[i].client_handle;
+        sub_dv_move(&dc[i].value, &inl[i], &m->dc[i].value, &m->dc_inl[i]);
+    }
+    uas_free(m->dc, m->dc_cap * sizeof(*dc));
+    uas_free(m->dc_inl, m->dc_cap * sizeof(*inl));
+    m->dc = dc;
+    m->dc_inl = inl;
+    m->dc_cap = ncap;
+    return true;
+}
+
+uint32_t sub_item_drain(sub_item *it, sub_msg *m, uint32_t max)
+{
+    bool data = it->kind == SUB_ITEM_DATA;
+    uint32_t n = it->qcount < max ? it->qcount : max;
+    if (!msg_reserve(m, data, (data ? m->ndc : m->nev) + n))
+        return 0;
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t i = it->qhead;
+        if (data) {
+            uas_monitored_item_notification *mn = &m->dc[m->ndc];
+            mn->client_handle = it->client_handle;
+            sub_dv_move(&mn->value, &m->dc_inl[m->ndc], &it->dq[i].dv, &it->dq[i].inl);
+            m->ndc++;
+        } else {
+            uas_event_field_list *fl = &m->ev[m->nev++];
+            fl->client_handle = it->client_handle;
+            fl->event_fields_count = it->eq[i].n;
+            fl->event_fields = it->eq[i].fields;
+            it->eq[i].fields = NULL;
+            it->eq[i].n = 0;
+        }
+        it->qhead = (it->qhead + 1) % it->qsize;
+        it->qcount--;
+    }
+    if (it->qcount == 0) {
+        it->triggered = false;
+        sub_list_remove(&it->ready_link);
+    }
+    return n;
 }
 
 /* ---- sending ---- */

@@ -14,7 +14,9 @@ uas_status sub_wheel_init(sub_wheel *w, uint32_t nslots, int64_t now)
     w->slots = uas_calloc(n, sizeof(sub_list));
     w->bits = uas_calloc(n / 64, sizeof(uint64_t));
     if (!w->slots || !w->bits) {
-        sub_wheel_free(w);
+        uas_free(w->slots, n * sizeof(sub_list));
+        uas_free(w->bits, n / 64 * sizeof(uint64_t));
+        memset(w, 0, sizeof(*w));
         return UAS_BAD_OUT_OF_MEMORY;
     }
     for (uint32_t i = 0; i < n; i++)
@@ -26,7 +28,9 @@ uas_status sub_wheel_init(sub_wheel *w, uint32_t nslots, int64_t now)
 
 void sub_wheel_free(sub_wheel *w)
 {
-    uint32_t n = w->slots ? w->mask + 1 : 0;
+    if (!w->slots)
+        return;
+    uint32_t n = w->mask + 1;
     /* Timers are owned by their embedders: only detach them. */
     for (uint32_t i = 0; i < n; i++)
         while (!sub_list_empty(&w->slots[i]))

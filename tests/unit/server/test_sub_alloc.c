@@ -1,0 +1,266 @@
+/* The steady state of a subscription does not allocate: values written
+ * and sampled, notifications queued, messages built, sent, kept for
+ * Republish and acknowledged, Publish requests parked and answered, all
+ * from pools and embedded storage once warm. Counted with the stack's
+ * allocator statistics (uas_mem_get_stats). */
+#include <stdlib.h>
+
+#include "test_sub_harness.h"
+
+TestSuite(alloc, .init = h_setup, .fini = h_teardown);
+
+static uint32_t last_seq, rid;
+
+/* One publishing cycle as a client drives it: writes, a Publish request
+ * acknowledging the previous message, the engine's tick. */
+static void cycle(uas_sub_session *s, uint32_t sub, int k)
+{
+    for (uint32_t n = 1; n <= 7; n++)
+        h_write(n, k * 10 + n);
+    H.nodes[8].value = k;
+    uas_subscription_acknowledgement ack = {sub, last_seq};
+    h_publish_acks(s, 1, ++rid, 60000, last_seq ? 1 : 0, &ack);
+    h_run(H.now + 100);
+    cr_assert_eq(H.n, 1, "one message per cycle");
+    cr_assert_eq(H.light[0].result, UAS_GOOD);
+    if (k > 0)
+        cr_assert_eq(H.light[0].nitems, 8, "one new value per item: %u", H.light[0].nitems);
+    last_seq = H.light[0].seq;
+    H.n = 0;
+}
+
+Test(alloc, steady_state_publish_cycles_do_not_allocate)
+{
+    H.capture = false; /* the recorder itself must not allocate */
+    uas_sub_session *s = h_session();
+    uint32_t sub = h_sub(s, 100, 10);
+    for (uint32_t n = 1; n <= 7; n++)
+        h_item(s, sub, n, n, h_opts(0, 2));
+    h_item(s, sub, 8, 8, h_opts(50, 2)); /* a sampled data source */
+    h_run(1);
+    H.n = 0;
+    for (int k = 0; k < 50; k++)
+        cycle(s, sub, k);
+    uas_mem_stats before, after;
+    uas_sub_stats es0, es1;
+    uas_sub_engine_get_stats(H.e, &es0);
+    uas_mem_get_stats(&before);
+    enum { N = 2000 };
+    for (int k = 50; k < 50 + N; k++)
+        cycle(s, sub, k);
+    uas_mem_get_stats(&after);
+    uas_sub_engine_get_stats(H.e, &es1);
+    cr_expect_eq(es1.messages_sent - es0.messages_sent, N);
+    cr_log_info("%d publish cycles: %llu allocations, %lld bytes live difference", N,
+                (unsigned long long)(after.allocs - before.allocs),
+                (long long)(after.bytes_live - before.bytes_live));
+    cr_expect_eq(after.allocs, before.allocs, "%llu allocations in %d cycles",
+                 (unsigned long long)(after.allocs - before.allocs), N);
+    cr_expect_eq(after.frees, before.frees);
+    cr_expect_eq(after.bytes_live, before.bytes_live);
+}
+
+Test(alloc, keep_alive_cycles_do_not_allocate)
+{
+    H.capture = false;
+    uas_sub_session *s = h_session();
+    h_sub(s, 100, 1);
+    for (uint32_t i = 0; i < 20; i++) {
+        h_publish_acks(s, 1, ++rid, 1000, 0, NULL);
+        h_run(H.now + 100);
+    }
+    H.n = 0;
+    uas_mem_stats before, after;
+    uas_mem_get_stats(&before);
+    for (uint32_t i = 0; i < 1000; i++) {
+        h_publish_acks(s, 1, ++rid, 1000, 0, NULL);
+        h_run(H.now + 100);
+        cr_assert_eq(H.n, 1);
+        cr_assert_eq(H.light[0].ndata, 0);
+        H.n = 0;
+    }
+    uas_mem_get_stats(&after);
+    cr_expect_eq(after.allocs, before.allocs);
+    cr_expect_eq(after.bytes_live, before.bytes_live);
+}
+
+/* ---- every allocation failing in turn ---- */
+
+static uint64_t nalloc, fail_at;
+
+static void *fail_alloc(void *ud, size_t size)
+{
+    (void)ud;
+    return ++nalloc == fail_at ? NULL : malloc(size);
+}
+
+static void *fail_realloc(void *ud, void *p, size_t old, size_t size)
+{
+    (void)ud;
+    (void)old;
+    return ++nalloc == fail_at ? NULL : realloc(p, size);
+}
+
+static void fail_free(void *ud, void *p, size_t size)
+{
+    (void)ud;
+    (void)size;
+    free(p);
+}
+
+static uint32_t raw_item(uas_sub_session *s, uint32_t sub, uint32_t node, uint32_t attr,
+                         uint32_t queue, double sampling, uas_extensionobject filter)
+{
+    uas_monitored_item_create_request it;
+    memset(&it, 0, sizeof(it));
+    it.item_to_monitor.node_id = uas_nodeid_numeric(1, node);
+    it.item_to_monitor.attribute_id = attr;
+    it.monitoring_mode = UAS_MONITORING_MODE_REPORTING;
+    it.requested_parameters.client_handle = node;
+    it.requested_parameters.sampling_interval = sampling;
+    it.requested_parameters.queue_size = queue;
+    it.requested_parameters.discard_oldest = true;
+    it.requested_parameters.filter = filter;
+    uas_create_monitored_items_request req;
+    memset(&req, 0, sizeof(req));
+    req.subscription_id = sub;
+    req.items_to_create_count = 1;
+    req.items_to_create = &it;
+    uas_create_monitored_items_response resp;
+    memset(&resp, 0, sizeof(resp));
+    if (uas_sub_create_monitored_items(s, &req, &resp, &H.a, H.now) != UAS_GOOD)
+        return 0;
+    return resp.results[0].status_code == UAS_GOOD ? resp.results[0].monitored_item_id : 0;
+}
+
+static uas_status no_field(const uas_sub_event *ev, const uas_simple_attribute_operand *op,
+                           uas_variant *out, uas_arena *a)
+{
+    (void)ev;
+    (void)op;
+    (void)a;
+    double *d = uas_arena_alloc(a, sizeof(double));
+    if (!d)
+        return UAS_BAD_OUT_OF_MEMORY;
+    *d = 1.5;
+    uas_variant_set_scalar(out, d, &uas_types[UAS_TYPES_DOUBLE]);
+    return UAS_GOOD;
+}
+
+/* Everything the engine does, tolerating any failure on the way. */
+static void scenario(void)
+{
+    uas_sub_session *a = uas_sub_session_new(H.e, (void *)1);
+    uas_sub_session *b = uas_sub_session_new(H.e, (void *)2);
+    if (!a || !b) {
+        uas_sub_session_delete(a, true, H.now);
+        uas_sub_session_delete(b, true, H.now);
+        return;
+    }
+    uas_create_subscription_request cr;
+    memset(&cr, 0, sizeof(cr));
+    cr.requested_publishing_interval = 100;
+    cr.requested_max_keep_alive_count = 2;
+    cr.requested_lifetime_count = 6;
+    cr.publishing_enabled = true;
+    uas_create_subscription_response cresp;
+    memset(&cresp, 0, sizeof(cresp));
+    uint32_t sub = uas_sub_create_subscription(a, &cr, &cresp, &H.a, H.now) == UAS_GOOD
+                       ? cresp.subscription_id
+                       : 0;
+    uas_extensionobject none;
+    memset(&none, 0, sizeof(none));
+    uint32_t i1 = raw_item(a, sub, 1, UAS_SUB_ATTR_VALUE, 3, 0, none);
+    uint32_t i2 = raw_item(a, sub, 2, UAS_SUB_ATTR_VALUE, 2, 100, none);
+    raw_item(a, sub, 8, UAS_SUB_ATTR_VALUE, 2, 50, none);
+    uas_simple_attribute_operand sel;
+    memset(&sel, 0, sizeof(sel));
+    sel.attribute_id = UAS_SUB_ATTR_VALUE;
+    uas_event_filter ef;
+    memset(&ef, 0, sizeof(ef));
+    ef.select_clauses = &sel;
+    ef.select_clauses_count = 1;
+    uas_extensionobject fx;
+    memset(&fx, 0, sizeof(fx));
+    fx.encoding = UAS_EXTOBJ_DECODED;
+    fx.content.decoded.type = UAS_TYPE(EVENT_FILTER);
+    fx.content.decoded.data = &ef;
+    raw_item(a, sub, 9, UAS_SUB_ATTR_EVENT_NOTIFIER, 2, 0, fx);
+    uas_sub_event ev = {no_field, NULL, NULL};
+    uas_nodeid n9 = uas_nodeid_numeric(1, 9);
+    for (int k = 1; k <= 4; k++) {
+        h_write(1, k);
+        h_write(2, k);
+        H.nodes[8].value = k;
+        uas_sub_engine_post_event(H.e, &n9, &ev, H.now);
+        uas_subscription_acknowledgement acks[6] = {
+            {sub, (uint32_t)k - 1}, {sub, 1}, {1, 1}, {2, 2}, {3, 3}, {4, 4}};
+        h_publish_acks(a, 1, (uint32_t)k, 1000, 6, acks);
+        h_run(H.now + 100);
+    }
+    uint32_t link = i2;
+    uas_set_triggering_request tr;
+    memset(&tr, 0, sizeof(tr));
+    tr.subscription_id = sub;
+    tr.triggering_item_id = i1;
+    tr.links_to_add = &link;
+    tr.links_to_add_count = 1;
+    uas_set_triggering_response tresp;
+    memset(&tresp, 0, sizeof(tresp));
+    uas_sub_set_triggering(a, &tr, &tresp, &H.a, H.now);
+    uas_republish_request rr = {.subscription_id = sub, .retransmit_sequence_number = 2};
+    uas_republish_response rresp;
+    memset(&rresp, 0, sizeof(rresp));
+    uas_sub_republish(a, &rr, &rresp, &H.a, H.now);
+    h_publish(a, 10);
+    uas_transfer_subscriptions_request xr;
+    memset(&xr, 0, sizeof(xr));
+    xr.subscription_ids = &sub;
+    xr.subscription_ids_count = 1;
+    xr.send_initial_values = true;
+    uas_transfer_subscriptions_response xresp;
+    memset(&xresp, 0, sizeof(xresp));
+    uas_sub_transfer_subscriptions(b, &xr, &xresp, &H.a, H.now);
+    h_publish(b, 11);
+    h_run(H.now + 300);
+    uas_sub_session_delete(a, true, H.now);
+    uas_sub_session_delete(b, false, H.now);
+    h_run(H.now + 1000); /* the orphan expires */
+    uas_arena_reset(&H.a);
+}
+
+Test(alloc, every_allocation_failure_is_survived)
+{
+    H.capture = false;
+    uas_sub_engine_delete(H.e);
+    H.e = NULL;
+    uas_sub_config c;
+    h_default_cb(&c);
+    uas_allocator failing = {fail_alloc, fail_realloc, fail_free, NULL};
+    uint64_t runs = 0;
+    for (fail_at = 1; fail_at < 100000; fail_at++, runs++) {
+        uas_mem_stats m0, m1;
+        uas_mem_get_stats(&m0);
+        nalloc = 0;
+        H.n = 0;
+        H.now = 0;
+        for (int i = 0; i < H_NODES; i++)
+            H.nodes[i].watch = NULL, H.nodes[i].mask = 0;
+        uas_mem_set_allocator(&failing);
+        H.e = uas_sub_engine_new(&c, 0);
+        if (H.e)
+            scenario();
+        uas_sub_engine_delete(H.e);
+        H.e = NULL;
+        uas_mem_set_allocator(NULL);
+        uas_mem_get_stats(&m1);
+        cr_assert_eq(m1.bytes_live, m0.bytes_live, "allocation %llu failing leaks %lld bytes",
+                     (unsigned long long)fail_at, (long long)(m1.bytes_live - m0.bytes_live));
+        if (nalloc < fail_at)
+            break; /* the whole scenario ran without reaching the failure */
+    }
+    cr_log_info("scenario survived %llu failing allocations; %zu responses in the full run",
+                (unsigned long long)runs, H.n);
+    cr_expect_gt(runs, 30);
+    cr_expect_geq(H.n, 6, "the full run publishes");
+}
