@@ -24,3 +24,17 @@ for args in "read --sessions 10 --inflight 10 --threads 1" \
   "$server" --self-load $args --duration 10 --warmup 3 --rounds "$rounds" | \
     awk '/^### Summary/{p=1} p'
 done
+
+# The same client against node-opcua's server (the pinned peer of
+# tests/interop), for a side-by-side row; its CPU comes from its /proc.
+if [ -d tests/interop/node_modules ]; then
+  port=48500
+  node tests/interop/lib/contract_server.mjs $port >/tmp/uastack-bench-peer.log 2>&1 &
+  peer=$!
+  trap 'kill $peer 2>/dev/null' EXIT
+  for _ in $(seq 100); do grep -q listening /tmp/uastack-bench-peer.log && break; sleep 0.2; done
+  echo "self-load read --target node-opcua" >&2
+  "$server" --self-load read --target opc.tcp://127.0.0.1:$port --target-pid $peer \
+    --sessions 10 --inflight 10 --duration 10 --warmup 3 --rounds "$rounds" | \
+    awk '/^### Summary/{p=1} p'
+fi

@@ -58,8 +58,11 @@ void uas_result_print(FILE *f, const uas_result *r, const uas_run_record *rec)
             (double)r->p99_ns / 1e3, (double)r->max_ns / 1e3);
     if (r->has_server) {
         fprintf(f, "| server CPU per op | %.2f µs |\n", r->server_cpu_us_per_op);
-        fprintf(f, "| server heap per op | %.1f bytes, %.3f allocations |\n",
-                r->server_bytes_per_op, r->server_allocs_per_op);
+        if (r->server_bytes_per_op >= 0)
+            fprintf(f, "| server heap per op | %.1f bytes, %.3f allocations |\n",
+                    r->server_bytes_per_op, r->server_allocs_per_op);
+        else
+            fprintf(f, "| server heap per op | not available (external server) |\n");
         fprintf(f, "| server RSS | %llu KiB |\n", (unsigned long long)r->server_rss_kb);
         fprintf(f, "| server busy cores | %.2f |\n", r->busy_cores);
         fprintf(f, "| disturbed | %s |\n", r->disturbed ? "yes (server starved of CPU)" : "no");

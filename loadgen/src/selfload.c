@@ -25,6 +25,7 @@ typedef struct lg_opts {
     unsigned nthreads;
     double duration, warmup;
     const char *target, *out, *exe;
+    int target_pid; /* --target-pid: sample an external server's CPU and RSS */
     char args[512];
 } lg_opts;
 
@@ -294,7 +295,9 @@ static int run_once(const lg_opts *o, unsigned threads, unsigned round, uas_resu
         }
         url = child.url;
     }
-    r->has_server = !o->target;
+    r->has_server = !o->target || o->target_pid > 0;
+    if (o->target && o->target_pid > 0)
+        child.pid = o->target_pid; /* sampled only, never started or stopped */
     lg_run *run = calloc(1, sizeof(*run));
     int rc = -1;
     uas_client *ctrl = NULL;
@@ -323,7 +326,7 @@ static int run_once(const lg_opts *o, unsigned threads, unsigned round, uas_resu
 
     lg_proc_sample a, b;
     uint64_t heap_a = 0, heap_b = 0, allocs_a = 0, allocs_b = 0;
-    bool heap_ok = r->has_server && read_heap(ctrl, &heap_a, &allocs_a) == 0;
+    bool heap_ok = !o->target && read_heap(ctrl, &heap_a, &allocs_a) == 0;
     if (r->has_server)
         lg_child_sample(&child, &a);
     uint64_t t0 = lg_now_ns();
@@ -394,6 +397,7 @@ static void usage(FILE *f)
                "  --rounds N        rounds, median and range reported (1)\n"
                "  --security none   (encrypted modes arrive with the security work)\n"
                "  --target URL      drive an external server instead of a child\n"
+               "  --target-pid PID  with --target: sample that process's CPU and memory\n"
                "  --out FILE        append the Markdown results to FILE\n");
 }
 
@@ -480,6 +484,10 @@ static int parse_opts(int argc, char **argv, lg_opts *o)
             }
         } else if (!strcmp(a, "--target") && v) {
             o->target = v;
+        } else if (!strcmp(a, "--target-pid")) {
+            unsigned pid = 0;
+            bad = parse_uint(a, v, 1, 4194304, &pid);
+            o->target_pid = (int)pid;
         } else if (!strcmp(a, "--out") && v) {
             o->out = v;
         } else if (!strcmp(a, "--help")) {
@@ -502,7 +510,7 @@ static void print_summary(FILE *f, const lg_opts *o, uas_result res[][MAX_VARIAN
 {
     fprintf(f, "### Summary: %s, %u round%s (median [min–max])\n\n", o->scenario_name, rounds,
             rounds == 1 ? "" : "s");
-    fprintf(f, "| variant | throughput (ops/s) | p50 (µs) | p99 (µs) | server CPU/op (µs) | "
+    fprintf(f, "| server | throughput (ops/s) | p50 (µs) | p99 (µs) | server CPU/op (µs) | "
                "server heap B/op | disturbed rounds |\n|---|---|---|---|---|---|---|\n");
     for (unsigned v = 0; v < o->nthreads; v++) {
         double tp[MAX_ROUNDS], p50[MAX_ROUNDS], p99[MAX_ROUNDS], cpu[MAX_ROUNDS], b[MAX_ROUNDS];
@@ -521,11 +529,19 @@ static void print_summary(FILE *f, const lg_opts *o, uas_result res[][MAX_VARIAN
         uas_stat_compute(p99, rounds, &s3);
         uas_stat_compute(cpu, rounds, &s4);
         uas_stat_compute(b, rounds, &s5);
+        char name[96], heap[64] = "n/a", cpu_s[64] = "n/a";
+        if (o->target)
+            snprintf(name, sizeof(name), "%s", o->target);
+        else
+            snprintf(name, sizeof(name), "uaserver threads=%u", o->threads[v]);
+        if (s5.min >= 0)
+            snprintf(heap, sizeof(heap), "%.1f [%.1f–%.1f]", s5.median, s5.min, s5.max);
+        if (res[0][v].has_server)
+            snprintf(cpu_s, sizeof(cpu_s), "%.2f [%.2f–%.2f]", s4.median, s4.min, s4.max);
         fprintf(f,
-                "| threads=%u | %.0f [%.0f–%.0f] | %.0f [%.0f–%.0f] | %.0f [%.0f–%.0f] | "
-                "%.2f [%.2f–%.2f] | %.1f [%.1f–%.1f] | %u |\n",
-                o->threads[v], s1.median, s1.min, s1.max, s2.median, s2.min, s2.max, s3.median,
-                s3.min, s3.max, s4.median, s4.min, s4.max, s5.median, s5.min, s5.max, disturbed);
+                "| %s | %.0f [%.0f–%.0f] | %.0f [%.0f–%.0f] | %.0f [%.0f–%.0f] | %s | %s | %u |\n",
+                name, s1.median, s1.min, s1.max, s2.median, s2.min, s2.max, s3.median, s3.min,
+                s3.max, cpu_s, heap, disturbed);
     }
     fprintf(f, "\n");
 }
@@ -562,7 +578,7 @@ int uas_selfload_main(int argc, char **argv, const char *exe)
             fflush(stdout);
         }
     }
-    if (!failed && (o.rounds > 1 || o.nthreads > 1)) {
+    if (!failed) {
         print_summary(stdout, &o, res, o.rounds);
         if (out)
             print_summary(out, &o, res, o.rounds);
