@@ -1,41 +1,213 @@
 /* Security policy vtable used by the channel. Every hook works in place on a
  * chunk buffer: the channel lays out [headers | sequence header + body] and
  * the policy appends padding and signature and encrypts, or verifies,
- * decrypts and strips them. Policy None implements them as no-ops; the RSA
- * policies of the security issue plug in here without touching the channel. */
+ * decrypts and strips them. Policy None implements them as no-ops.
+ *
+ * The RSA policies (secpol_rsa.c, compiled with UA_ENABLE_ENCRYPTION) keep
+ * their per-channel state in a uas_secpol_keys, passed to the hooks as
+ * `keys`:
+ *   - the application's credentials (certificate + private key, shared by
+ *     every channel, uas_secpol_cred),
+ *   - the peer's certificate (its public key and SHA1 thumbprint),
+ *   - the message security mode (Sign or SignAndEncrypt),
+ *   - the symmetric keys derived from the nonces, for both directions, for
+ *     the newest security token and the previous one (renewal overlap).
+ * A symmetric chunk selects its keys by the TokenId in its security header
+ * (the last 4 bytes before header_len), so the channel needs no call to
+ * switch keys when a token is renewed.
+ *
+ * Chunk layout (Part 6, 6.7.2), symmetric, SignAndEncrypt:
+ *   [MessageHeader 12 | TokenId 4] [SequenceHeader 8 | Body | PaddingSize 1 |
+ *   Padding | Signature]; the signature (HMAC) covers everything before it,
+ *   the bracket from the sequence header on is AES-CBC encrypted.
+ * Sign: [headers] [SequenceHeader | Body | Signature], no padding.
+ * OPN (asymmetric, signed and encrypted whenever the policy is not None,
+ * even in mode Sign): [MessageHeader 12 | asymmetric security header]
+ * [SequenceHeader | Body | PaddingSize | Padding | ExtraPaddingSize? |
+ * Signature], signed with our private key, encrypted with the peer's public
+ * key in OAEP blocks; ExtraPaddingSize is present when the encrypting key is
+ * longer than 2048 bits. */
 #ifndef UAS_SECPOL_H
 #define UAS_SECPOL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include <ua/status.h>
 
+struct uas_secpol_algs; /* the algorithm suite of an RSA policy (secpol_rsa.c) */
+
 typedef struct uas_secpol {
     const char *uri;
     /* Bytes a chunk needs after the body for padding and signature, so the
-     * writer stops filling the body early enough. */
+     * writer stops filling the body early enough: the body must end at or
+     * before chunk_cap - overhead. For symmetric chunks the header is the
+     * 16 bytes of MessageHeader + TokenId. */
     size_t (*sym_overhead)(const void *keys, size_t chunk_cap);
     /* Secure a finished chunk: [0, header_len) stays clear, [header_len,
      * *len) is the sequence header and body. Writes padding, signature and
-     * the MessageSize field, encrypts; *len becomes the chunk's size. */
+     * the MessageSize field, encrypts; *len becomes the chunk's size. The
+     * RSA policies take the keys of the TokenId in [header_len - 4,
+     * header_len) (BadInternalError when they have none for it). */
     uas_status (*sym_protect)(void *keys, uint8_t *chunk, size_t header_len, size_t *len,
                               size_t cap);
     /* Verify and decrypt a received chunk in place; *len becomes the end of
-     * the plaintext body (padding and signature removed). */
+     * the plaintext body (padding and signature removed). Every failure is
+     * BadSecurityChecksFailed. */
     uas_status (*sym_unprotect)(void *keys, uint8_t *chunk, size_t header_len, size_t *len);
-    /* The same for OPN chunks (asymmetric algorithms). */
+    /* The same for OPN chunks (asymmetric algorithms). asym_overhead assumes
+     * the security header written by uas_secpol_asym_header(). */
     size_t (*asym_overhead)(const void *keys, size_t chunk_cap);
     uas_status (*asym_protect)(void *keys, uint8_t *chunk, size_t header_len, size_t *len,
                                size_t cap);
+    /* Parses the asymmetric security header in [12, header_len) itself:
+     * checks ReceiverCertificateThumbprint against our certificate, takes
+     * the peer's certificate from SenderCertificate (first one; on later
+     * OPNs it must be the same certificate), then decrypts and verifies.
+     * BadCertificateInvalid / BadCertificatePolicyCheckFailed when the
+     * SenderCertificate is unreadable / outside the key limits (checked
+     * before any private-key operation); every other failure is
+     * BadSecurityChecksFailed. The peer is adopted only on success. */
     uas_status (*asym_unprotect)(void *keys, uint8_t *chunk, size_t header_len, size_t *len);
+
+    /* Policy parameters; 0 / NULL for None. */
+    uint16_t nonce_len;              /* SecureChannelNonceLength, bytes */
+    uint16_t min_key_bits;           /* MinAsymmetricKeyLength */
+    uint16_t max_key_bits;           /* MaxAsymmetricKeyLength */
+    bool deprecated;                 /* offered only when the configuration opts in */
+    const char *asym_signature_uri;  /* SignatureData.algorithm (Part 4, 7.37) */
+    const char *asym_encryption_uri; /* EncryptionAlgorithm of user tokens */
+    const struct uas_secpol_algs *algs;
 } uas_secpol;
 
 extern const uas_secpol uas_secpol_none;
+#ifdef UAS_ENABLE_ENCRYPTION
+extern const uas_secpol uas_secpol_basic256sha256;
+extern const uas_secpol uas_secpol_aes128_sha256_rsaoaep;
+extern const uas_secpol uas_secpol_aes256_sha256_rsapss;
+extern const uas_secpol uas_secpol_basic256; /* deprecated */
+#endif
 
-#define UAS_SECPOL_NONE_URI "http://opcfoundation.org/UA/SecurityPolicy#None"
+#define UAS_SECPOL_NONE_URI           "http://opcfoundation.org/UA/SecurityPolicy#None"
+#define UAS_SECPOL_BASIC256SHA256_URI "http://opcfoundation.org/UA/SecurityPolicy#Basic256Sha256"
+#define UAS_SECPOL_AES128_SHA256_RSAOAEP_URI                                                       \
+    "http://opcfoundation.org/UA/SecurityPolicy#Aes128_Sha256_RsaOaep"
+#define UAS_SECPOL_AES256_SHA256_RSAPSS_URI                                                        \
+    "http://opcfoundation.org/UA/SecurityPolicy#Aes256_Sha256_RsaPss"
+#define UAS_SECPOL_BASIC256_URI "http://opcfoundation.org/UA/SecurityPolicy#Basic256"
 
-/* The policy with this URI among those compiled in, or NULL. */
+/* The policy the channel accepts without a configured list: None only. A
+ * channel that offers the RSA policies looks the URI up among the policies
+ * of its endpoint configuration instead (uas_secpol_lookup). */
 const uas_secpol *uas_secpol_find(const uint8_t *uri, size_t len);
+
+/* Every policy compiled in (None first, then the RSA ones strongest
+ * first, Basic256 last); *count receives their number. */
+const uas_secpol *const *uas_secpol_all(size_t *count);
+
+/* The compiled-in policy with this URI, or NULL; a deprecated policy only
+ * when allow_deprecated. */
+const uas_secpol *uas_secpol_lookup(const uint8_t *uri, size_t len, bool allow_deprecated);
+
+/* Zeroes a secret so the compiler cannot drop the stores (libsodium when
+ * encryption is compiled in). Use for nonces once the keys are derived. */
+void uas_secpol_memzero(void *p, size_t n);
+
+/* ---- credentials: our certificate and private key ----
+ * One per application (or per certificate type), shared read-only by every
+ * channel; reference counted (atomically), so channels on different event
+ * loops may hold it. Without UA_ENABLE_ENCRYPTION every function below
+ * returns BadNotSupported (or NULL / nothing). */
+typedef struct uas_secpol_cred uas_secpol_cred;
+
+/* cert: DER of our certificate; key: the RSA private key in DER (PKCS#1 or
+ * PKCS#8) or unencrypted PEM. Checks that the key is RSA and belongs to the
+ * certificate. Returns BadCertificateInvalid (certificate unreadable),
+ * BadInvalidArgument (key unreadable, not RSA, or not the certificate's),
+ * BadOutOfMemory. The key bytes are not kept (the caller zeroes them). */
+uas_status uas_secpol_cred_new(const uint8_t *cert, size_t cert_len, const uint8_t *key,
+                               size_t key_len, uas_secpol_cred **out);
+void uas_secpol_cred_ref(uas_secpol_cred *c);
+void uas_secpol_cred_unref(uas_secpol_cred *c); /* frees at zero; NULL is fine */
+const uint8_t *uas_secpol_cred_cert(const uas_secpol_cred *c, size_t *len);
+const uint8_t *uas_secpol_cred_thumbprint(const uas_secpol_cred *c); /* 20 bytes */
+uint32_t uas_secpol_cred_key_bits(const uas_secpol_cred *c);
+
+/* Checks a DER certificate's public key against the policy's key length
+ * limits: UAS_GOOD, BadCertificateInvalid (unreadable), or
+ * BadCertificatePolicyCheckFailed (not RSA, or too short / too long). */
+uas_status uas_secpol_check_cert(const uas_secpol *pol, const uint8_t *der, size_t len);
+
+/* ---- per-channel key material ---- */
+typedef struct uas_secpol_keys uas_secpol_keys;
+
+/* New key material for a channel using an RSA policy with our credentials
+ * (a reference is taken). BadCertificatePolicyCheckFailed when our key does
+ * not fit the policy, BadSecurityPolicyRejected for None or a NULL policy,
+ * BadOutOfMemory. */
+uas_status uas_secpol_keys_new(const uas_secpol *pol, uas_secpol_cred *cred, uas_secpol_keys **out);
+/* Zeroes every secret and releases the credentials; NULL is fine. */
+void uas_secpol_keys_free(uas_secpol_keys *k);
+const uas_secpol *uas_secpol_keys_policy(const uas_secpol_keys *k);
+
+/* The MessageSecurityMode of the channel (UAS_MESSAGE_SECURITY_MODE_SIGN
+ * or _SIGN_AND_ENCRYPT); anything else gives BadSecurityModeRejected. Must
+ * be set before the first symmetric chunk; the default is SignAndEncrypt. */
+uas_status uas_secpol_keys_set_mode(uas_secpol_keys *k, int32_t mode);
+int32_t uas_secpol_keys_mode(const uas_secpol_keys *k);
+
+/* Sets the peer's certificate (first certificate of a DER ByteString that
+ * may hold a chain). A client calls this with the server certificate of the
+ * endpoint before its first OPN; a server gets it from the OPN's
+ * SenderCertificate inside asym_unprotect. BadCertificateInvalid,
+ * BadCertificatePolicyCheckFailed (key length limits of the policy). The
+ * trust decision (chain, validity, revocation) is the PKI's, not this. */
+uas_status uas_secpol_keys_set_peer(uas_secpol_keys *k, const uint8_t *der, size_t len);
+/* Our certificate (DER), as sent in SenderCertificate; NULL for NULL keys. */
+const uint8_t *uas_secpol_keys_local_cert(const uas_secpol_keys *k, size_t *len);
+/* SHA1 of the peer's certificate (the ReceiverCertificateThumbprint of our
+ * OPN chunks), or NULL before a peer is known. */
+const uint8_t *uas_secpol_keys_peer_thumbprint(const uas_secpol_keys *k);
+/* SHA1 of the peer's certificate compared with a certificate's DER
+ * (CreateSession: the client certificate must be the channel's). */
+bool uas_secpol_keys_peer_is(const uas_secpol_keys *k, const uint8_t *der, size_t len);
+
+/* A fresh nonce of the policy's SecureChannelNonceLength; len must be that
+ * length (BadInvalidArgument otherwise). */
+uas_status uas_secpol_make_nonce(const uas_secpol *pol, uint8_t *out, size_t len);
+
+/* Derives the symmetric keys of a new security token (Part 6, 6.7.5):
+ * client keys = P_SHA256(secret = ServerNonce, seed = ClientNonce),
+ * server keys = P_SHA256(secret = ClientNonce, seed = ServerNonce),
+ * each SigningKey | EncryptingKey | InitializationVector (P_SHA1 for
+ * Basic256). is_server tells which nonce is whose: the local keys secure
+ * what we send, the remote keys what we receive. The new token becomes the
+ * newest; the previous newest is kept for chunks still carrying its token
+ * id; an older one is zeroed. Both nonces must have the policy's length
+ * (BadNonceInvalid). The caller zeroes its nonces afterwards. */
+uas_status uas_secpol_derive_keys(uas_secpol_keys *k, uint32_t token_id, const uint8_t *local_nonce,
+                                  size_t local_len, const uint8_t *remote_nonce, size_t remote_len,
+                                  bool is_server);
+/* Forgets (zeroes) the keys of every token but the newest: call when the
+ * previous token may no longer be used. */
+void uas_secpol_keys_drop_prev(uas_secpol_keys *k);
+
+/* Writes the asymmetric security header of an OPN chunk at p (the bytes
+ * after the SecureChannelId): SecurityPolicyUri, SenderCertificate (ours,
+ * null for None) and ReceiverCertificateThumbprint (the peer's, null for
+ * None). Returns the bytes written, 0 when cap is too small. keys may be
+ * NULL for None. */
+size_t uas_secpol_asym_header(const uas_secpol *pol, const void *keys, uint8_t *p, size_t cap);
+
+/* Asymmetric signatures of the session services (CreateSession /
+ * ActivateSession signatures, Part 4, 5.6.2 / 5.6.3) with the channel's
+ * policy: sign with our private key, verify with the peer's certificate.
+ * sig_cap must be at least our key size; *sig_len receives it. Verify
+ * returns UAS_GOOD or BadSecurityChecksFailed (also without a peer). */
+uas_status uas_secpol_keys_sign(const uas_secpol_keys *k, const uint8_t *data, size_t len,
+                                uint8_t *sig, size_t sig_cap, size_t *sig_len);
+uas_status uas_secpol_keys_verify(const uas_secpol_keys *k, const uint8_t *data, size_t len,
+                                  const uint8_t *sig, size_t sig_len);
 
 #endif

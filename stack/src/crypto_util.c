@@ -1,0 +1,487 @@
+/* Cryptographic primitives over OpenSSL 3 EVP and libsodium; see
+ * crypto_util.h for the contract. */
+#include <pthread.h>
+#include <string.h>
+
+#include <openssl/core_names.h>
+#include <openssl/crypto.h>
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/rsa.h>
+#include <sodium.h>
+
+#include <ua/mem.h>
+
+#include "crypto_util.h"
+
+/* ---- one-time setup and per-thread contexts ---- */
+
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static bool g_ok;
+static EVP_MD *g_md[2];
+static EVP_MAC *g_hmac;
+static EVP_CIPHER *g_aes[2]; /* 0: AES-128-CBC, 1: AES-256-CBC */
+static pthread_key_t g_tls_key;
+
+/* Contexts of one thread, created on first use and freed when the thread
+ * ends. They hold no secret between calls: every use sets the key again,
+ * and the key schedules they keep are overwritten by the next use. */
+typedef struct tls_ctx {
+    EVP_MAC_CTX *hmac[2];
+    EVP_CIPHER_CTX *aes[2];
+} tls_ctx;
+
+/* Every thread's contexts stay reachable from this list (so leak checkers
+ * see the main thread's, which no destructor frees). */
+static pthread_mutex_t g_tls_lock = PTHREAD_MUTEX_INITIALIZER;
+typedef struct tls_node {
+    tls_ctx ctx;
+    struct tls_node *prev, *next;
+} tls_node;
+static tls_node *g_tls_list;
+
+static void tls_free(void *p)
+{
+    tls_node *n = p;
+    if (!n)
+        return;
+    pthread_mutex_lock(&g_tls_lock);
+    if (n->prev)
+        n->prev->next = n->next;
+    else
+        g_tls_list = n->next;
+    if (n->next)
+        n->next->prev = n->prev;
+    pthread_mutex_unlock(&g_tls_lock);
+    for (int i = 0; i < 2; i++) {
+        EVP_MAC_CTX_free(n->ctx.hmac[i]);
+        EVP_CIPHER_CTX_free(n->ctx.aes[i]);
+    }
+    uas_free(n, sizeof(*n));
+}
+
+static void init_algs(void)
+{
+    if (sodium_init() < 0)
+        return;
+    /* Fetched once: every later use is a pointer, not a name lookup. */
+    g_md[UAS_DIGEST_SHA1] = EVP_MD_fetch(NULL, "SHA1", NULL);
+    g_md[UAS_DIGEST_SHA256] = EVP_MD_fetch(NULL, "SHA256", NULL);
+    g_hmac = EVP_MAC_fetch(NULL, "HMAC", NULL);
+    g_aes[0] = EVP_CIPHER_fetch(NULL, "AES-128-CBC", NULL);
+    g_aes[1] = EVP_CIPHER_fetch(NULL, "AES-256-CBC", NULL);
+    if (!g_md[0] || !g_md[1] || !g_hmac || !g_aes[0] || !g_aes[1])
+        return;
+    if (pthread_key_create(&g_tls_key, tls_free) != 0)
+        return;
+    g_ok = true;
+}
+
+static void init_once(void)
+{
+    init_algs();
+    ERR_clear_error();
+}
+
+uas_status uas_crypto_init(void)
+{
+    pthread_once(&g_once, init_once);
+    return g_ok ? UAS_GOOD : UAS_BAD_INTERNAL_ERROR;
+}
+
+static tls_ctx *tls_get(void)
+{
+    if (uas_crypto_init() != UAS_GOOD)
+        return NULL;
+    tls_node *n = pthread_getspecific(g_tls_key);
+    if (n)
+        return &n->ctx;
+    n = uas_calloc(1, sizeof(*n));
+    if (!n)
+        return NULL;
+    if (pthread_setspecific(g_tls_key, n) != 0) {
+        uas_free(n, sizeof(*n));
+        return NULL;
+    }
+    pthread_mutex_lock(&g_tls_lock);
+    n->next = g_tls_list;
+    if (g_tls_list)
+        g_tls_list->prev = n;
+    g_tls_list = n;
+    pthread_mutex_unlock(&g_tls_lock);
+    return &n->ctx;
+}
+
+static const char *md_name(uas_digest d)
+{
+    return d == UAS_DIGEST_SHA1 ? "SHA1" : "SHA256";
+}
+
+size_t uas_digest_len(uas_digest d)
+{
+    return d == UAS_DIGEST_SHA1 ? UAS_SHA1_LEN : UAS_SHA256_LEN;
+}
+
+/* ---- memory and randomness ---- */
+
+void uas_crypto_zero(void *p, size_t n)
+{
+    if (p && n)
+        sodium_memzero(p, n);
+}
+
+bool uas_crypto_ct_equal(const void *a, const void *b, size_t n)
+{
+    return CRYPTO_memcmp(a, b, n) == 0;
+}
+
+uas_status uas_crypto_random(void *out, size_t n)
+{
+    if (uas_crypto_init() != UAS_GOOD)
+        return UAS_BAD_INTERNAL_ERROR;
+    randombytes_buf(out, n);
+    return UAS_GOOD;
+}
+
+/* ---- hashes, HMAC, key derivation ---- */
+
+uas_status uas_crypto_digest(uas_digest d, const uint8_t *data, size_t len, uint8_t *out)
+{
+    if (uas_crypto_init() != UAS_GOOD)
+        return UAS_BAD_INTERNAL_ERROR;
+    unsigned int n = 0;
+    if (EVP_Digest(data, len, out, &n, g_md[d], NULL) != 1 || n != uas_digest_len(d)) {
+        ERR_clear_error();
+        return UAS_BAD_INTERNAL_ERROR;
+    }
+    return UAS_GOOD;
+}
+
+uas_status uas_crypto_hmac(uas_digest d, const uint8_t *key, size_t key_len, const uint8_t *a,
+                           size_t a_len, const uint8_t *b, size_t b_len, uint8_t *out)
+{
+    tls_ctx *t = tls_get();
+    if (!t)
+        return UAS_BAD_OUT_OF_MEMORY;
+    if (!t->hmac[d]) {
+        EVP_MAC_CTX *c = EVP_MAC_CTX_new(g_hmac);
+        OSSL_PARAM p[] = {
+            OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, (char *)md_name(d), 0),
+            OSSL_PARAM_construct_end(),
+        };
+        if (!c || EVP_MAC_CTX_set_params(c, p) != 1) {
+            EVP_MAC_CTX_free(c);
+            ERR_clear_error();
+            return UAS_BAD_OUT_OF_MEMORY;
+        }
+        t->hmac[d] = c;
+    }
+    EVP_MAC_CTX *c = t->hmac[d];
+    size_t n = 0;
+    /* A zero-length key is legal HMAC; OpenSSL wants a non-NULL pointer. */
+    static const uint8_t empty[1];
+    if (EVP_MAC_init(c, key_len ? key : empty, key_len, NULL) != 1 ||
+        EVP_MAC_update(c, a, a_len) != 1 || (b && EVP_MAC_update(c, b, b_len) != 1) ||
+        EVP_MAC_final(c, out, &n, uas_digest_len(d)) != 1 || n != uas_digest_len(d)) {
+        ERR_clear_error();
+        return UAS_BAD_INTERNAL_ERROR;
+    }
+    return UAS_GOOD;
+}
+
+uas_status uas_crypto_hmac_verify(uas_digest d, const uint8_t *key, size_t key_len,
+                                  const uint8_t *data, size_t len, const uint8_t *mac)
+{
+    uint8_t want[UAS_MAX_DIGEST_LEN];
+    uas_status st = uas_crypto_hmac(d, key, key_len, data, len, NULL, 0, want);
+    bool ok = st == UAS_GOOD && uas_crypto_ct_equal(want, mac, uas_digest_len(d));
+    uas_crypto_zero(want, sizeof(want));
+    return ok ? UAS_GOOD : UAS_BAD_SECURITY_CHECKS_FAILED;
+}
+
+uas_status uas_crypto_p_hash(uas_digest d, const uint8_t *secret, size_t secret_len,
+                             const uint8_t *seed, size_t seed_len, uint8_t *out, size_t len)
+{
+    size_t hl = uas_digest_len(d);
+    uint8_t a[UAS_MAX_DIGEST_LEN], block[UAS_MAX_DIGEST_LEN];
+    /* A(1) = HMAC(secret, seed) */
+    uas_status st = uas_crypto_hmac(d, secret, secret_len, seed, seed_len, NULL, 0, a);
+    size_t done = 0;
+    while (st == UAS_GOOD && done < len) {
+        st = uas_crypto_hmac(d, secret, secret_len, a, hl, seed, seed_len, block);
+        if (st != UAS_GOOD)
+            break;
+        size_t n = len - done < hl ? len - done : hl;
+        memcpy(out + done, block, n);
+        done += n;
+        /* A(i+1) = HMAC(secret, A(i)) */
+        st = uas_crypto_hmac(d, secret, secret_len, a, hl, NULL, 0, a);
+    }
+    uas_crypto_zero(a, sizeof(a));
+    uas_crypto_zero(block, sizeof(block));
+    if (st != UAS_GOOD)
+        uas_crypto_zero(out, len);
+    return st;
+}
+
+/* ---- AES-CBC ---- */
+
+uas_status uas_crypto_aes_cbc(bool encrypt, const uint8_t *key, size_t key_len,
+                              const uint8_t iv[UAS_AES_BLOCK], uint8_t *data, size_t len)
+{
+    if ((key_len != 16 && key_len != 32) || len % UAS_AES_BLOCK != 0 || len > INT32_MAX)
+        return UAS_BAD_INVALID_ARGUMENT;
+    tls_ctx *t = tls_get();
+    if (!t)
+        return UAS_BAD_OUT_OF_MEMORY;
+    int k = key_len == 32;
+    if (!t->aes[k]) {
+        t->aes[k] = EVP_CIPHER_CTX_new();
+        if (!t->aes[k] || EVP_CipherInit_ex2(t->aes[k], g_aes[k], NULL, NULL, 1, NULL) != 1) {
+            EVP_CIPHER_CTX_free(t->aes[k]);
+            t->aes[k] = NULL;
+            ERR_clear_error();
+            return UAS_BAD_OUT_OF_MEMORY;
+        }
+    }
+    EVP_CIPHER_CTX *c = t->aes[k];
+    int out = 0;
+    /* Same cipher: re-keying reuses the context without allocating. */
+    if (EVP_CipherInit_ex2(c, NULL, key, iv, encrypt ? 1 : 0, NULL) != 1 ||
+        EVP_CIPHER_CTX_set_padding(c, 0) != 1 ||
+        (len && EVP_CipherUpdate(c, data, &out, data, (int)len) != 1) || (size_t)out != len) {
+        ERR_clear_error();
+        return UAS_BAD_INTERNAL_ERROR;
+    }
+    return UAS_GOOD;
+}
+
+/* ---- RSA ---- */
+
+size_t uas_crypto_rsa_size(const EVP_PKEY *key)
+{
+    if (!key || !EVP_PKEY_is_a(key, "RSA"))
+        return 0;
+    int n = EVP_PKEY_get_size(key);
+    return n > 0 ? (size_t)n : 0;
+}
+
+uint32_t uas_crypto_rsa_bits(const EVP_PKEY *key)
+{
+    if (!key || !EVP_PKEY_is_a(key, "RSA"))
+        return 0;
+    int n = EVP_PKEY_get_bits(key);
+    return n > 0 ? (uint32_t)n : 0;
+}
+
+size_t uas_crypto_oaep_overhead(uas_rsa_enc e)
+{
+    return 2 * (e == UAS_RSA_OAEP_SHA1 ? UAS_SHA1_LEN : UAS_SHA256_LEN) + 2;
+}
+
+size_t uas_crypto_rsa_plain_block(const EVP_PKEY *key, uas_rsa_enc e)
+{
+    size_t ks = uas_crypto_rsa_size(key);
+    size_t ov = uas_crypto_oaep_overhead(e);
+    return ks > ov ? ks - ov : 0;
+}
+
+/* A digest-sign or digest-verify context with the padding of alg. */
+static EVP_MD_CTX *sig_ctx(uas_rsa_sig alg, EVP_PKEY *key, bool sign)
+{
+    if (uas_crypto_init() != UAS_GOOD)
+        return NULL;
+    EVP_MD_CTX *md = EVP_MD_CTX_new();
+    if (!md)
+        return NULL;
+    EVP_PKEY_CTX *pctx = NULL;
+    const char *dn = alg == UAS_RSA_PKCS1_SHA1 ? "SHA1" : "SHA256";
+    int ok = sign ? EVP_DigestSignInit_ex(md, &pctx, dn, NULL, NULL, key, NULL)
+                  : EVP_DigestVerifyInit_ex(md, &pctx, dn, NULL, NULL, key, NULL);
+    if (ok == 1 && alg == UAS_RSA_PSS_SHA256) {
+        /* Part 7: MGF1 with SHA2-256 (the default: the signature digest)
+         * and a salt as long as the digest, 32 bytes. */
+        ok = EVP_PKEY_CTX_set_rsa_padding(pctx, RSA_PKCS1_PSS_PADDING) == 1 &&
+             EVP_PKEY_CTX_set_rsa_pss_saltlen(pctx, RSA_PSS_SALTLEN_DIGEST) == 1;
+    } else if (ok == 1) {
+        ok = EVP_PKEY_CTX_set_rsa_padding(pctx, RSA_PKCS1_PADDING) == 1;
+    }
+    if (ok != 1) {
+        EVP_MD_CTX_free(md);
+        return NULL;
+    }
+    return md;
+}
+
+uas_status uas_crypto_rsa_sign(uas_rsa_sig alg, EVP_PKEY *priv, const uint8_t *data, size_t len,
+                               uint8_t *sig, size_t sig_len)
+{
+    size_t ks = uas_crypto_rsa_size(priv);
+    if (ks == 0 || sig_len != ks)
+        return UAS_BAD_INVALID_ARGUMENT;
+    EVP_MD_CTX *md = sig_ctx(alg, priv, true);
+    size_t n = sig_len;
+    uas_status st = md && EVP_DigestSign(md, sig, &n, data, len) == 1 && n == ks
+                        ? UAS_GOOD
+                        : UAS_BAD_INTERNAL_ERROR;
+    EVP_MD_CTX_free(md);
+    ERR_clear_error();
+    return st;
+}
+
+uas_status uas_crypto_rsa_verify(uas_rsa_sig alg, EVP_PKEY *pub, const uint8_t *data, size_t len,
+                                 const uint8_t *sig, size_t sig_len)
+{
+    size_t ks = uas_crypto_rsa_size(pub);
+    if (ks == 0 || sig_len != ks)
+        return UAS_BAD_SECURITY_CHECKS_FAILED;
+    EVP_MD_CTX *md = sig_ctx(alg, pub, false);
+    uas_status st = md && EVP_DigestVerify(md, sig, sig_len, data, len) == 1
+                        ? UAS_GOOD
+                        : UAS_BAD_SECURITY_CHECKS_FAILED;
+    EVP_MD_CTX_free(md);
+    ERR_clear_error();
+    return st;
+}
+
+static EVP_PKEY_CTX *enc_ctx(uas_rsa_enc e, EVP_PKEY *key, bool encrypt)
+{
+    if (uas_crypto_init() != UAS_GOOD)
+        return NULL;
+    EVP_PKEY_CTX *c = EVP_PKEY_CTX_new_from_pkey(NULL, key, NULL);
+    if (!c)
+        return NULL;
+    const EVP_MD *md = g_md[e == UAS_RSA_OAEP_SHA1 ? UAS_DIGEST_SHA1 : UAS_DIGEST_SHA256];
+    int ok = (encrypt ? EVP_PKEY_encrypt_init(c) : EVP_PKEY_decrypt_init(c)) == 1 &&
+             EVP_PKEY_CTX_set_rsa_padding(c, RSA_PKCS1_OAEP_PADDING) == 1 &&
+             EVP_PKEY_CTX_set_rsa_oaep_md(c, md) == 1 && EVP_PKEY_CTX_set_rsa_mgf1_md(c, md) == 1;
+    if (!ok) {
+        EVP_PKEY_CTX_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+uas_status uas_crypto_rsa_encrypt(uas_rsa_enc e, EVP_PKEY *pub, const uint8_t *in, size_t len,
+                                  uint8_t *out, size_t out_cap, size_t *out_len)
+{
+    *out_len = 0;
+    size_t ks = uas_crypto_rsa_size(pub);
+    size_t pb = uas_crypto_rsa_plain_block(pub, e);
+    if (ks == 0 || pb == 0 || ks > UAS_RSA_MAX_BYTES || len == 0)
+        return UAS_BAD_INVALID_ARGUMENT;
+    size_t blocks = (len + pb - 1) / pb;
+    if (blocks > out_cap / ks)
+        return UAS_BAD_ENCODING_LIMITS_EXCEEDED;
+    EVP_PKEY_CTX *c = enc_ctx(e, pub, true);
+    if (!c) {
+        ERR_clear_error();
+        return UAS_BAD_INTERNAL_ERROR;
+    }
+    uint8_t tmp[UAS_RSA_MAX_BYTES];
+    uas_status st = UAS_GOOD;
+    /* Backwards, so that out == in works: block i's ciphertext overwrites
+     * only plaintext of blocks already encrypted (and its own, copied out
+     * first). */
+    for (size_t i = blocks; i-- > 0;) {
+        size_t off = i * pb;
+        size_t n = len - off < pb ? len - off : pb;
+        memcpy(tmp, in + off, n);
+        size_t outl = ks;
+        if (EVP_PKEY_encrypt(c, out + i * ks, &outl, tmp, n) != 1 || outl != ks) {
+            st = UAS_BAD_INTERNAL_ERROR;
+            break;
+        }
+    }
+    uas_crypto_zero(tmp, sizeof(tmp));
+    EVP_PKEY_CTX_free(c);
+    ERR_clear_error();
+    if (st == UAS_GOOD)
+        *out_len = blocks * ks;
+    return st;
+}
+
+uas_status uas_crypto_rsa_decrypt(uas_rsa_enc e, EVP_PKEY *priv, const uint8_t *in, size_t len,
+                                  uint8_t *out, size_t out_cap, size_t *out_len)
+{
+    *out_len = 0;
+    size_t ks = uas_crypto_rsa_size(priv);
+    if (ks == 0 || ks > UAS_RSA_MAX_BYTES || len == 0 || len % ks != 0)
+        return UAS_BAD_SECURITY_CHECKS_FAILED;
+    EVP_PKEY_CTX *c = enc_ctx(e, priv, false);
+    if (!c) {
+        ERR_clear_error();
+        return UAS_BAD_SECURITY_CHECKS_FAILED;
+    }
+    uint8_t tmp[UAS_RSA_MAX_BYTES];
+    size_t written = 0;
+    unsigned bad = 0;
+    /* No early exit: a block that fails to decode is counted and the others
+     * are still decrypted, so neither the time taken nor the answer tells
+     * which check failed. OpenSSL's OAEP decoding is itself constant-time
+     * and reports one error whatever the padding fault. */
+    for (size_t off = 0; off < len; off += ks) {
+        size_t outl = sizeof(tmp);
+        int ok = EVP_PKEY_decrypt(c, tmp, &outl, in + off, ks);
+        size_t take = ok == 1 ? outl : 0;
+        bad |= (unsigned)(ok != 1) | (unsigned)(written + take > out_cap);
+        if (written + take > out_cap)
+            take = 0;
+        /* written <= off, so the target never reaches a block not yet read. */
+        memcpy(out + written, tmp, take);
+        written += take;
+    }
+    uas_crypto_zero(tmp, sizeof(tmp));
+    EVP_PKEY_CTX_free(c);
+    ERR_clear_error();
+    if (bad) {
+        uas_crypto_zero(out, written);
+        return UAS_BAD_SECURITY_CHECKS_FAILED;
+    }
+    *out_len = written;
+    return UAS_GOOD;
+}
+
+/* ---- keys and certificates ---- */
+
+uas_status uas_crypto_load_private_key(const uint8_t *data, size_t len, EVP_PKEY **out)
+{
+    *out = NULL;
+    if (uas_crypto_init() != UAS_GOOD)
+        return UAS_BAD_INTERNAL_ERROR;
+    if (!data || len == 0 || len > INT32_MAX)
+        return UAS_BAD_INVALID_ARGUMENT;
+    const unsigned char *p = data;
+    EVP_PKEY *k = d2i_AutoPrivateKey(NULL, &p, (long)len);
+    if (!k) {
+        BIO *b = BIO_new_mem_buf(data, (int)len);
+        if (b) {
+            /* No password callback: encrypted PEM keys are refused. */
+            k = PEM_read_bio_PrivateKey(b, NULL, NULL, (void *)"");
+            BIO_free(b);
+        }
+    }
+    ERR_clear_error();
+    if (!k)
+        return UAS_BAD_INVALID_ARGUMENT;
+    *out = k;
+    return UAS_GOOD;
+}
+
+uas_status uas_crypto_load_cert(const uint8_t *der, size_t len, X509 **out, size_t *der_len)
+{
+    *out = NULL;
+    if (uas_crypto_init() != UAS_GOOD)
+        return UAS_BAD_INTERNAL_ERROR;
+    if (!der || len == 0 || len > INT32_MAX)
+        return UAS_BAD_CERTIFICATE_INVALID;
+    const unsigned char *p = der;
+    X509 *x = d2i_X509(NULL, &p, (long)len);
+    ERR_clear_error();
+    if (!x)
+        return UAS_BAD_CERTIFICATE_INVALID;
+    if (der_len)
+        *der_len = (size_t)(p - der);
+    *out = x;
+    return UAS_GOOD;
+}

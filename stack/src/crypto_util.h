@@ -1,0 +1,141 @@
+/* Cryptographic primitives of the RSA security policies, over OpenSSL 3 EVP
+ * (no deprecated low-level calls) and libsodium (zeroing, randomness).
+ *
+ * Every function returns UAS_GOOD or one Bad code; none leaves an entry on
+ * OpenSSL's error queue. Verification and decryption failures are always
+ * UAS_BAD_SECURITY_CHECKS_FAILED, whatever went wrong inside, so callers
+ * cannot leak the reason by accident.
+ *
+ * The symmetric primitives (HMAC, AES-CBC) run on per-thread contexts that
+ * are keyed on every call: a channel keeps only its raw keys (a few hundred
+ * bytes) instead of OpenSSL contexts, and re-keying AES costs no allocation.
+ * OpenSSL 3.0 allocates when an HMAC is initialised whatever one does (its
+ * digest contexts are duplicated), so a per-channel MAC context would buy
+ * nothing but memory. */
+#ifndef UAS_CRYPTO_UTIL_H
+#define UAS_CRYPTO_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <openssl/evp.h>
+#include <openssl/x509.h>
+
+#include <ua/status.h>
+
+typedef enum uas_digest {
+    UAS_DIGEST_SHA1 = 0,
+    UAS_DIGEST_SHA256 = 1,
+} uas_digest;
+
+enum {
+    UAS_SHA1_LEN = 20,
+    UAS_SHA256_LEN = 32,
+    UAS_MAX_DIGEST_LEN = 32,
+    UAS_AES_BLOCK = 16,
+    UAS_RSA_MAX_BYTES = 1024, /* 8192-bit modulus: the largest key handled */
+};
+
+/* Asymmetric signature algorithms (Part 7 AsymmetricSignatureAlgorithm). */
+typedef enum uas_rsa_sig {
+    UAS_RSA_PKCS1_SHA1 = 0,   /* RSA-PKCS15-SHA1 */
+    UAS_RSA_PKCS1_SHA256 = 1, /* RSA-PKCS15-SHA2-256 */
+    UAS_RSA_PSS_SHA256 = 2,   /* RSA-PSS-SHA2-256, MGF1-SHA256, 32-byte salt */
+} uas_rsa_sig;
+
+/* Asymmetric encryption algorithms (Part 7 AsymmetricEncryptionAlgorithm). */
+typedef enum uas_rsa_enc {
+    UAS_RSA_OAEP_SHA1 = 0,   /* RSA-OAEP-SHA1 (MGF1-SHA1) */
+    UAS_RSA_OAEP_SHA256 = 1, /* RSA-OAEP-SHA2-256 (MGF1-SHA256) */
+} uas_rsa_enc;
+
+size_t uas_digest_len(uas_digest d);
+
+/* One-time setup (algorithm fetches, sodium_init); every function below
+ * calls it itself, so calling it is optional. Thread-safe. Returns
+ * BadInternalError when OpenSSL or libsodium cannot be initialised. */
+uas_status uas_crypto_init(void);
+
+/* ---- memory and randomness ---- */
+
+void uas_crypto_zero(void *p, size_t n);
+/* Constant-time comparison; true when the n bytes are equal. */
+bool uas_crypto_ct_equal(const void *a, const void *b, size_t n);
+/* Cryptographically strong random bytes (libsodium). */
+uas_status uas_crypto_random(void *out, size_t n);
+
+/* ---- hashes, HMAC, key derivation ---- */
+
+/* out receives uas_digest_len(d) bytes (SHA1 of a DER certificate is the
+ * thumbprint of Part 6, 6.7.2.3). */
+uas_status uas_crypto_digest(uas_digest d, const uint8_t *data, size_t len, uint8_t *out);
+
+/* HMAC over the concatenation of up to two pieces (b may be NULL). */
+uas_status uas_crypto_hmac(uas_digest d, const uint8_t *key, size_t key_len, const uint8_t *a,
+                           size_t a_len, const uint8_t *b, size_t b_len, uint8_t *out);
+
+/* Computes the HMAC of data and compares it in constant time with mac
+ * (uas_digest_len(d) bytes): UAS_GOOD or BadSecurityChecksFailed. */
+uas_status uas_crypto_hmac_verify(uas_digest d, const uint8_t *key, size_t key_len,
+                                  const uint8_t *data, size_t len, const uint8_t *mac);
+
+/* P_hash of RFC 5246 section 5 (the PRF of Part 6, 6.7.5 without a label):
+ * A(0) = seed, A(i) = HMAC(secret, A(i-1)),
+ * output = HMAC(secret, A(1) + seed) + HMAC(secret, A(2) + seed) + ...
+ * truncated to len bytes. P_SHA256 with d = SHA256, P_SHA1 with SHA1. */
+uas_status uas_crypto_p_hash(uas_digest d, const uint8_t *secret, size_t secret_len,
+                             const uint8_t *seed, size_t seed_len, uint8_t *out, size_t len);
+
+/* ---- AES-CBC without padding ---- */
+
+/* Encrypts or decrypts len bytes in place; len must be a multiple of 16,
+ * key_len 16 (AES-128) or 32 (AES-256). BadInvalidArgument otherwise. */
+uas_status uas_crypto_aes_cbc(bool encrypt, const uint8_t *key, size_t key_len,
+                              const uint8_t iv[UAS_AES_BLOCK], uint8_t *data, size_t len);
+
+/* ---- RSA ---- */
+
+/* Modulus size in bytes / bits; 0 when the key is not RSA. */
+size_t uas_crypto_rsa_size(const EVP_PKEY *key);
+uint32_t uas_crypto_rsa_bits(const EVP_PKEY *key);
+/* OAEP overhead per block: 2 * hash length + 2 (42 for SHA1, 66 for SHA256). */
+size_t uas_crypto_oaep_overhead(uas_rsa_enc e);
+/* Plaintext bytes per encrypted block: key size minus the OAEP overhead. */
+size_t uas_crypto_rsa_plain_block(const EVP_PKEY *key, uas_rsa_enc e);
+
+/* Signs data with a private key; sig_len must be the key's size and
+ * receives exactly that many bytes. */
+uas_status uas_crypto_rsa_sign(uas_rsa_sig alg, EVP_PKEY *priv, const uint8_t *data, size_t len,
+                               uint8_t *sig, size_t sig_len);
+/* UAS_GOOD or BadSecurityChecksFailed (wrong length, bad signature). */
+uas_status uas_crypto_rsa_verify(uas_rsa_sig alg, EVP_PKEY *pub, const uint8_t *data, size_t len,
+                                 const uint8_t *sig, size_t sig_len);
+
+/* Encrypts len bytes in blocks of uas_crypto_rsa_plain_block() bytes (the
+ * last may be shorter) into blocks of the key's size. out may be the same
+ * pointer as in (the buffer then needs room for the ciphertext); no other
+ * overlap is allowed. *out_len receives blocks * key size. */
+uas_status uas_crypto_rsa_encrypt(uas_rsa_enc e, EVP_PKEY *pub, const uint8_t *in, size_t len,
+                                  uint8_t *out, size_t out_cap, size_t *out_len);
+/* Decrypts len bytes (a multiple of the key's size) block by block; the
+ * plaintexts are written one after another to out, which may be the same
+ * pointer as in. Every block is processed even after one fails, and any
+ * failure (length, OAEP decoding) gives BadSecurityChecksFailed with
+ * *out_len 0, so the time and the answer do not depend on what went
+ * wrong. */
+uas_status uas_crypto_rsa_decrypt(uas_rsa_enc e, EVP_PKEY *priv, const uint8_t *in, size_t len,
+                                  uint8_t *out, size_t out_cap, size_t *out_len);
+
+/* ---- keys and certificates ---- */
+
+/* A private key in DER (PKCS#1 or PKCS#8) or PEM (unencrypted). The
+ * caller frees it with EVP_PKEY_free. BadInvalidArgument when unreadable. */
+uas_status uas_crypto_load_private_key(const uint8_t *data, size_t len, EVP_PKEY **out);
+/* The first certificate of a DER ByteString (a single certificate or a
+ * chain of them one after another). *der_len (may be NULL) receives the
+ * length of that certificate's encoding. BadCertificateInvalid when it is
+ * not one. */
+uas_status uas_crypto_load_cert(const uint8_t *der, size_t len, X509 **out, size_t *der_len);
+
+#endif

@@ -1,0 +1,369 @@
+/* Key material of the RSA security policies: the application's credentials
+ * (shared), the per-channel keys (peer certificate, mode, symmetric keys of
+ * the newest and the previous token) and the key derivation of Part 6,
+ * 6.7.5. Every secret is zeroed with libsodium before its memory is given
+ * back. */
+#include <string.h>
+
+#include <openssl/err.h>
+#include <openssl/x509.h>
+
+#include <ua/mem.h>
+#include <ua/types.h>
+
+#include "secpol_internal.h"
+
+/* ---- credentials ---- */
+
+uas_status uas_secpol_cred_new(const uint8_t *cert, size_t cert_len, const uint8_t *key,
+                               size_t key_len, uas_secpol_cred **out)
+{
+    *out = NULL;
+    X509 *x = NULL;
+    EVP_PKEY *pk = NULL;
+    uas_secpol_cred *c = NULL;
+    size_t der_len = 0;
+    uas_status st = uas_crypto_load_cert(cert, cert_len, &x, &der_len);
+    if (st != UAS_GOOD)
+        goto out;
+    /* Our certificate alone, not a chain: it is what peers thumbprint. */
+    if (der_len != cert_len) {
+        st = UAS_BAD_CERTIFICATE_INVALID;
+        goto out;
+    }
+    st = uas_crypto_load_private_key(key, key_len, &pk);
+    if (st != UAS_GOOD)
+        goto out;
+    if (uas_crypto_rsa_bits(pk) == 0 || X509_check_private_key(x, pk) != 1) {
+        st = UAS_BAD_INVALID_ARGUMENT;
+        goto out;
+    }
+    c = uas_calloc(1, sizeof(*c));
+    if (!c || !(c->cert = uas_malloc(cert_len))) {
+        st = UAS_BAD_OUT_OF_MEMORY;
+        goto out;
+    }
+    memcpy(c->cert, cert, cert_len);
+    c->cert_len = cert_len;
+    st = uas_crypto_digest(UAS_DIGEST_SHA1, cert, cert_len, c->thumb);
+    if (st != UAS_GOOD)
+        goto out;
+    c->key = pk;
+    pk = NULL;
+    c->key_bits = uas_crypto_rsa_bits(c->key);
+    atomic_init(&c->refs, 1);
+    *out = c;
+    c = NULL;
+out:
+    ERR_clear_error();
+    X509_free(x);
+    EVP_PKEY_free(pk);
+    if (c) {
+        if (c->cert)
+            uas_free(c->cert, cert_len);
+        uas_free(c, sizeof(*c));
+    }
+    return st;
+}
+
+void uas_secpol_cred_ref(uas_secpol_cred *c)
+{
+    if (c)
+        atomic_fetch_add(&c->refs, 1);
+}
+
+void uas_secpol_cred_unref(uas_secpol_cred *c)
+{
+    if (!c || atomic_fetch_sub(&c->refs, 1) != 1)
+        return;
+    /* EVP_PKEY_free clears the key's numbers (OpenSSL's BN_clear_free). */
+    EVP_PKEY_free(c->key);
+    uas_free(c->cert, c->cert_len);
+    uas_free(c, sizeof(*c));
+}
+
+const uint8_t *uas_secpol_cred_cert(const uas_secpol_cred *c, size_t *len)
+{
+    *len = c ? c->cert_len : 0;
+    return c ? c->cert : NULL;
+}
+
+const uint8_t *uas_secpol_cred_thumbprint(const uas_secpol_cred *c)
+{
+    return c ? c->thumb : NULL;
+}
+
+uint32_t uas_secpol_cred_key_bits(const uas_secpol_cred *c)
+{
+    return c ? c->key_bits : 0;
+}
+
+static bool key_fits(const uas_secpol *pol, uint32_t bits)
+{
+    return bits != 0 && bits >= pol->min_key_bits && bits <= pol->max_key_bits;
+}
+
+uas_status uas__secpol_peer_key(const uas_secpol *pol, const uint8_t *der, size_t len,
+                                EVP_PKEY **pub, uint8_t thumb[UAS_SHA1_LEN])
+{
+    *pub = NULL;
+    X509 *x = NULL;
+    size_t der_len = 0;
+    uas_status st = uas_crypto_load_cert(der, len, &x, &der_len);
+    if (st != UAS_GOOD)
+        return st;
+    EVP_PKEY *k = X509_get_pubkey(x); /* a new reference */
+    X509_free(x);
+    ERR_clear_error();
+    if (!k)
+        return UAS_BAD_CERTIFICATE_INVALID;
+    if (!key_fits(pol, uas_crypto_rsa_bits(k)) || uas_crypto_rsa_size(k) > UAS_RSA_MAX_BYTES) {
+        EVP_PKEY_free(k);
+        return UAS_BAD_CERTIFICATE_POLICY_CHECK_FAILED;
+    }
+    st = uas_crypto_digest(UAS_DIGEST_SHA1, der, der_len, thumb);
+    if (st != UAS_GOOD) {
+        EVP_PKEY_free(k);
+        return st;
+    }
+    *pub = k;
+    return UAS_GOOD;
+}
+
+uas_status uas_secpol_check_cert(const uas_secpol *pol, const uint8_t *der, size_t len)
+{
+    if (!pol || !pol->algs)
+        return UAS_BAD_CERTIFICATE_POLICY_CHECK_FAILED;
+    EVP_PKEY *k;
+    uint8_t thumb[UAS_SHA1_LEN];
+    uas_status st = uas__secpol_peer_key(pol, der, len, &k, thumb);
+    EVP_PKEY_free(k);
+    return st;
+}
+
+/* ---- per-channel keys ---- */
+
+uas_status uas_secpol_keys_new(const uas_secpol *pol, uas_secpol_cred *cred, uas_secpol_keys **out)
+{
+    *out = NULL;
+    if (!pol || !pol->algs)
+        return UAS_BAD_SECURITY_POLICY_REJECTED;
+    if (!cred || !key_fits(pol, cred->key_bits))
+        return UAS_BAD_CERTIFICATE_POLICY_CHECK_FAILED;
+    uas_secpol_keys *k = uas_calloc(1, sizeof(*k));
+    if (!k)
+        return UAS_BAD_OUT_OF_MEMORY;
+    k->pol = pol;
+    k->cred = cred;
+    uas_secpol_cred_ref(cred);
+    k->mode = UAS_MESSAGE_SECURITY_MODE_SIGN_AND_ENCRYPT;
+    *out = k;
+    return UAS_GOOD;
+}
+
+void uas_secpol_keys_free(uas_secpol_keys *k)
+{
+    if (!k)
+        return;
+    if (k->peer_spki)
+        uas_free(k->peer_spki, k->peer_spki_len);
+    uas_secpol_cred_unref(k->cred);
+    uas_crypto_zero(k, sizeof(*k));
+    uas_free(k, sizeof(*k));
+}
+
+const uas_secpol *uas_secpol_keys_policy(const uas_secpol_keys *k)
+{
+    return k ? k->pol : NULL;
+}
+
+uas_status uas_secpol_keys_set_mode(uas_secpol_keys *k, int32_t mode)
+{
+    if (!k || (mode != UAS_MESSAGE_SECURITY_MODE_SIGN &&
+               mode != UAS_MESSAGE_SECURITY_MODE_SIGN_AND_ENCRYPT))
+        return UAS_BAD_SECURITY_MODE_REJECTED;
+    k->mode = mode;
+    return UAS_GOOD;
+}
+
+int32_t uas_secpol_keys_mode(const uas_secpol_keys *k)
+{
+    return k ? k->mode : UAS_MESSAGE_SECURITY_MODE_INVALID;
+}
+
+uas_status uas_secpol_keys_set_peer(uas_secpol_keys *k, const uint8_t *der, size_t len)
+{
+    if (!k)
+        return UAS_BAD_INVALID_ARGUMENT;
+    EVP_PKEY *pub;
+    uint8_t thumb[UAS_SHA1_LEN];
+    uas_status st = uas__secpol_peer_key(k->pol, der, len, &pub, thumb);
+    if (st != UAS_GOOD)
+        return st;
+    st = uas__secpol_set_peer_key(k, pub, thumb);
+    EVP_PKEY_free(pub);
+    return st;
+}
+
+uas_status uas__secpol_set_peer_key(uas_secpol_keys *k, EVP_PKEY *pub,
+                                    const uint8_t thumb[UAS_SHA1_LEN])
+{
+    int n = i2d_PUBKEY(pub, NULL);
+    uint8_t *der = n > 0 ? uas_malloc((size_t)n) : NULL;
+    uint8_t *p = der;
+    if (!der || i2d_PUBKEY(pub, &p) != n) {
+        if (der)
+            uas_free(der, (size_t)n);
+        ERR_clear_error();
+        return n > 0 ? UAS_BAD_OUT_OF_MEMORY : UAS_BAD_CERTIFICATE_INVALID;
+    }
+    if (k->peer_spki)
+        uas_free(k->peer_spki, k->peer_spki_len);
+    k->peer_spki = der;
+    k->peer_spki_len = (uint32_t)n;
+    k->peer_bits = (uint16_t)uas_crypto_rsa_bits(pub);
+    k->peer_size = (uint16_t)uas_crypto_rsa_size(pub);
+    memcpy(k->peer_thumb, thumb, UAS_SHA1_LEN);
+    return UAS_GOOD;
+}
+
+EVP_PKEY *uas__secpol_peer_pkey(const uas_secpol_keys *k)
+{
+    if (!k || !k->peer_spki)
+        return NULL;
+    const unsigned char *p = k->peer_spki;
+    EVP_PKEY *pub = d2i_PUBKEY(NULL, &p, (long)k->peer_spki_len);
+    ERR_clear_error();
+    return pub;
+}
+
+const uint8_t *uas_secpol_keys_local_cert(const uas_secpol_keys *k, size_t *len)
+{
+    return uas_secpol_cred_cert(k ? k->cred : NULL, len);
+}
+
+const uint8_t *uas_secpol_keys_peer_thumbprint(const uas_secpol_keys *k)
+{
+    return k && k->peer_spki ? k->peer_thumb : NULL;
+}
+
+bool uas_secpol_keys_peer_is(const uas_secpol_keys *k, const uint8_t *der, size_t len)
+{
+    uint8_t t[UAS_SHA1_LEN];
+    return k && k->peer_spki && der &&
+           uas_crypto_digest(UAS_DIGEST_SHA1, der, len, t) == UAS_GOOD &&
+           memcmp(t, k->peer_thumb, sizeof(t)) == 0;
+}
+
+size_t uas__secpol_asym_header_len(const uas_secpol_keys *k)
+{
+    if (!k || !k->peer_spki)
+        return 0;
+    /* MessageHeader + SecureChannelId, then three length-prefixed fields. */
+    return 12 + 4 + strlen(k->pol->uri) + 4 + k->cred->cert_len + 4 + UAS_SHA1_LEN;
+}
+
+uas_status uas_secpol_make_nonce(const uas_secpol *pol, uint8_t *out, size_t len)
+{
+    if (!pol || !pol->nonce_len || len != pol->nonce_len)
+        return UAS_BAD_INVALID_ARGUMENT;
+    return uas_crypto_random(out, len);
+}
+
+/* P_hash(secret, seed) split into SigningKey | EncryptingKey | IV. */
+static uas_status derive_dir(const struct uas_secpol_algs *a, const uint8_t *secret,
+                             size_t secret_len, const uint8_t *seed, size_t seed_len,
+                             uas_sym_keys *out)
+{
+    uint8_t buf[UAS_SYM_SIGN_KEY_MAX + UAS_SYM_ENC_KEY_MAX + UAS_AES_BLOCK];
+    size_t sl = a->sym_sign_key_len, el = a->sym_enc_key_len;
+    size_t n = sl + el + UAS_AES_BLOCK;
+    uas_status st = uas_crypto_p_hash(a->kdf, secret, secret_len, seed, seed_len, buf, n);
+    if (st == UAS_GOOD) {
+        memcpy(out->sign, buf, sl);
+        memcpy(out->enc, buf + sl, el);
+        memcpy(out->iv, buf + sl + el, UAS_AES_BLOCK);
+    }
+    uas_crypto_zero(buf, sizeof(buf));
+    return st;
+}
+
+uas_status uas_secpol_derive_keys(uas_secpol_keys *k, uint32_t token_id, const uint8_t *local_nonce,
+                                  size_t local_len, const uint8_t *remote_nonce, size_t remote_len,
+                                  bool is_server)
+{
+    if (!k)
+        return UAS_BAD_INVALID_ARGUMENT;
+    const uas_secpol *pol = k->pol;
+    if (!local_nonce || !remote_nonce || local_len != pol->nonce_len ||
+        remote_len != pol->nonce_len)
+        return UAS_BAD_NONCE_INVALID;
+    const uint8_t *client = is_server ? remote_nonce : local_nonce;
+    const uint8_t *server = is_server ? local_nonce : remote_nonce;
+    size_t n = pol->nonce_len;
+    uas_sym_gen g;
+    memset(&g, 0, sizeof(g));
+    uas_sym_keys *client_keys = is_server ? &g.remote : &g.local;
+    uas_sym_keys *server_keys = is_server ? &g.local : &g.remote;
+    /* Part 6, Table 65/66: ClientSecret = ClientSeed = ClientNonce,
+     * ServerSecret = ServerSeed = ServerNonce; the client's keys come from
+     * (ServerSecret, ClientSeed), the server's from (ClientSecret,
+     * ServerSeed). */
+    uas_status st = derive_dir(pol->algs, server, n, client, n, client_keys);
+    if (st == UAS_GOOD)
+        st = derive_dir(pol->algs, client, n, server, n, server_keys);
+    if (st != UAS_GOOD) {
+        uas_crypto_zero(&g, sizeof(g));
+        return st;
+    }
+    g.token_id = token_id;
+    g.valid = true;
+    if (k->gen[0].valid && k->gen[0].token_id != token_id)
+        k->gen[1] = k->gen[0];
+    k->gen[0] = g;
+    uas_crypto_zero(&g, sizeof(g));
+    return UAS_GOOD;
+}
+
+void uas_secpol_keys_drop_prev(uas_secpol_keys *k)
+{
+    if (k)
+        uas_crypto_zero(&k->gen[1], sizeof(k->gen[1]));
+}
+
+const uas_sym_gen *uas__secpol_gen(const uas_secpol_keys *k, uint32_t token_id)
+{
+    for (int i = 0; i < 2; i++) {
+        if (k->gen[i].valid && k->gen[i].token_id == token_id)
+            return &k->gen[i];
+    }
+    return NULL;
+}
+
+/* ---- session signatures ---- */
+
+uas_status uas_secpol_keys_sign(const uas_secpol_keys *k, const uint8_t *data, size_t len,
+                                uint8_t *sig, size_t sig_cap, size_t *sig_len)
+{
+    *sig_len = 0;
+    if (!k)
+        return UAS_BAD_INVALID_ARGUMENT;
+    size_t ks = uas_crypto_rsa_size(k->cred->key);
+    if (sig_cap < ks)
+        return UAS_BAD_ENCODING_LIMITS_EXCEEDED;
+    uas_status st = uas_crypto_rsa_sign(k->pol->algs->asym_sig, k->cred->key, data, len, sig, ks);
+    if (st == UAS_GOOD)
+        *sig_len = ks;
+    return st;
+}
+
+uas_status uas_secpol_keys_verify(const uas_secpol_keys *k, const uint8_t *data, size_t len,
+                                  const uint8_t *sig, size_t sig_len)
+{
+    EVP_PKEY *pub = uas__secpol_peer_pkey(k);
+    if (!pub)
+        return UAS_BAD_SECURITY_CHECKS_FAILED;
+    uas_status st = uas_crypto_rsa_verify(k->pol->algs->asym_sig, pub, data, len, sig, sig_len);
+    EVP_PKEY_free(pub);
+    return st;
+}
