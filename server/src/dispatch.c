@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "dispatch.h"
+#include "svc_subscription.h"
 
 enum { CACHE = 8 };
 
@@ -15,7 +16,8 @@ enum { CACHE = 8 };
 struct uas_sconn {
     uas_sloop *loop;
     uas_conn *conn;
-    uas_sconn *prev, *next;    /* the loop's connections */
+    uas_sconn *prev, *next; /* the loop's connections */
+    uint32_t channel_id;
     uas_session *cache[CACHE]; /* sessions bound to this channel, one ref each */
     size_t ncache;
 };
@@ -149,13 +151,17 @@ static void on_message(uas_conn *c, uint32_t request_id, const uint8_t *body, si
         atomic_store_explicit(&se->last_activity_ms, ctx.now_ms, memory_order_relaxed);
         ctx.session = se;
     }
+    uas__current_session = se;
     svc->fn(&ctx, req, resp);
+    uas__current_session = NULL;
     if (se) {
         if (se->channel_id == uas_channel_get_id(uas_conn_channel(c)) && !atomic_load(&se->closed))
             uas_sconn_cache_add(sc, se);
         pthread_mutex_unlock(&se->lock);
         uas_session_unref(s, se);
     }
+    if (ctx.no_response)
+        return;                     /* answered later, by the service itself (Publish) */
     uas_response_header *rh = resp; /* the first member of every response */
     rh->timestamp = ctx.now;
     rh->request_handle = hdr->request_handle;
@@ -192,6 +198,7 @@ static void on_close(uas_conn *c, uas_status reason)
 {
     (void)reason;
     uas_sconn *sc = uas_conn_ud(c);
+    uas_subs_conn_closed(sc->loop, sc->channel_id, c);
     /* Sessions outlive their channel (a client may reactivate them on a new
      * one); they end by CloseSession or their timeout. */
     while (sc->ncache)
@@ -246,6 +253,8 @@ void uas_dispatch_accept(uas_sloop *l, int fd)
         uas_free(sc, sizeof(*sc));
         return;
     }
+    uas_subs_conn_opened(l, cc.channel.channel_id, sc->conn);
+    sc->channel_id = cc.channel.channel_id;
     sc->next = l->conns;
     if (sc->next)
         sc->next->prev = sc;

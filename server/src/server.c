@@ -17,6 +17,7 @@
 
 #include "aspace.h"
 #include "dispatch.h"
+#include "svc_subscription.h"
 
 typedef struct loop_watchers {
     ev_io listen;
@@ -140,7 +141,8 @@ uas_server *uas_server_new(const uas_server_config *cfg, uas_status *status)
         }
     }
     s->as = uas_aspace_new(s);
-    if (!s->as || uas_server_object_init(s) != UAS_GOOD) {
+    if (!s->as || uas_server_object_init(s) != UAS_GOOD || uas_subs_init(s) != UAS_GOOD ||
+        uas_subs_methods_init(s) != UAS_GOOD) {
         uas_server_delete(s);
         *status = UAS_BAD_OUT_OF_MEMORY;
         return NULL;
@@ -154,9 +156,15 @@ void uas_server_delete(uas_server *s)
     if (!s)
         return;
     uas_server_stop(s);
+    /* Order: connections, then sessions (their subscriptions go through the
+     * engines), then the engines, then the loops they are attached to. */
+    for (unsigned i = 0; s->loops && i < s->nloops; i++)
+        if (s->loops[i].subs)
+            uas_dispatch_abort_all(&s->loops[i]);
+    uas_sessions_delete(s->sessions);
+    uas_subs_free(s);
     for (unsigned i = 0; s->loops && i < s->nloops; i++) {
         uas_sloop *l = &s->loops[i];
-        uas_dispatch_abort_all(l);
         if (l->listen_fd >= 0)
             close(l->listen_fd);
         if (l->loop)
@@ -167,7 +175,6 @@ void uas_server_delete(uas_server *s)
     }
     if (s->loops)
         uas_free(s->loops, s->nloops * sizeof(uas_sloop));
-    uas_sessions_delete(s->sessions);
     uas_aspace_delete(s->as);
     for (size_t i = 0; i < s->namespace_count; i++)
         free_cstr(s->namespaces[i]);
@@ -408,6 +415,7 @@ uint16_t uas_server_port(const uas_server *s)
 static void *loop_thread(void *arg)
 {
     uas_sloop *l = arg;
+    uas__current_loop = l;
     uas_loop_run(l->loop);
     return NULL;
 }
@@ -443,14 +451,18 @@ uas_status uas_server_run(uas_server *s)
             return UAS_BAD_RESOURCE_UNAVAILABLE;
         l->thread_started = true;
     }
+    uas__current_loop = &s->loops[0];
     uas_loop_run(s->loops[0].loop);
+    uas__current_loop = NULL;
     uas_server_stop(s);
     return UAS_GOOD;
 }
 
 void uas_server_run_once(uas_server *s)
 {
+    uas__current_loop = &s->loops[0];
     uas_loop_run_once(s->loops[0].loop, false);
+    uas__current_loop = NULL;
 }
 
 void uas_server_request_stop(uas_server *s)

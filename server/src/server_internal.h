@@ -13,6 +13,7 @@
 typedef struct uas_aspace uas_aspace; /* aspace.h */
 typedef struct uas_session uas_session;
 typedef struct uas_sloop uas_sloop;
+typedef struct uas_sloop_subs uas_sloop_subs; /* svc_subscription.c */
 
 /* Everything a service handler may use for one request. Memory for the
  * response comes from arena and lives until the response is encoded. */
@@ -27,6 +28,7 @@ typedef struct uas_request_ctx {
     uint32_t request_id;
     int64_t now_ms;   /* monotonic */
     uas_datetime now; /* UTC */
+    bool no_response; /* the service answers later by itself (Publish) */
 } uas_request_ctx;
 
 /* A service fills resp (zeroed, of the response type); a Bad
@@ -64,6 +66,12 @@ struct uas_session {
     /* Per-session state of the View services (continuation points); owned
      * and released by the address space module. */
     void *view_state;
+    /* Subscriptions (svc_subscription.c): the engine session, created on
+     * the loop that first served a subscription request, and what
+     * CloseSession asked for them. */
+    struct uas_sub_session *sub;
+    uas_sloop *sub_loop;
+    bool delete_subscriptions;
 };
 
 typedef struct uas_session_table uas_session_table;
@@ -99,6 +107,7 @@ struct uas_sloop {
     uas_arena arena;
     uint32_t connections;
     struct uas_sconn *conns; /* open connections (dispatch.c) */
+    uas_sloop_subs *subs;    /* the subscription engine of this loop */
     void *watchers;          /* listener, stop and housekeeping watchers (server.c) */
 };
 

@@ -264,10 +264,10 @@ static uas_status read_server_var(void *ud, const uas_nodeid *node, uas_datavalu
         uas_string *arr = uas_arena_alloc(a, sizeof(uas_string));
         if (!arr)
             return UAS_BAD_OUT_OF_MEMORY;
-        arr[0] =
-            uas_string_from(id == CAP(LOCALEIDARRAY) ? "en"
-                                                     : "http://opcfoundation.org/UA-Profile/Server/"
-                                                       "EmbeddedUA");
+        /* Data change subscriptions but no events yet: Embedded 2017. */
+        arr[0] = uas_string_from(id == CAP(LOCALEIDARRAY)
+                                     ? "en"
+                                     : "http://opcfoundation.org/UA-Profile/Server/EmbeddedUA2017");
         uas_variant_set_array(&out->value, arr, 1, UAS_TYPE(STRING));
         return UAS_GOOD;
     }
@@ -352,9 +352,8 @@ static const uint32_t live_nodes[] = {
     DIAG(REJECTEDREQUESTSCOUNT),
 };
 
-/* The Server methods that take a subscription id. Until the subscription
- * engine is wired no subscription exists, so every id is unknown (Part 5,
- * 9.1-9.3); the input arguments were checked before this runs. */
+/* SetSubscriptionDurable (Part 5, 9.3): durable subscriptions are not
+ * offered, and no subscription id of a session can be made durable. */
 static uas_status no_such_subscription(void *ud, const uas_nodeid *object, const uas_nodeid *method,
                                        size_t in_count, const uas_variant *in, size_t *out_count,
                                        uas_variant **out, uas_arena *arena)
@@ -366,8 +365,6 @@ static uas_status no_such_subscription(void *ud, const uas_nodeid *object, const
 }
 
 static const uint32_t subscription_methods[] = {
-    UAS_NS0ID_SERVER_GETMONITOREDITEMS,
-    UAS_NS0ID_SERVER_RESENDDATA,
     UAS_NS0ID_SERVER_SETSUBSCRIPTIONDURABLE,
 };
 

@@ -2,6 +2,7 @@
  * needs a session (created, or activated). */
 #include "aspace.h"
 #include "dispatch.h"
+#include "svc_subscription.h"
 
 #define SVC(req, resp, fn, sess)                                                                   \
     {                                                                                              \
@@ -20,6 +21,28 @@ static const uas_service services[] = {
     SVC(UNREGISTER_NODES_REQUEST, UNREGISTER_NODES_RESPONSE, uas_svc_unregister_nodes,
         SVC_SESSION_ACTIVE),
     SVC(CALL_REQUEST, CALL_RESPONSE, uas_svc_call, SVC_SESSION_ACTIVE),
+    SVC(PUBLISH_REQUEST, PUBLISH_RESPONSE, uas_svc_publish, SVC_SESSION_ACTIVE),
+    SVC(CREATE_MONITORED_ITEMS_REQUEST, CREATE_MONITORED_ITEMS_RESPONSE,
+        uas_svc_create_monitored_items, SVC_SESSION_ACTIVE),
+    SVC(CREATE_SUBSCRIPTION_REQUEST, CREATE_SUBSCRIPTION_RESPONSE, uas_svc_create_subscription,
+        SVC_SESSION_ACTIVE),
+    SVC(MODIFY_SUBSCRIPTION_REQUEST, MODIFY_SUBSCRIPTION_RESPONSE, uas_svc_modify_subscription,
+        SVC_SESSION_ACTIVE),
+    SVC(SET_PUBLISHING_MODE_REQUEST, SET_PUBLISHING_MODE_RESPONSE, uas_svc_set_publishing_mode,
+        SVC_SESSION_ACTIVE),
+    SVC(DELETE_SUBSCRIPTIONS_REQUEST, DELETE_SUBSCRIPTIONS_RESPONSE, uas_svc_delete_subscriptions,
+        SVC_SESSION_ACTIVE),
+    SVC(REPUBLISH_REQUEST, REPUBLISH_RESPONSE, uas_svc_republish, SVC_SESSION_ACTIVE),
+    SVC(TRANSFER_SUBSCRIPTIONS_REQUEST, TRANSFER_SUBSCRIPTIONS_RESPONSE,
+        uas_svc_transfer_subscriptions, SVC_SESSION_ACTIVE),
+    SVC(MODIFY_MONITORED_ITEMS_REQUEST, MODIFY_MONITORED_ITEMS_RESPONSE,
+        uas_svc_modify_monitored_items, SVC_SESSION_ACTIVE),
+    SVC(DELETE_MONITORED_ITEMS_REQUEST, DELETE_MONITORED_ITEMS_RESPONSE,
+        uas_svc_delete_monitored_items, SVC_SESSION_ACTIVE),
+    SVC(SET_MONITORING_MODE_REQUEST, SET_MONITORING_MODE_RESPONSE, uas_svc_set_monitoring_mode,
+        SVC_SESSION_ACTIVE),
+    SVC(SET_TRIGGERING_REQUEST, SET_TRIGGERING_RESPONSE, uas_svc_set_triggering,
+        SVC_SESSION_ACTIVE),
     SVC(HISTORY_READ_REQUEST, HISTORY_READ_RESPONSE, uas_svc_history_read, SVC_SESSION_ACTIVE),
     SVC(CREATE_SESSION_REQUEST, CREATE_SESSION_RESPONSE, uas_svc_create_session, SVC_NO_SESSION),
     SVC(ACTIVATE_SESSION_REQUEST, ACTIVATE_SESSION_RESPONSE, uas_svc_activate_session,

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "aspace.h"
+#include "svc_subscription.h"
 #include "server_internal.h"
 
 struct uas_session_table {
@@ -56,10 +57,10 @@ void uas_session_ref(uas_session *se)
 
 void uas_session_unref(uas_server *s, uas_session *se)
 {
-    (void)s;
     if (atomic_fetch_sub_explicit(&se->refs, 1, memory_order_acq_rel) != 1)
         return;
     uas_view_session_release(se);
+    uas_subs_session_release(s, se);
     if (se->name.data && se->name.data != UAS_EMPTY_ARRAY)
         uas_free(se->name.data, se->name.length);
     pthread_mutex_destroy(&se->lock);
@@ -132,6 +133,7 @@ uas_status uas_sessions_create(uas_session_table *t, uas_server *s, uint32_t cha
     atomic_init(&se->closed, false);
     atomic_init(&se->last_activity_ms, now_ms);
     pthread_mutex_init(&se->lock, NULL);
+    se->delete_subscriptions = true; /* abandoned sessions take theirs along */
     se->channel_id = channel_id;
     se->timeout_ms = timeout_ms;
     se->created_at = uas_datetime_now();

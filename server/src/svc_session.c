@@ -206,14 +206,14 @@ void uas_svc_activate_session(uas_request_ctx *ctx, const void *vreq, void *vres
 
 void uas_svc_close_session(uas_request_ctx *ctx, const void *vreq, void *vresp)
 {
-    (void)vreq;
+    const uas_close_session_request *req = vreq;
     uas_close_session_response *resp = vresp;
     if (ctx->session->channel_id != channel_of(ctx)) {
         set_result(resp, UAS_BAD_SECURE_CHANNEL_ID_INVALID);
         return;
     }
-    /* deleteSubscriptions: no subscriptions exist without the subscription
-     * engine, so there is nothing to keep or delete. */
+    /* Kept subscriptions live on, transferable, until their lifetime ends. */
+    ctx->session->delete_subscriptions = req->delete_subscriptions;
     uas_sessions_remove(ctx->server->sessions, ctx->session);
 }
 

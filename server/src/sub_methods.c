@@ -1,0 +1,40 @@
+/* Engine side of the Server object methods GetMonitoredItems and
+ * ResendData (Part 5, 9.1 and 9.2): both act on a subscription of the
+ * calling session only. */
+#include "sub_internal.h"
+#include "sub_methods.h"
+
+uas_status uas_sub_get_monitored_items(uas_sub_session *s, uint32_t sub_id, uas_arena *a,
+                                       uint32_t **server_handles, uint32_t **client_handles,
+                                       size_t *count)
+{
+    sub_sub *sub = s ? sub_find(s, sub_id) : NULL;
+    if (!sub)
+        return UAS_BAD_SUBSCRIPTION_ID_INVALID;
+    size_t n = sub->item_count;
+    uint32_t *sh = n ? uas_arena_alloc(a, n * sizeof(uint32_t)) : UAS_EMPTY_ARRAY;
+    uint32_t *ch = n ? uas_arena_alloc(a, n * sizeof(uint32_t)) : UAS_EMPTY_ARRAY;
+    if (!sh || !ch)
+        return UAS_BAD_OUT_OF_MEMORY;
+    size_t i = 0;
+    for (sub_list *l = sub->items.next; l != &sub->items && i < n; l = l->next, i++) {
+        sub_item *it = SUB_CONTAINER(l, sub_item, sub_link);
+        sh[i] = it->id;
+        ch[i] = it->client_handle;
+    }
+    *server_handles = sh;
+    *client_handles = ch;
+    *count = i;
+    return UAS_GOOD;
+}
+
+uas_status uas_sub_resend_data(uas_sub_session *s, uint32_t sub_id, int64_t now)
+{
+    sub_sub *sub = s ? sub_find(s, sub_id) : NULL;
+    if (!sub)
+        return UAS_BAD_SUBSCRIPTION_ID_INVALID;
+    for (sub_list *l = sub->items.next; l != &sub->items; l = l->next)
+        sub_item_resend_last(SUB_CONTAINER(l, sub_item, sub_link), now);
+    sub_mark_dirty(s);
+    return UAS_GOOD;
+}

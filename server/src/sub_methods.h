@@ -1,0 +1,14 @@
+/* GetMonitoredItems and ResendData on the engine (sub_methods.c). */
+#ifndef UAS_SUB_METHODS_H
+#define UAS_SUB_METHODS_H
+
+#include "sub_engine.h"
+
+/* BadSubscriptionIdInvalid unless sub_id belongs to s; handles from a. */
+uas_status uas_sub_get_monitored_items(uas_sub_session *s, uint32_t sub_id, uas_arena *a,
+                                       uint32_t **server_handles, uint32_t **client_handles,
+                                       size_t *count);
+/* Queue the last value of every data item again for the next Publish. */
+uas_status uas_sub_resend_data(uas_sub_session *s, uint32_t sub_id, int64_t now);
+
+#endif

@@ -1,0 +1,525 @@
+/* Wiring of the subscription engine (sub_engine.h) into the server: one
+ * engine per event loop, the subscription and monitored-item services,
+ * Publish requests parked as data, publishing timers, value changes from the
+ * address space, and delivery of Publish responses to connections that may
+ * live on another loop.
+ *
+ * Threading. A session's subscriptions live in the engine of the loop that
+ * first served one of its subscription requests. An engine is normally used
+ * only by its own loop, but a write on another loop, a session reactivated
+ * on a connection of another loop, or a session expiring on loop 0 also
+ * reach it, so each engine has a mutex (uncontended on the single-loop
+ * path). A Publish response for a connection of another loop is deep-copied
+ * and handed over through that loop's inbox (ev_async); the engine's timer
+ * is re-armed by its own loop, told through the same inbox. Lock order:
+ * session, then engine, then address space. */
+#include <ev.h>
+#include <string.h>
+
+#include <ua/nodeids.h>
+
+#include "aspace_monitor.h"
+#include "dispatch.h"
+#include "sub_engine.h"
+#include "sub_map.h"
+#include "sub_methods.h"
+#include "svc_subscription.h"
+
+_Thread_local uas_sloop *uas__current_loop;
+_Thread_local uas_session *uas__current_session;
+
+typedef struct inbox_msg {
+    struct inbox_msg *next;
+    uint32_t channel_id;
+    uint32_t request_id;
+    uas_publish_response *resp; /* heap copy */
+} inbox_msg;
+
+struct uas_sloop_subs {
+    uas_sloop *loop;
+    uas_sub_engine *engine;
+    pthread_mutex_t lock;
+    ev_timer timer;
+    ev_async wake;
+    pthread_mutex_t inbox_lock;
+    inbox_msg *head, *tail;
+    atomic_bool rearm;
+    sub_map conns; /* channel id -> uas_conn of this loop */
+};
+
+/* The target of a parked Publish: the loop and the channel of the
+ * connection it came on, never a pointer, so a closed connection cannot
+ * leave a dangling target behind. */
+static uas_sub_publish_target *make_target(unsigned loop, uint32_t channel)
+{
+    return (uas_sub_publish_target *)(uintptr_t)(((uint64_t)(loop + 1) << 32) | channel);
+}
+
+static void split_target(uas_sub_publish_target *t, unsigned *loop, uint32_t *channel)
+{
+    uint64_t v = (uint64_t)(uintptr_t)t;
+    *loop = (unsigned)(v >> 32) - 1;
+    *channel = (uint32_t)v;
+}
+
+/* ---- timers ---- */
+
+static void arm_timer(uas_sloop_subs *ss)
+{
+    struct ev_loop *ev = uas_loop_ev(ss->loop->loop);
+    pthread_mutex_lock(&ss->lock);
+    int64_t next = uas_sub_engine_next_deadline(ss->engine);
+    pthread_mutex_unlock(&ss->lock);
+    ev_timer_stop(ev, &ss->timer);
+    if (next == INT64_MAX)
+        return;
+    double after = (double)(next - uas_monotonic_ms()) / 1000.0;
+    ev_timer_set(&ss->timer, after > 0 ? after : 0.0005, 0.0);
+    ev_timer_start(ev, &ss->timer);
+}
+
+/* After any call into an engine: its deadline may have moved. */
+static void engine_touched(uas_sloop_subs *ss)
+{
+    if (uas__current_loop == ss->loop) {
+        arm_timer(ss);
+    } else {
+        atomic_store(&ss->rearm, true);
+        ev_async_send(uas_loop_ev(ss->loop->loop), &ss->wake);
+    }
+}
+
+static void on_timer(struct ev_loop *ev, ev_timer *w, int revents)
+{
+    (void)ev;
+    (void)revents;
+    uas_sloop_subs *ss = w->data;
+    pthread_mutex_lock(&ss->lock);
+    uas_sub_engine_tick(ss->engine, uas_monotonic_ms());
+    pthread_mutex_unlock(&ss->lock);
+    arm_timer(ss);
+}
+
+/* ---- delivery ---- */
+
+static void deliver(uas_sloop_subs *ss, uint32_t channel_id, uint32_t request_id,
+                    const uas_publish_response *resp)
+{
+    uas_conn *c = sub_map_get(&ss->conns, channel_id);
+    if (!c)
+        return; /* the connection closed: nobody to answer */
+    if (uas_is_bad(resp->response_header.service_result)) {
+        uas_service_fault f;
+        memset(&f, 0, sizeof(f));
+        f.response_header = resp->response_header;
+        (void)uas_conn_send(c, request_id, &f, UAS_TYPE(SERVICE_FAULT));
+        return;
+    }
+    uas_status st = uas_conn_send(c, request_id, resp, UAS_TYPE(PUBLISH_RESPONSE));
+    if (st == UAS_BAD_RESPONSE_TOO_LARGE && !uas_channel_last_send_aborted(uas_conn_channel(c))) {
+        uas_service_fault f;
+        memset(&f, 0, sizeof(f));
+        f.response_header.request_handle = resp->response_header.request_handle;
+        f.response_header.timestamp = uas_datetime_now();
+        f.response_header.service_result = st;
+        (void)uas_conn_send(c, request_id, &f, UAS_TYPE(SERVICE_FAULT));
+    }
+}
+
+static void cb_send_publish(void *ud, uas_sub_publish_target *target, uint32_t request_id,
+                            const uas_publish_response *resp)
+{
+    uas_server *s = ud;
+    unsigned li;
+    uint32_t channel;
+    split_target(target, &li, &channel);
+    if (li >= s->nloops)
+        return;
+    uas_sloop_subs *dst = s->loops[li].subs;
+    if (uas__current_loop == dst->loop) {
+        deliver(dst, channel, request_id, resp);
+        return;
+    }
+    /* Another loop owns the connection: the response leaves engine memory,
+     * so it is copied to the heap and sent from there. */
+    inbox_msg *m = uas_calloc(1, sizeof(*m));
+    uas_publish_response *copy = uas_new(UAS_TYPE(PUBLISH_RESPONSE));
+    if (!m || !copy || uas_copy(resp, copy, UAS_TYPE(PUBLISH_RESPONSE)) != UAS_GOOD) {
+        uas_free(m, sizeof(*m));
+        uas_delete(copy, UAS_TYPE(PUBLISH_RESPONSE));
+        uas_log(UAS_LOG_WARN, "subscription", "out of memory: a Publish response was lost");
+        return;
+    }
+    m->channel_id = channel;
+    m->request_id = request_id;
+    m->resp = copy;
+    pthread_mutex_lock(&dst->inbox_lock);
+    if (dst->tail)
+        dst->tail->next = m;
+    else
+        dst->head = m;
+    dst->tail = m;
+    pthread_mutex_unlock(&dst->inbox_lock);
+    ev_async_send(uas_loop_ev(dst->loop->loop), &dst->wake);
+}
+
+static void on_wake(struct ev_loop *ev, ev_async *w, int revents)
+{
+    (void)ev;
+    (void)revents;
+    uas_sloop_subs *ss = w->data;
+    pthread_mutex_lock(&ss->inbox_lock);
+    inbox_msg *m = ss->head;
+    ss->head = ss->tail = NULL;
+    pthread_mutex_unlock(&ss->inbox_lock);
+    while (m) {
+        inbox_msg *next = m->next;
+        deliver(ss, m->channel_id, m->request_id, m->resp);
+        uas_delete(m->resp, UAS_TYPE(PUBLISH_RESPONSE));
+        uas_free(m, sizeof(*m));
+        m = next;
+    }
+    if (atomic_exchange(&ss->rearm, false))
+        arm_timer(ss);
+}
+
+/* ---- engine callbacks into the address space ---- */
+
+static void cb_read_value(void *ud, const uas_nodeid *node, uint32_t attribute,
+                          const uas_string *index_range, uas_datavalue *out, uas_arena *a)
+{
+    uas_server *s = ud;
+    uas_read_value_id rv;
+    memset(&rv, 0, sizeof(rv));
+    rv.node_id = *node;
+    rv.attribute_id = attribute;
+    if (index_range)
+        rv.index_range = *index_range;
+    uas_aspace_read(s->as, &rv, UAS_TIMESTAMPS_TO_RETURN_BOTH, uas_datetime_now(), out, a);
+}
+
+static uas_status cb_check_node(void *ud, const uas_read_value_id *item, uas_sub_node_info *info)
+{
+    uas_server *s = ud;
+    bool pushed = false, numeric = false;
+    uas_status st = uas_aspace_monitor_info(s->as, &item->node_id, &pushed, &numeric);
+    if (st != UAS_GOOD)
+        return st;
+    /* The attribute, index range and encoding are checked by reading once. */
+    uint8_t mem[1024];
+    uas_arena a;
+    uas_arena_init(&a, mem, sizeof(mem), 1 << 20);
+    uas_datavalue dv;
+    uas_aspace_read(s->as, item, UAS_TIMESTAMPS_TO_RETURN_NEITHER, uas_datetime_now(), &dv, &a);
+    uas_arena_free(&a);
+    if (dv.has_status &&
+        (dv.status == UAS_BAD_ATTRIBUTE_ID_INVALID || dv.status == UAS_BAD_NODE_ID_UNKNOWN ||
+         dv.status == UAS_BAD_INDEX_RANGE_INVALID || dv.status == UAS_BAD_NOT_READABLE ||
+         dv.status == UAS_BAD_DATA_ENCODING_INVALID ||
+         dv.status == UAS_BAD_DATA_ENCODING_UNSUPPORTED))
+        return dv.status;
+    info->pushed = pushed && item->attribute_id == UAS_SUB_ATTR_VALUE;
+    info->numeric = numeric;
+    return UAS_GOOD;
+}
+
+static uas_status cb_eu_range(void *ud, const uas_nodeid *node, uas_range *out)
+{
+    uas_server *s = ud;
+    return uas_aspace_eu_range(s->as, node, out);
+}
+
+/* A value was written: hand it to every engine that monitors anything. */
+static void on_value_changed(void *ud, const uas_nodeid *id)
+{
+    uas_server *s = ud;
+    uint8_t mem[2048];
+    uas_arena a;
+    uas_arena_init(&a, mem, sizeof(mem), 16u << 20);
+    bool have = false;
+    uas_datavalue dv;
+    int64_t now = uas_monotonic_ms();
+    for (unsigned i = 0; i < s->nloops; i++) {
+        uas_sloop_subs *ss = s->loops[i].subs;
+        pthread_mutex_lock(&ss->lock);
+        uas_sub_stats st;
+        uas_sub_engine_get_stats(ss->engine, &st);
+        if (st.watched_nodes > 0) {
+            if (!have) {
+                uas_read_value_id rv;
+                memset(&rv, 0, sizeof(rv));
+                rv.node_id = *id;
+                rv.attribute_id = UAS_SUB_ATTR_VALUE;
+                uas_aspace_read(s->as, &rv, UAS_TIMESTAMPS_TO_RETURN_BOTH, uas_datetime_now(), &dv,
+                                &a);
+                have = true;
+            }
+            uas_sub_engine_value_changed(ss->engine, id, &dv, now);
+        }
+        pthread_mutex_unlock(&ss->lock);
+        if (st.watched_nodes > 0)
+            engine_touched(ss);
+    }
+    uas_arena_free(&a);
+}
+
+/* ---- set-up ---- */
+
+uas_status uas_subs_init(uas_server *s)
+{
+    for (unsigned i = 0; i < s->nloops; i++) {
+        uas_sloop *l = &s->loops[i];
+        uas_sloop_subs *ss = uas_calloc(1, sizeof(*ss));
+        if (!ss)
+            return UAS_BAD_OUT_OF_MEMORY;
+        l->subs = ss;
+        ss->loop = l;
+        uas_sub_config cfg;
+        uas_sub_config_default(&cfg);
+        cfg.ud = s;
+        cfg.cb.send_publish = cb_send_publish;
+        cfg.cb.read_value = cb_read_value;
+        cfg.cb.check_node = cb_check_node;
+        cfg.cb.get_eu_range = cb_eu_range;
+        /* Disjoint subscription ids across loops. */
+        cfg.sub_id_first = i + 1;
+        cfg.sub_id_step = s->nloops;
+        cfg.limits.max_subscriptions = s->cfg.max_sessions * 2;
+        ss->engine = uas_sub_engine_new(&cfg, uas_monotonic_ms());
+        if (!ss->engine)
+            return UAS_BAD_OUT_OF_MEMORY;
+        pthread_mutex_init(&ss->lock, NULL);
+        pthread_mutex_init(&ss->inbox_lock, NULL);
+        atomic_init(&ss->rearm, false);
+        struct ev_loop *ev = uas_loop_ev(l->loop);
+        ev_timer_init(&ss->timer, on_timer, 0.0, 0.0);
+        ss->timer.data = ss;
+        ev_async_init(&ss->wake, on_wake);
+        ss->wake.data = ss;
+        ev_async_start(ev, &ss->wake);
+        /* The async watcher alone must not keep a loop running. */
+        ev_unref(ev);
+    }
+    uas_aspace_set_change_hook(s->as, on_value_changed, s);
+    return UAS_GOOD;
+}
+
+void uas_subs_free(uas_server *s)
+{
+    if (s->as)
+        uas_aspace_set_change_hook(s->as, NULL, NULL);
+    for (unsigned i = 0; s->loops && i < s->nloops; i++) {
+        uas_sloop_subs *ss = s->loops[i].subs;
+        if (!ss)
+            continue;
+        if (ss->engine) {
+            struct ev_loop *ev = uas_loop_ev(s->loops[i].loop);
+            ev_ref(ev);
+            ev_async_stop(ev, &ss->wake);
+            ev_timer_stop(ev, &ss->timer);
+            uas_sub_engine_delete(ss->engine);
+            pthread_mutex_destroy(&ss->lock);
+            pthread_mutex_destroy(&ss->inbox_lock);
+        }
+        for (inbox_msg *m = ss->head; m;) {
+            inbox_msg *next = m->next;
+            uas_delete(m->resp, UAS_TYPE(PUBLISH_RESPONSE));
+            uas_free(m, sizeof(*m));
+            m = next;
+        }
+        sub_map_free(&ss->conns);
+        uas_free(ss, sizeof(*ss));
+        s->loops[i].subs = NULL;
+    }
+}
+
+void uas_subs_conn_opened(uas_sloop *l, uint32_t channel_id, uas_conn *c)
+{
+    if (sub_map_put(&l->subs->conns, channel_id, c) != UAS_GOOD)
+        uas_log(UAS_LOG_WARN, "subscription", "out of memory: channel %u gets no Publish answers",
+                channel_id);
+}
+
+void uas_subs_conn_closed(uas_sloop *l, uint32_t channel_id, uas_conn *c)
+{
+    sub_map_remove(&l->subs->conns, channel_id, c);
+    uas_server *s = l->server;
+    uas_sub_publish_target *t = make_target(l->index, channel_id);
+    for (unsigned i = 0; i < s->nloops; i++) {
+        uas_sloop_subs *ss = s->loops[i].subs;
+        pthread_mutex_lock(&ss->lock);
+        uas_sub_engine_drop_target(ss->engine, t);
+        pthread_mutex_unlock(&ss->lock);
+    }
+}
+
+void uas_subs_session_release(uas_server *s, uas_session *se)
+{
+    if (!se->sub)
+        return;
+    uas_sloop_subs *ss = se->sub_loop->subs;
+    (void)s;
+    pthread_mutex_lock(&ss->lock);
+    uas_sub_session_delete(se->sub, se->delete_subscriptions, uas_monotonic_ms());
+    pthread_mutex_unlock(&ss->lock);
+    se->sub = NULL;
+    engine_touched(ss);
+}
+
+uint32_t uas_subs_count(uas_server *s)
+{
+    uint32_t n = 0;
+    for (unsigned i = 0; i < s->nloops; i++) {
+        uas_sloop_subs *ss = s->loops[i].subs;
+        uas_sub_stats st;
+        pthread_mutex_lock(&ss->lock);
+        uas_sub_engine_get_stats(ss->engine, &st);
+        pthread_mutex_unlock(&ss->lock);
+        n += st.subscriptions;
+    }
+    return n;
+}
+
+/* ---- services ---- */
+
+/* The engine and subscription session of the request's session, created
+ * on this loop's engine on first use. NULL: out of memory. */
+static uas_sloop_subs *subs_of(uas_request_ctx *ctx)
+{
+    uas_session *se = ctx->session;
+    if (!se->sub) {
+        uas_sloop_subs *ss = ctx->loop->subs;
+        pthread_mutex_lock(&ss->lock);
+        se->sub = uas_sub_session_new(ss->engine, se);
+        pthread_mutex_unlock(&ss->lock);
+        if (!se->sub)
+            return NULL;
+        se->sub_loop = ctx->loop;
+    }
+    return se->sub_loop->subs;
+}
+
+#define SUB_SERVICE(name, fn, req_t, resp_t)                                                       \
+    void name(uas_request_ctx *ctx, const void *req, void *resp)                                   \
+    {                                                                                              \
+        uas_sloop_subs *ss = subs_of(ctx);                                                         \
+        if (!ss) {                                                                                 \
+            ((uas_response_header *)resp)->service_result = UAS_BAD_OUT_OF_MEMORY;                 \
+            return;                                                                                \
+        }                                                                                          \
+        pthread_mutex_lock(&ss->lock);                                                             \
+        (void)fn(ctx->session->sub, (const req_t *)req, (resp_t *)resp, ctx->arena, ctx->now_ms);  \
+        pthread_mutex_unlock(&ss->lock);                                                           \
+        engine_touched(ss);                                                                        \
+    }
+
+SUB_SERVICE(uas_svc_create_subscription, uas_sub_create_subscription,
+            uas_create_subscription_request, uas_create_subscription_response)
+SUB_SERVICE(uas_svc_modify_subscription, uas_sub_modify_subscription,
+            uas_modify_subscription_request, uas_modify_subscription_response)
+SUB_SERVICE(uas_svc_set_publishing_mode, uas_sub_set_publishing_mode,
+            uas_set_publishing_mode_request, uas_set_publishing_mode_response)
+SUB_SERVICE(uas_svc_delete_subscriptions, uas_sub_delete_subscriptions,
+            uas_delete_subscriptions_request, uas_delete_subscriptions_response)
+SUB_SERVICE(uas_svc_republish, uas_sub_republish, uas_republish_request, uas_republish_response)
+SUB_SERVICE(uas_svc_transfer_subscriptions, uas_sub_transfer_subscriptions,
+            uas_transfer_subscriptions_request, uas_transfer_subscriptions_response)
+SUB_SERVICE(uas_svc_create_monitored_items, uas_sub_create_monitored_items,
+            uas_create_monitored_items_request, uas_create_monitored_items_response)
+SUB_SERVICE(uas_svc_modify_monitored_items, uas_sub_modify_monitored_items,
+            uas_modify_monitored_items_request, uas_modify_monitored_items_response)
+SUB_SERVICE(uas_svc_delete_monitored_items, uas_sub_delete_monitored_items,
+            uas_delete_monitored_items_request, uas_delete_monitored_items_response)
+SUB_SERVICE(uas_svc_set_monitoring_mode, uas_sub_set_monitoring_mode,
+            uas_set_monitoring_mode_request, uas_set_monitoring_mode_response)
+SUB_SERVICE(uas_svc_set_triggering, uas_sub_set_triggering, uas_set_triggering_request,
+            uas_set_triggering_response)
+
+void uas_svc_publish(uas_request_ctx *ctx, const void *req, void *resp)
+{
+    (void)resp;
+    /* Whatever happens, the engine answers through send_publish; the
+     * dispatcher sends nothing for this request. */
+    ctx->no_response = true;
+    uas_sloop_subs *ss = subs_of(ctx);
+    if (!ss) {
+        ctx->no_response = false;
+        ((uas_response_header *)resp)->service_result = UAS_BAD_OUT_OF_MEMORY;
+        return;
+    }
+    pthread_mutex_lock(&ss->lock);
+    uas_sub_publish(ctx->session->sub, make_target(ctx->loop->index, ctx->channel_id),
+                    ctx->request_id, req, ctx->now_ms);
+    pthread_mutex_unlock(&ss->lock);
+    engine_touched(ss);
+}
+
+/* ---- Server.GetMonitoredItems and Server.ResendData ---- */
+
+static uas_status method_on_sub(uas_session *se, const uas_variant *in, uas_sloop_subs **ss,
+                                uint32_t *sub_id)
+{
+    if (!se || !se->sub || !in[0].data)
+        return UAS_BAD_SUBSCRIPTION_ID_INVALID;
+    *sub_id = *(const uint32_t *)in[0].data;
+    *ss = se->sub_loop->subs;
+    return UAS_GOOD;
+}
+
+static uas_status get_monitored_items(void *ud, const uas_nodeid *object, const uas_nodeid *method,
+                                      size_t in_count, const uas_variant *in, size_t *out_count,
+                                      uas_variant **out, uas_arena *arena)
+{
+    (void)ud, (void)object, (void)method, (void)in_count;
+    uas_sloop_subs *ss;
+    uint32_t id;
+    uas_session *se = uas__current_session;
+    uas_status st = method_on_sub(se, in, &ss, &id);
+    if (st != UAS_GOOD)
+        return st;
+    uint32_t *sh = NULL, *ch = NULL;
+    size_t n = 0;
+    pthread_mutex_lock(&ss->lock);
+    st = uas_sub_get_monitored_items(se->sub, id, arena, &sh, &ch, &n);
+    pthread_mutex_unlock(&ss->lock);
+    if (st != UAS_GOOD)
+        return st;
+    uas_variant *v = uas_arena_calloc(arena, 2, sizeof(uas_variant));
+    if (!v)
+        return UAS_BAD_OUT_OF_MEMORY;
+    uas_variant_set_array(&v[0], sh, n, UAS_TYPE(UINT32));
+    uas_variant_set_array(&v[1], ch, n, UAS_TYPE(UINT32));
+    *out = v;
+    *out_count = 2;
+    return UAS_GOOD;
+}
+
+static uas_status resend_data(void *ud, const uas_nodeid *object, const uas_nodeid *method,
+                              size_t in_count, const uas_variant *in, size_t *out_count,
+                              uas_variant **out, uas_arena *arena)
+{
+    (void)ud, (void)object, (void)method, (void)in_count, (void)arena;
+    uas_sloop_subs *ss;
+    uint32_t id;
+    uas_session *se = uas__current_session;
+    uas_status st = method_on_sub(se, in, &ss, &id);
+    if (st != UAS_GOOD)
+        return st;
+    pthread_mutex_lock(&ss->lock);
+    st = uas_sub_resend_data(se->sub, id, uas_monotonic_ms());
+    pthread_mutex_unlock(&ss->lock);
+    engine_touched(ss);
+    *out_count = 0;
+    *out = NULL;
+    return st;
+}
+
+uas_status uas_subs_methods_init(uas_server *s)
+{
+    uas_nodeid gmi = uas_nodeid_numeric(0, UAS_NS0ID_SERVER_GETMONITOREDITEMS);
+    uas_nodeid rd = uas_nodeid_numeric(0, UAS_NS0ID_SERVER_RESENDDATA);
+    uas_status st = uas_aspace_set_method(s->as, &gmi, get_monitored_items, s);
+    if (st == UAS_GOOD || st == UAS_BAD_NODE_ID_UNKNOWN)
+        st = uas_aspace_set_method(s->as, &rd, resend_data, s);
+    return st == UAS_BAD_NODE_ID_UNKNOWN ? UAS_GOOD : st;
+}
