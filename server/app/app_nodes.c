@@ -118,6 +118,54 @@ static uas_status add_stat_var(uas_server *s, const char *name, void *which)
     return st == UAS_GOOD ? uas_server_set_data_source(s, &id, read_mem_stat, NULL, which) : st;
 }
 
+/* Demo.ReportEvent(message, severity): a BaseEventType event from Demo,
+ * reported through the Server object. */
+static uas_status demo_report_event(void *ud, const uas_nodeid *object, const uas_nodeid *method,
+                                    size_t in_count, const uas_variant *in, size_t *out_count,
+                                    uas_variant **out, uas_arena *arena)
+{
+    (void)method, (void)in_count, (void)arena;
+    uas_server *s = ud;
+    const uas_string *msg = in[0].data;
+    char text[256];
+    size_t n = msg->data && msg->length < sizeof(text) ? msg->length : 0;
+    if (n)
+        memcpy(text, msg->data, n);
+    text[n] = 0;
+    uas_nodeid type = uas_nodeid_numeric(0, UAS_NS0ID_BASEEVENTTYPE);
+    uas_event ev;
+    memset(&ev, 0, sizeof(ev));
+    ev.event_type = &type;
+    ev.source_node = object;
+    ev.source_name = "Demo";
+    ev.message = text;
+    ev.severity = *(const uint16_t *)in[1].data;
+    *out_count = 0;
+    *out = NULL;
+    return uas_server_report_event(s, &ev);
+}
+
+static uas_status add_report_event_method(uas_server *s, const uas_nodeid *obj)
+{
+    uas_nodeid m = uas_nodeid_string(1, "Demo.ReportEvent");
+    uas_nodeid has_component = uas_nodeid_numeric(0, UAS_NS0ID_HASCOMPONENT);
+    uas_qualifiedname bn = {1, uas_string_from("ReportEvent")};
+    uas_method_attributes ma;
+    memset(&ma, 0, sizeof(ma));
+    ma.display_name.text = uas_string_from("ReportEvent");
+    ma.executable = ma.user_executable = true;
+    uas_argument in[2];
+    memset(in, 0, sizeof(in));
+    in[0].name = uas_string_from("message");
+    in[0].data_type = uas_nodeid_numeric(0, UAS_NS0ID_STRING);
+    in[0].value_rank = -1;
+    in[1].name = uas_string_from("severity");
+    in[1].data_type = uas_nodeid_numeric(0, UAS_NS0ID_UINT16);
+    in[1].value_rank = -1;
+    return uas_server_add_method(s, &m, obj, &has_component, &bn, &ma, 2, in, 0, NULL,
+                                 demo_report_event, s);
+}
+
 uas_status app_add_demo_nodes(uas_server *s)
 {
     uas_nodeid obj = uas_nodeid_string(1, "Demo");
@@ -152,6 +200,8 @@ uas_status app_add_demo_nodes(uas_server *s)
     out[0].value_rank = -1;
     st = uas_server_add_method(s, &m, &obj, &has_component, &mbn, &ma, 2, in, 1, out, demo_add,
                                NULL);
+    if (st == UAS_GOOD)
+        st = add_report_event_method(s, &obj);
     if (st == UAS_GOOD)
         st = add_stat_var(s, "uastack.HeapBytesAllocated", NULL);
     if (st == UAS_GOOD)

@@ -148,6 +148,9 @@ void uas_server_app_description(uas_server *s, uas_application_description *d);
 /* Namespace array snapshot allocated from arena. */
 uas_status uas_server_namespace_array(uas_server *s, uas_arena *a, size_t *count, uas_string **out);
 
+/* A SystemEventType event from the server itself (events.c). */
+void uas_server_system_event(uas_server *s, uint16_t severity, const char *message);
+
 /* Live variables of the Server object (server_object.c). */
 uas_status uas_server_object_init(uas_server *s);
 

@@ -211,6 +211,7 @@ void uas_sessions_expire(uas_session_table *t, uas_server *s, int64_t now_ms)
                     expired[i]->name.data ? (const char *)expired[i]->name.data : "",
                     (long long)expired[i]->timeout_ms);
             atomic_fetch_add(&s->counters.session_timeouts, 1);
+            uas_server_system_event(s, 300, "Session timed out");
             uas_session_unref(s, expired[i]);
         }
     } while (n == 64);

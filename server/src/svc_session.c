@@ -144,6 +144,7 @@ void uas_svc_create_session(uas_request_ctx *ctx, const void *vreq, void *vresp)
     }
     uas_log(UAS_LOG_DEBUG, "session", "session created on channel %u, timeout %.0f ms",
             channel_of(ctx), timeout);
+    uas_server_system_event(ctx->server, 100, "Session created");
 }
 
 /* Anonymous is the only identity until user authentication arrives with
@@ -215,6 +216,7 @@ void uas_svc_close_session(uas_request_ctx *ctx, const void *vreq, void *vresp)
     /* Kept subscriptions live on, transferable, until their lifetime ends. */
     ctx->session->delete_subscriptions = req->delete_subscriptions;
     uas_sessions_remove(ctx->server->sessions, ctx->session);
+    uas_server_system_event(ctx->server, 100, "Session closed");
 }
 
 void uas_svc_cancel(uas_request_ctx *ctx, const void *vreq, void *vresp)

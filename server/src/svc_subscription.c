@@ -263,6 +263,20 @@ static void on_value_changed(void *ud, const uas_nodeid *id)
     uas_arena_free(&a);
 }
 
+void uas_subs_post_event(uas_server *s, const uas_nodeid *notifier, const uas_sub_event *ev)
+{
+    int64_t now = uas_monotonic_ms();
+    for (unsigned i = 0; i < s->nloops; i++) {
+        uas_sloop_subs *ss = s->loops[i].subs;
+        if (!ss)
+            continue;
+        pthread_mutex_lock(&ss->lock);
+        uas_sub_engine_post_event(ss->engine, notifier, ev, now);
+        pthread_mutex_unlock(&ss->lock);
+        engine_touched(ss);
+    }
+}
+
 /* ---- set-up ---- */
 
 uas_status uas_subs_init(uas_server *s)

@@ -20,6 +20,9 @@ void uas_subs_conn_closed(uas_sloop *l, uint32_t channel_id, uas_conn *c);
 /* A session ends: its subscriptions follow se->delete_subscriptions. */
 void uas_subs_session_release(uas_server *s, uas_session *se);
 uint32_t uas_subs_count(uas_server *s);
+/* Hand an event reported by notifier to every engine (any thread). */
+struct uas_sub_event;
+void uas_subs_post_event(uas_server *s, const uas_nodeid *notifier, const struct uas_sub_event *ev);
 
 void uas_svc_create_subscription(uas_request_ctx *ctx, const void *req, void *resp);
 void uas_svc_modify_subscription(uas_request_ctx *ctx, const void *req, void *resp);

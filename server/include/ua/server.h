@@ -151,6 +151,21 @@ uas_status uas_server_add_reference(uas_server *s, const uas_nodeid *source,
  * writable by clients. BadNodeIdUnknown, BadNodeClassInvalid. */
 uas_status uas_server_set_data_source(uas_server *s, const uas_nodeid *id, uas_read_fn read,
                                       uas_write_fn write, void *ud);
+/* An event to report. Memory is only read during the call. */
+typedef struct uas_event {
+    const uas_nodeid *event_type;  /* BaseEventType (i=2041) or a subtype */
+    const uas_nodeid *source_node; /* NULL: the Server object */
+    const char *source_name;       /* NULL: "Server" */
+    const char *message;
+    uint16_t severity; /* 1 (low) .. 1000 (high) */
+    uas_datetime time; /* 0: now */
+} uas_event;
+
+/* Reports an event through the Server object to every event monitored
+ * item whose filter selects it (thread-safe). BadInvalidArgument for a type
+ * that is not an event type, BadOutOfRange for the severity. */
+uas_status uas_server_report_event(uas_server *s, const uas_event *ev);
+
 /* Local value update (thread-safe, no AccessLevel check); the value is
  * copied. BadNodeIdUnknown, BadNodeClassInvalid, BadTypeMismatch. */
 uas_status uas_server_write_value(uas_server *s, const uas_nodeid *id, const uas_variant *value);

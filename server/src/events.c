@@ -1,0 +1,143 @@
+/* Events: the embedding API uas_server_report_event, the server's own
+ * system events, and the view of an event that EventFilters evaluate
+ * (sub_engine.h's uas_sub_event): the BaseEventType fields, computed on
+ * demand so an event costs only what the filters select.
+ *
+ * Every event is reported through the Server object (the root of the
+ * notifier hierarchy), so a client subscribed to Server sees them all. */
+#define _POSIX_C_SOURCE 200809L
+#include <string.h>
+
+#include <ua/nodeids.h>
+
+#include "aspace_internal.h"
+#include "sub_engine.h"
+#include "svc_subscription.h"
+
+typedef struct event_view {
+    const uas_event *ev;
+    uint8_t event_id[16];
+    uas_datetime time;
+    uas_datetime receive_time;
+} event_view;
+
+enum {
+    F_EVENT_ID,
+    F_EVENT_TYPE,
+    F_SOURCE_NODE,
+    F_SOURCE_NAME,
+    F_TIME,
+    F_RECEIVE_TIME,
+    F_MESSAGE,
+    F_SEVERITY,
+    F_NONE
+};
+
+static const char *const field_names[] = {"EventId", "EventType",   "SourceNode", "SourceName",
+                                          "Time",    "ReceiveTime", "Message",    "Severity"};
+
+static int field_of(const uas_simple_attribute_operand *op)
+{
+    if (op->browse_path_count != 1 || op->browse_path[0].ns != 0)
+        return F_NONE;
+    for (int i = 0; i < F_NONE; i++)
+        if (uas_string_eq_cstr(&op->browse_path[0].name, field_names[i]))
+            return i;
+    return F_NONE;
+}
+
+static bool is_subtype(const uas_nodeid *sub, uint32_t super)
+{
+    return sub->ns == 0 && sub->kind == UAS_NODEID_NUMERIC &&
+           as_ns0_is_subtype(sub->id.numeric, super);
+}
+
+static bool ev_is_of_type(const uas_sub_event *e, const uas_nodeid *type_id)
+{
+    const event_view *v = e->ud;
+    if (type_id->ns != 0 || type_id->kind != UAS_NODEID_NUMERIC)
+        return false;
+    return is_subtype(v->ev->event_type, type_id->id.numeric);
+}
+
+static uas_status put(uas_variant *out, uas_arena *a, const void *v, size_t size, const uas_type *t)
+{
+    void *p = uas_arena_alloc(a, size);
+    if (!p)
+        return UAS_BAD_OUT_OF_MEMORY;
+    memcpy(p, v, size);
+    uas_variant_set_scalar(out, p, t);
+    return UAS_GOOD;
+}
+
+static uas_status ev_get_field(const uas_sub_event *e, const uas_simple_attribute_operand *op,
+                               uas_variant *out, uas_arena *a)
+{
+    const event_view *v = e->ud;
+    /* A field declared on a type the event is not of is null. */
+    if (op->attribute_id != 13 ||
+        (op->type_definition_id.ns == 0 && op->type_definition_id.kind == UAS_NODEID_NUMERIC &&
+         op->type_definition_id.id.numeric != 0 &&
+         !is_subtype(v->ev->event_type, op->type_definition_id.id.numeric)))
+        return UAS_BAD_NO_DATA;
+    switch (field_of(op)) {
+    case F_EVENT_ID: {
+        uas_bytestring b = {sizeof(v->event_id), (uint8_t *)v->event_id};
+        return put(out, a, &b, sizeof(b), UAS_TYPE(BYTE_STRING));
+    }
+    case F_EVENT_TYPE:
+        return put(out, a, v->ev->event_type, sizeof(uas_nodeid), UAS_TYPE(NODE_ID));
+    case F_SOURCE_NODE: {
+        uas_nodeid src =
+            v->ev->source_node ? *v->ev->source_node : uas_nodeid_numeric(0, UAS_NS0ID_SERVER);
+        return put(out, a, &src, sizeof(src), UAS_TYPE(NODE_ID));
+    }
+    case F_SOURCE_NAME: {
+        uas_string s = uas_string_from(v->ev->source_name ? v->ev->source_name : "Server");
+        return put(out, a, &s, sizeof(s), UAS_TYPE(STRING));
+    }
+    case F_TIME:
+        return put(out, a, &v->time, sizeof(v->time), UAS_TYPE(DATE_TIME));
+    case F_RECEIVE_TIME:
+        return put(out, a, &v->receive_time, sizeof(v->receive_time), UAS_TYPE(DATE_TIME));
+    case F_MESSAGE: {
+        uas_localizedtext t = {uas_string_from("en"), uas_string_from(v->ev->message)};
+        if (!v->ev->message)
+            t.text = uas_string_from("");
+        return put(out, a, &t, sizeof(t), UAS_TYPE(LOCALIZED_TEXT));
+    }
+    case F_SEVERITY:
+        return put(out, a, &v->ev->severity, sizeof(uint16_t), UAS_TYPE(UINT16));
+    default:
+        return UAS_BAD_NO_DATA;
+    }
+}
+
+uas_status uas_server_report_event(uas_server *s, const uas_event *ev)
+{
+    if (!ev || !ev->event_type || !is_subtype(ev->event_type, UAS_NS0ID_BASEEVENTTYPE))
+        return UAS_BAD_INVALID_ARGUMENT;
+    if (ev->severity < 1 || ev->severity > 1000)
+        return UAS_BAD_OUT_OF_RANGE;
+    event_view v;
+    v.ev = ev;
+    uas_random_bytes(v.event_id, sizeof(v.event_id));
+    v.receive_time = uas_datetime_now();
+    v.time = ev->time ? ev->time : v.receive_time;
+    uas_sub_event se = {ev_get_field, ev_is_of_type, &v};
+    uas_nodeid server = uas_nodeid_numeric(0, UAS_NS0ID_SERVER);
+    uas_subs_post_event(s, &server, &se);
+    return UAS_GOOD;
+}
+
+void uas_server_system_event(uas_server *s, uint16_t severity, const char *message)
+{
+    uas_nodeid type = uas_nodeid_numeric(0, UAS_NS0ID_SYSTEMEVENTTYPE);
+    uas_event ev;
+    memset(&ev, 0, sizeof(ev));
+    ev.event_type = &type;
+    ev.source_name = "Server";
+    ev.message = message;
+    ev.severity = severity;
+    (void)uas_server_report_event(s, &ev);
+}
