@@ -82,6 +82,21 @@ uas_channel *uas_channel_new(const uas_channel_config *cfg, const uas_channel_ca
     ch->ud = ud;
     ch->pool = pool;
     ch->policy = &uas_secpol_none;
+    ch->mode = UAS_MESSAGE_SECURITY_MODE_NONE;
+    if (cfg->role == UAS_CHANNEL_CLIENT && cfg->policy && cfg->policy != &uas_secpol_none) {
+        /* The client knows its policy, mode and the server's certificate
+         * before it connects. */
+        ch->policy = cfg->policy;
+        ch->mode = cfg->mode;
+        if (uas_secpol_keys_new(cfg->policy, cfg->cred, &ch->keys) != UAS_GOOD ||
+            uas_secpol_keys_set_mode(ch->keys, cfg->mode) != UAS_GOOD ||
+            uas_secpol_keys_set_peer(ch->keys, cfg->server_cert, cfg->server_cert_len) !=
+                UAS_GOOD) {
+            uas_secpol_keys_free(ch->keys);
+            uas_free(ch, sizeof(*ch));
+            return NULL;
+        }
+    }
     ch->state = UAS_CHANNEL_FRESH;
     ch->channel_id = cfg->role == UAS_CHANNEL_SERVER ? cfg->channel_id : 0;
     ch->send_buffer = cfg->send_buffer_size;
@@ -102,6 +117,9 @@ void uas_channel_delete(uas_channel *ch)
         return;
     uas_buf_put(ch->pool, ch->partial);
     uas_buf_put(ch->pool, ch->assembly);
+    if (ch->keys)
+        uas_secpol_keys_free(ch->keys);
+    uas_secpol_memzero(ch->local_nonce, sizeof(ch->local_nonce));
     if (ch->endpoint_url)
         uas_free(ch->endpoint_url, strlen(ch->endpoint_url) + 1);
     uas_free(ch, sizeof(*ch));
@@ -125,6 +143,43 @@ uint32_t uas_channel_get_token_id(const uas_channel *ch)
 uint32_t uas_channel_peer_max_message_size(const uas_channel *ch)
 {
     return ch->peer_max_message;
+}
+
+const uas_secpol *uas_channel_policy(const uas_channel *ch)
+{
+    return ch->policy;
+}
+
+int32_t uas_channel_security_mode(const uas_channel *ch)
+{
+    return ch->mode;
+}
+
+bool uas_channel_peer_is(const uas_channel *ch, const uint8_t *der, size_t len)
+{
+    return ch->keys && uas_secpol_keys_peer_is(ch->keys, der, len);
+}
+
+const uint8_t *uas_channel_local_cert(const uas_channel *ch, size_t *len)
+{
+    *len = 0;
+    return ch->keys ? uas_secpol_keys_local_cert(ch->keys, len) : NULL;
+}
+
+uas_status uas_channel_sign(const uas_channel *ch, const uint8_t *data, size_t len, uint8_t *sig,
+                            size_t cap, size_t *sig_len)
+{
+    if (!ch->keys)
+        return UAS_BAD_INVALID_STATE;
+    return uas_secpol_keys_sign(ch->keys, data, len, sig, cap, sig_len);
+}
+
+uas_status uas_channel_verify(const uas_channel *ch, const uint8_t *data, size_t len,
+                              const uint8_t *sig, size_t sig_len)
+{
+    if (!ch->keys)
+        return UAS_BAD_INVALID_STATE;
+    return uas_secpol_keys_verify(ch->keys, data, len, sig, sig_len);
 }
 
 const char *uas_channel_endpoint_url(const uas_channel *ch)
@@ -276,6 +331,8 @@ static uas_status check_token(uas_channel *ch, uint32_t token, int64_t now_ms)
         if (ch->cfg.role == UAS_CHANNEL_SERVER && ch->prev_token_id) {
             ch->prev_token_id = 0; /* the client switched: the old token is gone */
             ch->send_token_id = ch->token_id;
+            if (ch->keys)
+                uas_secpol_keys_drop_prev(ch->keys);
         }
         return UAS_GOOD;
     }
@@ -436,6 +493,23 @@ static uas_status on_symmetric(uas_channel *ch, uint8_t *chunk, size_t len, uint
     return UAS_GOOD;
 }
 
+/* The policy an OPN names, if this channel may use it: a client only its
+ * own; a server one of its offers (None when it offers nothing). */
+static const uas_secpol *channel_policy(uas_channel *ch, const uint8_t *uri, size_t len)
+{
+    const uas_secpol *p = uas_secpol_lookup(uri, len, true);
+    if (!p)
+        return NULL;
+    if (ch->cfg.role == UAS_CHANNEL_CLIENT)
+        return p == ch->policy ? p : NULL;
+    if (ch->cfg.offer_count == 0)
+        return p == &uas_secpol_none ? p : NULL;
+    for (size_t i = 0; i < ch->cfg.offer_count; i++)
+        if (ch->cfg.offers[i].policy == p)
+            return p;
+    return NULL;
+}
+
 static uas_status on_open(uas_channel *ch, uint8_t *chunk, size_t len, uint8_t chunk_type,
                           int64_t now_ms)
 {
@@ -449,10 +523,10 @@ static uas_status on_open(uas_channel *ch, uint8_t *chunk, size_t len, uint8_t c
         !rd_bytes(&r, &cert, &cert_len, ch->recv_buffer) || !rd_bytes(&r, &thumb, &thumb_len, 64))
         return uas__channel_fail(ch, UAS_BAD_TCP_MESSAGE_TYPE_INVALID,
                                  "malformed asymmetric security header");
-    const uas_secpol *policy = uri_len > 0 ? uas_secpol_find(uri, (size_t)uri_len) : NULL;
+    const uas_secpol *policy = uri_len > 0 ? channel_policy(ch, uri, (size_t)uri_len) : NULL;
     if (!policy)
         return uas__channel_fail(ch, UAS_BAD_SECURITY_POLICY_REJECTED,
-                                 "security policy not supported");
+                                 "security policy not offered");
     if (ch->state == UAS_CHANNEL_OPEN && policy != ch->policy)
         return uas__channel_fail(ch, UAS_BAD_SECURITY_POLICY_REJECTED,
                                  "security policy changed on renewal");
@@ -460,10 +534,30 @@ static uas_status on_open(uas_channel *ch, uint8_t *chunk, size_t len, uint8_t c
         channel_id != ch->channel_id)
         return uas__channel_fail(ch, UAS_BAD_TCP_SECURE_CHANNEL_UNKNOWN, "unknown channel id");
     size_t header_len = (size_t)(r.p - chunk);
+    if (policy != &uas_secpol_none) {
+        if (!ch->keys) {
+            uas_status kst = uas_secpol_keys_new(policy, ch->cfg.cred, &ch->keys);
+            if (kst != UAS_GOOD)
+                return uas__channel_fail(ch, kst, "no credentials for this policy");
+        }
+        /* The PKI judges the sender before any private-key work. */
+        if (cert_len <= 0)
+            return uas__channel_fail(ch, UAS_BAD_CERTIFICATE_INVALID, "no sender certificate");
+        if (ch->cfg.validate_peer && ch->state != UAS_CHANNEL_OPEN) {
+            uas_status vst = ch->cfg.validate_peer(ch->cfg.validate_ud, cert, (size_t)cert_len);
+            if (vst != UAS_GOOD)
+                return uas__channel_fail(ch, vst, "peer certificate refused");
+        }
+    }
     size_t end = len;
     uas_status st = policy->asym_unprotect(ch->keys, chunk, header_len, &end);
     if (st != UAS_GOOD)
-        return uas__channel_fail(ch, UAS_BAD_SECURITY_CHECKS_FAILED, "OPN failed verification");
+        return uas__channel_fail(ch,
+                                 st == UAS_BAD_CERTIFICATE_INVALID ||
+                                         st == UAS_BAD_CERTIFICATE_POLICY_CHECK_FAILED
+                                     ? st
+                                     : UAS_BAD_SECURITY_CHECKS_FAILED,
+                                 "OPN failed verification");
     r.end = chunk + end;
     uint32_t seq, request_id;
     if (!rd_u32(&r, &seq) || !rd_u32(&r, &request_id))
@@ -589,6 +683,8 @@ int64_t uas_channel_tick(uas_channel *ch, int64_t now_ms)
     if (ch->prev_token_id && now_ms >= ch->prev_expires_at) {
         ch->prev_token_id = 0;
         ch->send_token_id = ch->token_id;
+        if (ch->keys)
+            uas_secpol_keys_drop_prev(ch->keys);
     }
     if (ch->cfg.role == UAS_CHANNEL_CLIENT && ch->state == UAS_CHANNEL_OPEN &&
         now_ms >= ch->renew_at) {

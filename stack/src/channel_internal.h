@@ -50,7 +50,7 @@ struct uas_channel {
 
     /* Security. */
     const uas_secpol *policy;
-    void *keys;
+    uas_secpol_keys *keys; /* NULL for policy None */
     uint32_t channel_id;
     uint32_t token_id;      /* newest token */
     uint32_t prev_token_id; /* still accepted until the peer uses the new one */
@@ -67,6 +67,9 @@ struct uas_channel {
     bool recv_seq_known;
     uint32_t next_request_id;
     bool last_send_aborted; /* the last uas_channel_send ended with an abort chunk */
+    int32_t mode;           /* uas_message_security_mode once OPEN */
+    uint8_t local_nonce[64];
+    size_t local_nonce_len;
 
     /* Receiving. */
     uas_buf *partial;  /* an incomplete chunk */

@@ -67,9 +67,14 @@ static uas_status begin_chunk(chunk_writer *w)
     size_t n = 12;
     size_t overhead;
     if (w->mt == MT_OPN) {
-        n += put_bytes(p + n, ch->policy->uri);
-        n += put_bytes(p + n, NULL); /* sender certificate: none for policy None */
-        n += put_bytes(p + n, NULL); /* receiver thumbprint */
+        /* Policy URI, our certificate, the receiver's thumbprint. */
+        size_t h = uas_secpol_asym_header(ch->policy, ch->keys, p + n, ch->send_buffer - n);
+        if (h == 0) {
+            uas_buf_put(ch->pool, w->buf);
+            w->buf = NULL;
+            return UAS_BAD_INTERNAL_ERROR;
+        }
+        n += h;
         overhead = ch->policy->asym_overhead(ch->keys, ch->send_buffer);
     } else {
         put_u32(p + n, ch->send_token_id);
@@ -294,8 +299,17 @@ uas_status uas__channel_send_opn_request(uas_channel *ch, int32_t request_type)
     req.request_header.timeout_hint = 10000;
     req.client_protocol_version = 0;
     req.request_type = request_type;
-    req.security_mode = UAS_MESSAGE_SECURITY_MODE_NONE;
+    req.security_mode = ch->mode;
     req.requested_lifetime = ch->cfg.requested_lifetime_ms;
+    size_t nonce_len = ch->policy->nonce_len;
+    if (nonce_len) {
+        uas_status st = uas_secpol_make_nonce(ch->policy, ch->local_nonce, nonce_len);
+        if (st != UAS_GOOD)
+            return st;
+        ch->local_nonce_len = nonce_len;
+        req.client_nonce.data = ch->local_nonce;
+        req.client_nonce.length = nonce_len;
+    }
     ch->opn_request_id = uas_channel_next_request_id(ch);
     return send_message(ch, MT_OPN, ch->opn_request_id, &req, UAS_TYPE(OPEN_SECURE_CHANNEL_REQUEST),
                         NULL);
@@ -321,6 +335,17 @@ static uas_status decode_opn(uas_channel *ch, const uint8_t *body, size_t len, u
     return uas_decode(&d, dst, t);
 }
 
+/* Server: whether (policy, mode) is one of the configured offers. */
+static bool mode_offered(const uas_channel *ch, int32_t mode)
+{
+    if (ch->cfg.offer_count == 0)
+        return ch->policy == &uas_secpol_none && mode == UAS_MESSAGE_SECURITY_MODE_NONE;
+    for (size_t i = 0; i < ch->cfg.offer_count; i++)
+        if (ch->cfg.offers[i].policy == ch->policy && ch->cfg.offers[i].mode == mode)
+            return true;
+    return false;
+}
+
 uas_status uas__channel_on_opn_request(uas_channel *ch, uint32_t request_id, const uint8_t *body,
                                        size_t len, int64_t now_ms)
 {
@@ -340,13 +365,25 @@ uas_status uas__channel_on_opn_request(uas_channel *ch, uint32_t request_id, con
     uint32_t handle = req.request_header.request_handle;
     int32_t mode = req.security_mode;
     uint32_t lifetime = req.requested_lifetime;
+    size_t nonce_len = ch->policy->nonce_len;
+    uint8_t client_nonce[64];
+    bool nonce_ok =
+        nonce_len == 0 || (req.client_nonce.data && req.client_nonce.length == nonce_len &&
+                           nonce_len <= sizeof(client_nonce));
+    if (nonce_ok && nonce_len)
+        memcpy(client_nonce, req.client_nonce.data, nonce_len);
     uas_arena_free(&a);
+    if (!nonce_ok)
+        return uas__channel_fail(ch, UAS_BAD_NONCE_INVALID, "client nonce of the wrong length");
     if (renew != (ch->state == UAS_CHANNEL_OPEN))
         return uas__channel_fail(ch, UAS_BAD_REQUEST_TYPE_INVALID,
                                  renew ? "renew before issue" : "second issue on one channel");
-    if (ch->policy == &uas_secpol_none && mode != UAS_MESSAGE_SECURITY_MODE_NONE)
+    if (!mode_offered(ch, mode) || (renew && mode != ch->mode))
         return uas__channel_fail(ch, UAS_BAD_SECURITY_MODE_REJECTED,
-                                 "security mode does not match policy None");
+                                 "security mode not offered with this policy");
+    if (ch->keys && !renew && uas_secpol_keys_set_mode(ch->keys, mode) != UAS_GOOD)
+        return uas__channel_fail(ch, UAS_BAD_SECURITY_MODE_REJECTED, "security mode refused");
+    ch->mode = mode;
     if (lifetime < ch->cfg.min_lifetime_ms)
         lifetime = ch->cfg.min_lifetime_ms;
     if (lifetime > ch->cfg.max_lifetime_ms)
@@ -366,6 +403,19 @@ uas_status uas__channel_on_opn_request(uas_channel *ch, uint32_t request_id, con
     /* 25 % grace after the lifetime before the channel is dropped. */
     ch->expires_at = now_ms + (int64_t)lifetime + (int64_t)lifetime / 4;
 
+    uint8_t server_nonce[64];
+    if (nonce_len) {
+        st = uas_secpol_make_nonce(ch->policy, server_nonce, nonce_len);
+        if (st == UAS_GOOD)
+            st = uas_secpol_derive_keys(ch->keys, ch->token_id, server_nonce, nonce_len,
+                                        client_nonce, nonce_len, true);
+        uas_secpol_memzero(client_nonce, sizeof(client_nonce));
+        if (st != UAS_GOOD) {
+            uas_secpol_memzero(server_nonce, sizeof(server_nonce));
+            return uas__channel_fail(ch, st, "cannot derive the channel keys");
+        }
+    }
+
     uas_open_secure_channel_response resp;
     memset(&resp, 0, sizeof(resp));
     resp.response_header.timestamp = ch->cb.utc_now(ch->ud);
@@ -375,8 +425,10 @@ uas_status uas__channel_on_opn_request(uas_channel *ch, uint32_t request_id, con
     resp.security_token.token_id = ch->token_id;
     resp.security_token.created_at = resp.response_header.timestamp;
     resp.security_token.revised_lifetime = lifetime;
-    resp.server_nonce.data = UAS_EMPTY_ARRAY;
+    resp.server_nonce.data = nonce_len ? server_nonce : UAS_EMPTY_ARRAY;
+    resp.server_nonce.length = nonce_len;
     st = send_message(ch, MT_OPN, request_id, &resp, UAS_TYPE(OPEN_SECURE_CHANNEL_RESPONSE), NULL);
+    uas_secpol_memzero(server_nonce, sizeof(server_nonce));
     if (st != UAS_GOOD)
         return uas__channel_fail(ch, st, "cannot send OPN response");
     if (!renew) {
@@ -413,7 +465,24 @@ uas_status uas__channel_on_opn_response(uas_channel *ch, uint32_t request_id, ui
         return uas__channel_fail(ch, st, "OPN refused");
     }
     uas_channel_security_token tok = resp.ok.security_token;
+    size_t nonce_len = ch->policy->nonce_len;
+    uint8_t server_nonce[64];
+    bool nonce_ok =
+        nonce_len == 0 || (resp.ok.server_nonce.data && resp.ok.server_nonce.length == nonce_len &&
+                           nonce_len <= sizeof(server_nonce) && ch->local_nonce_len == nonce_len);
+    if (nonce_ok && nonce_len)
+        memcpy(server_nonce, resp.ok.server_nonce.data, nonce_len);
     uas_arena_free(&a);
+    if (!nonce_ok)
+        return uas__channel_fail(ch, UAS_BAD_NONCE_INVALID, "server nonce of the wrong length");
+    if (nonce_len) {
+        uas_status kst = uas_secpol_derive_keys(ch->keys, tok.token_id, ch->local_nonce, nonce_len,
+                                                server_nonce, nonce_len, false);
+        uas_secpol_memzero(server_nonce, sizeof(server_nonce));
+        uas_secpol_memzero(ch->local_nonce, sizeof(ch->local_nonce));
+        if (kst != UAS_GOOD)
+            return uas__channel_fail(ch, kst, "cannot derive the channel keys");
+    }
     if (tok.channel_id != channel_id || tok.channel_id == 0 ||
         (ch->state == UAS_CHANNEL_OPEN && tok.channel_id != ch->channel_id))
         return uas__channel_fail(ch, UAS_BAD_SECURE_CHANNEL_ID_INVALID, "channel id mismatch");

@@ -34,6 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <ua/security.h>
 #include <ua/status.h>
 
 struct uas_secpol_algs; /* the algorithm suite of an RSA policy (secpol_rsa.c) */

@@ -274,3 +274,25 @@ uas_status uas_secpol_keys_verify(const uas_secpol_keys *k, const uint8_t *data,
     return UAS_BAD_NOT_SUPPORTED;
 }
 #endif
+
+/* ---- the public surface (ua/security.h) ---- */
+
+const uas_secpol *uas_security_policy(const char *uri, bool allow_deprecated)
+{
+    return uri ? uas_secpol_lookup((const uint8_t *)uri, strlen(uri), allow_deprecated) : NULL;
+}
+
+const char *uas_security_policy_uri(const uas_secpol *p)
+{
+    return p->uri;
+}
+
+const char *uas_security_policy_signature_uri(const uas_secpol *p)
+{
+    return p->asym_signature_uri;
+}
+
+size_t uas_security_policy_nonce_length(const uas_secpol *p)
+{
+    return p->nonce_len;
+}

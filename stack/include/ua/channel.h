@@ -15,6 +15,7 @@
 
 #include <ua/bufpool.h>
 #include <ua/codec.h>
+#include <ua/security.h>
 #include <ua/types.h>
 
 #ifdef __cplusplus
@@ -35,6 +36,11 @@ typedef enum uas_channel_state {
     UAS_CHANNEL_CLOSED,
 } uas_channel_state;
 
+typedef struct uas_channel_offer {
+    const uas_secpol *policy;
+    int32_t mode; /* Sign (2) or SignAndEncrypt (3); None (1) with policy None */
+} uas_channel_offer;
+
 typedef struct uas_channel_config {
     uas_channel_role role;
     uint32_t channel_id;            /* server: the id this channel gets (unique per server) */
@@ -47,6 +53,24 @@ typedef struct uas_channel_config {
     uint32_t max_lifetime_ms;
     uint32_t hello_timeout_ms;       /* server: close if no HEL/OPN in time */
     const uas_limits *decode_limits; /* for the OPN bodies (NULL: defaults) */
+
+    /* Security. Without cred only policy None is possible. */
+    uas_secpol_cred *cred;
+    /* Server: the (policy, mode) pairs an OPN may ask for; none listed:
+     * policy None only. mode is a uas_message_security_mode. */
+    const uas_channel_offer *offers;
+    size_t offer_count;
+    /* Server and client: validate the peer's certificate (PKI) before any
+     * private-key work; Good accepts. NULL: accept any that the policy's
+     * key limits allow (tests only). */
+    uas_status (*validate_peer)(void *ud, const uint8_t *der, size_t len);
+    void *validate_ud;
+    /* Client: the policy and mode to open, and the server's certificate
+     * (from its endpoint description). */
+    const uas_secpol *policy;
+    int32_t mode;
+    const uint8_t *server_cert;
+    size_t server_cert_len;
 } uas_channel_config;
 
 /* 64 KiB chunks, 16 MiB messages, 4096 chunks, tokens 10 min..1 h, HEL 10 s. */
@@ -120,6 +144,21 @@ uint32_t uas_channel_get_token_id(const uas_channel *ch);
 /* What the peer accepts (after HEL/ACK): its receive buffer, message size
  * and chunk count limits. */
 uint32_t uas_channel_peer_max_message_size(const uas_channel *ch);
+/* The channel's policy and mode (None before OPN). */
+const uas_secpol *uas_channel_policy(const uas_channel *ch);
+int32_t uas_channel_security_mode(const uas_channel *ch);
+/* Whether der is the certificate the peer secured the channel with. */
+bool uas_channel_peer_is(const uas_channel *ch, const uint8_t *der, size_t len);
+/* Our certificate (NULL for None). */
+const uint8_t *uas_channel_local_cert(const uas_channel *ch, size_t *len);
+/* Session-level signatures with this channel's keys: sign with our
+ * private key, verify with the peer's certificate (Part 4, 5.6.2/5.6.3).
+ * BadSecurityChecksFailed on a bad signature; BadInvalidState for None. */
+uas_status uas_channel_sign(const uas_channel *ch, const uint8_t *data, size_t len, uint8_t *sig,
+                            size_t cap, size_t *sig_len);
+uas_status uas_channel_verify(const uas_channel *ch, const uint8_t *data, size_t len,
+                              const uint8_t *sig, size_t sig_len);
+
 /* Server: the endpoint URL the client sent in HEL (empty before). */
 const char *uas_channel_endpoint_url(const uas_channel *ch);
 
