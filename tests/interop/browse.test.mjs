@@ -270,7 +270,10 @@ test("nodeClassMask selects node classes", async () => {
     });
     assert.deepEqual(
         methods.references.map((r) => [r.browseName.toString(), r.nodeId.toString()]),
-        [["1:Add", "ns=1;s=Demo.Add"]]
+        [
+            ["1:Add", "ns=1;s=Demo.Add"],
+            ["1:ReportEvent", "ns=1;s=Demo.ReportEvent"],
+        ]
     );
 });
 
