@@ -16,6 +16,15 @@ typedef struct cli {
     const char *url;
     uint32_t timeout_ms;
     uint32_t max_refs; /* browse: requestedMaxReferencesPerNode (0: server's) */
+    /* Security (--security POLICY:MODE, --pki, --accept-server-cert). */
+    const char *policy_uri; /* NULL: None */
+    int32_t mode;
+    const char *pki_dir;
+    bool accept_server_cert;
+    /* User identity (--user, password from --password-stdin or UASTACK_PASSWORD). */
+    const char *user;
+    char *password; /* malloc'd, zeroed and freed by cli_close */
+    size_t password_len;
     uas_loop *loop;
     uas_client *client;
     uas_arena arena; /* responses and parsed arguments; freed by cli_close */
@@ -23,6 +32,12 @@ typedef struct cli {
 
 /* Connects (with a session when session is true). 0 or EXIT_UA (printed). */
 int cli_open(cli *c, bool session);
+/* "Basic256Sha256:SignAndEncrypt" (or a policy URI before the last ':')
+ * into c->policy_uri and c->mode. 0 or EXIT_USAGE (printed). */
+int cli_parse_security(cli *c, const char *text);
+/* Reads the password of --user: one line of stdin (password_stdin) or the
+ * UASTACK_PASSWORD environment variable. 0 or EXIT_USAGE (printed). */
+int cli_read_password(cli *c, bool password_stdin);
 /* Disconnects and frees everything cli_open made. */
 void cli_close(cli *c);
 /* One service call into c->arena. On a Bad status prints "uacli: <what>

@@ -28,6 +28,109 @@ int cli_usage_error(const char *fmt, ...)
     return EXIT_USAGE;
 }
 
+#define POLICY_PREFIX "http://opcfoundation.org/UA/SecurityPolicy#"
+
+int cli_parse_security(cli *c, const char *text)
+{
+    static char uri[512];
+    const char *colon = strrchr(text, ':');
+    const char *mode = colon ? colon + 1 : "";
+    /* "http://...#Policy" alone: its last ':' is the scheme's. */
+    if (colon && strchr(mode, '/')) {
+        colon = NULL;
+        mode = "";
+    }
+    size_t plen = colon ? (size_t)(colon - text) : strlen(text);
+    if (plen == 0 || plen >= 256)
+        return cli_usage_error("--security needs POLICY:MODE, e.g. Basic256Sha256:SignAndEncrypt");
+    if (strncmp(text, "http", 4) == 0)
+        snprintf(uri, sizeof(uri), "%.*s", (int)plen, text);
+    else
+        snprintf(uri, sizeof(uri), POLICY_PREFIX "%.*s", (int)plen, text);
+    bool none = strcmp(uri, POLICY_PREFIX "None") == 0;
+    if (!mode[0])
+        c->mode =
+            none ? UAS_MESSAGE_SECURITY_MODE_NONE : UAS_MESSAGE_SECURITY_MODE_SIGN_AND_ENCRYPT;
+    else if (strcasecmp(mode, "SignAndEncrypt") == 0)
+        c->mode = UAS_MESSAGE_SECURITY_MODE_SIGN_AND_ENCRYPT;
+    else if (strcasecmp(mode, "Sign") == 0)
+        c->mode = UAS_MESSAGE_SECURITY_MODE_SIGN;
+    else if (strcasecmp(mode, "None") == 0)
+        c->mode = UAS_MESSAGE_SECURITY_MODE_NONE;
+    else
+        return cli_usage_error("security mode '%s' is not Sign, SignAndEncrypt or None", mode);
+    if (!uas_security_policy(uri, false))
+        return cli_usage_error("unknown security policy '%s' (Basic256Sha256, "
+                               "Aes128_Sha256_RsaOaep, Aes256_Sha256_RsaPss or None)",
+                               uri);
+    if (none != (c->mode == UAS_MESSAGE_SECURITY_MODE_NONE))
+        return cli_usage_error("policy None goes with mode None only");
+    c->policy_uri = none ? NULL : uri;
+    return EXIT_OK;
+}
+
+int cli_read_password(cli *c, bool password_stdin)
+{
+    char buf[1024];
+    size_t n = 0;
+    if (password_stdin) {
+        if (!fgets(buf, sizeof(buf), stdin))
+            return cli_usage_error("--password-stdin: no password on standard input");
+        n = strlen(buf);
+        while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
+            n--;
+    } else {
+        const char *env = getenv("UASTACK_PASSWORD");
+        if (!env)
+            return cli_usage_error("--user needs a password: --password-stdin or UASTACK_PASSWORD");
+        n = strlen(env);
+        if (n >= sizeof(buf))
+            return cli_usage_error("UASTACK_PASSWORD is too long");
+        memcpy(buf, env, n);
+    }
+    c->password = malloc(n + 1);
+    if (!c->password)
+        return cli_fail("start", UAS_BAD_OUT_OF_MEMORY);
+    memcpy(c->password, buf, n);
+    c->password[n] = 0;
+    c->password_len = n;
+    volatile char *v = buf;
+    for (size_t i = 0; i < sizeof(buf); i++)
+        v[i] = 0;
+    return EXIT_OK;
+}
+
+static const char *default_pki_dir(void)
+{
+    static char dir[1024];
+    const char *home = getenv("HOME");
+    if (!home || !home[0])
+        return NULL;
+    snprintf(dir, sizeof(dir), "%s/.config/uastack/uacli-pki", home);
+    return dir;
+}
+
+static int connect_failed(cli *c, uas_status st)
+{
+    char what[600];
+    snprintf(what, sizeof(what), "connect to %s", c->url);
+    if (st == UAS_BAD_NOT_CONNECTED) {
+        /* The code's table text is about variables; say what happened. */
+        fprintf(stderr,
+                "uacli: %s failed: BadNotConnected (no server accepted the TCP "
+                "connection)\n",
+                what);
+        return EXIT_UA;
+    }
+    cli_fail(what, st);
+    if (st == UAS_BAD_CERTIFICATE_UNTRUSTED && c->pki_dir)
+        fprintf(stderr,
+                "uacli: the server's certificate is in %s/rejected/certs; trust it with "
+                "`uapki --store %s trust THUMBPRINT` (or --accept-server-cert in a lab)\n",
+                c->pki_dir, c->pki_dir);
+    return EXIT_UA;
+}
+
 int cli_open(cli *c, bool session)
 {
     c->loop = uas_loop_new(8u << 20);
@@ -40,27 +143,52 @@ int cli_open(cli *c, bool session)
     cfg.session_name = "uacli";
     cfg.request_timeout_ms = c->timeout_ms;
     cfg.max_inflight = 4;
+    if (c->user) {
+        cfg.user.kind = UAS_CLIENT_USER_NAME;
+        cfg.user.name = c->user;
+        cfg.user.password = c->password;
+        cfg.user.password_len = c->password_len;
+    }
+    uas_bytestring server_cert = {0, NULL};
+    if (c->policy_uri) {
+        if (!c->pki_dir)
+            c->pki_dir = default_pki_dir();
+        if (!c->pki_dir)
+            return cli_usage_error("--security needs --pki DIR (HOME is not set)");
+        if (c->accept_server_cert)
+            fprintf(stderr, "uacli: warning: --accept-server-cert: the server's certificate is "
+                            "not validated (lab use only)\n");
+        uint8_t level = 0;
+        uas_status st = uas_client_select_endpoint(c->loop, c->url, c->policy_uri, c->mode,
+                                                   c->timeout_ms, &server_cert, &level);
+        if (st == UAS_BAD_SECURITY_POLICY_REJECTED) {
+            fprintf(stderr,
+                    "uacli: %s offers no endpoint with %s and that mode (see uacli "
+                    "endpoints)\n",
+                    c->url, c->policy_uri);
+            return EXIT_UA;
+        }
+        if (st != UAS_GOOD)
+            return connect_failed(c, st);
+        cfg.security.policy_uri = c->policy_uri;
+        cfg.security.mode = c->mode;
+        cfg.security.pki_dir = c->pki_dir;
+        cfg.security.server_cert = server_cert.data;
+        cfg.security.server_cert_len = server_cert.length;
+        cfg.security.accept_any_server_cert = c->accept_server_cert;
+    }
     c->client = uas_client_new(c->loop, &cfg, NULL, NULL);
+    uas_clear(&server_cert, UAS_TYPE(BYTE_STRING));
     if (!c->client)
-        return cli_fail("start", UAS_BAD_OUT_OF_MEMORY);
+        return cli_fail("start",
+                        c->policy_uri ? UAS_BAD_CONFIGURATION_ERROR : UAS_BAD_OUT_OF_MEMORY);
     uas_status st = uas_client_connect(c->client);
     if (st == UAS_GOOD)
         st = uas_client_wait_state(c->client,
                                    session ? UAS_CLIENT_SESSION_ACTIVE : UAS_CLIENT_CHANNEL_OPEN,
                                    c->timeout_ms);
-    if (st != UAS_GOOD) {
-        char what[600];
-        snprintf(what, sizeof(what), "connect to %s", c->url);
-        if (st == UAS_BAD_NOT_CONNECTED) {
-            /* The code's table text is about variables; say what happened. */
-            fprintf(stderr,
-                    "uacli: %s failed: BadNotConnected (no server accepted the TCP "
-                    "connection)\n",
-                    what);
-            return EXIT_UA;
-        }
-        return cli_fail(what, st);
-    }
+    if (st != UAS_GOOD)
+        return connect_failed(c, st);
     return EXIT_OK;
 }
 
@@ -80,6 +208,13 @@ void cli_close(cli *c)
         c->loop = NULL;
     }
     uas_arena_free(&c->arena);
+    if (c->password) {
+        volatile char *v = c->password;
+        for (size_t i = 0; i < c->password_len; i++)
+            v[i] = 0;
+        free(c->password);
+        c->password = NULL;
+    }
 }
 
 uas_status cli_call(cli *c, const char *what, void *req, const uas_type *req_type, void *resp,

@@ -44,6 +44,8 @@ int cmd_endpoints(cli *c, int argc, char **argv)
 {
     (void)argc;
     (void)argv;
+    c->policy_uri = NULL; /* GetEndpoints needs no security */
+    c->user = NULL;
     int rc = cli_open(c, false);
     if (rc)
         return rc;
@@ -72,7 +74,15 @@ int cmd_endpoints(cli *c, int argc, char **argv)
             if (k)
                 printf(", ");
             print_string(&p->policy_id);
-            printf(" (%s)", token_type_name(p->token_type));
+            printf(" (%s", token_type_name(p->token_type));
+            if (p->security_policy_uri.length) {
+                const uint8_t *h =
+                    memchr(p->security_policy_uri.data, '#', p->security_policy_uri.length);
+                size_t off = h ? (size_t)(h - p->security_policy_uri.data) + 1 : 0;
+                printf(", %.*s", (int)(p->security_policy_uri.length - off),
+                       (const char *)p->security_policy_uri.data + off);
+            }
+            printf(")");
         }
         printf("\n");
     }

@@ -18,7 +18,7 @@
 
 static void usage(FILE *f)
 {
-    fputs("usage: uacli [--timeout MS] [--log-level LEVEL] COMMAND URL [ARGS]\n"
+    fputs("usage: uacli [OPTIONS] COMMAND URL [ARGS]\n"
           "\n"
           "commands:\n"
           "  endpoints URL                              list the server's endpoints\n"
@@ -35,7 +35,19 @@ static void usage(FILE *f)
           "options:\n"
           "  --timeout MS       per request and for connecting (default 5000)\n"
           "  --log-level LEVEL  error, warn (default), info, debug\n"
-          "  --max-refs N       browse: references per answer asked of the server\n",
+          "  --max-refs N       browse: references per answer asked of the server\n"
+          "  --security POLICY:MODE\n"
+          "                     secure the connection, e.g. Basic256Sha256:SignAndEncrypt,\n"
+          "                     Aes128_Sha256_RsaOaep:Sign, Aes256_Sha256_RsaPss:SignAndEncrypt\n"
+          "                     (the server's certificate comes from its endpoint)\n"
+          "  --pki DIR          client PKI store: own certificate (made on first use) and\n"
+          "                     trusted server certificates (default\n"
+          "                     ~/.config/uastack/uacli-pki)\n"
+          "  --accept-server-cert\n"
+          "                     LAB ONLY: accept any server certificate\n"
+          "  --user NAME        UserName identity; the password is read from\n"
+          "  --password-stdin   one line of standard input, or else from the\n"
+          "                     UASTACK_PASSWORD environment variable\n",
           f);
 }
 
@@ -86,6 +98,7 @@ int main(int argc, char **argv)
         return EXIT_UA;
     int npos = 0;
     int rc = EXIT_OK;
+    bool password_stdin = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v;
@@ -107,6 +120,32 @@ int main(int argc, char **argv)
                 rc = cli_usage_error("--max-refs needs a number");
                 goto out;
             }
+        } else if (strncmp(a, "--security", 10) == 0) {
+            v = option_value(argc, argv, &i, "--security");
+            if (!v) {
+                rc = cli_usage_error("--security needs POLICY:MODE");
+                goto out;
+            }
+            if ((rc = cli_parse_security(&c, v)) != 0)
+                goto out;
+        } else if (strncmp(a, "--pki", 5) == 0) {
+            v = option_value(argc, argv, &i, "--pki");
+            if (!v || !v[0]) {
+                rc = cli_usage_error("--pki needs a directory");
+                goto out;
+            }
+            c.pki_dir = v;
+        } else if (strcmp(a, "--accept-server-cert") == 0) {
+            c.accept_server_cert = true;
+        } else if (strcmp(a, "--password-stdin") == 0) {
+            password_stdin = true;
+        } else if (strncmp(a, "--user", 6) == 0) {
+            v = option_value(argc, argv, &i, "--user");
+            if (!v || !v[0]) {
+                rc = cli_usage_error("--user needs a name");
+                goto out;
+            }
+            c.user = v;
         } else if (strncmp(a, "--log-level", 11) == 0) {
             v = option_value(argc, argv, &i, "--log-level");
             int level = v ? uas_log_level_parse(v) : -1;
@@ -140,6 +179,12 @@ int main(int argc, char **argv)
         rc = cli_usage_error("wrong number of arguments for %s (see uacli --help)", cmd->name);
         goto out;
     }
+    if (password_stdin && !c.user) {
+        rc = cli_usage_error("--password-stdin goes with --user");
+        goto out;
+    }
+    if (c.user && (rc = cli_read_password(&c, password_stdin)) != 0)
+        goto out;
     c.url = pos[1];
     rc = cmd->fn(&c, nargs, pos + 2);
     cli_close(&c);

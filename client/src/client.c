@@ -62,6 +62,7 @@ static void client_free(uas_client *c)
     uas__session_forget(c);
     uas_clear(&c->takeover_token, UAS_TYPE(NODE_ID));
     uas__requests_free(c);
+    uas__security_free(c);
     uas_arena_free(&c->arena);
     free_cstr(c->cfg.endpoint_url);
     free_cstr(c->cfg.session_name);
@@ -163,7 +164,8 @@ uas_client *uas_client_new(uas_loop *loop, const uas_client_config *cfg,
     size_t max_msg =
         c->cfg.conn.channel.max_message_size ? c->cfg.conn.channel.max_message_size : (16u << 20);
     uas_arena_init(&c->arena, c->arena_first, sizeof(c->arena_first), max_msg * 16);
-    if (!c->cfg.endpoint_url || !c->cfg.session_name || uas__requests_init(c) != UAS_GOOD) {
+    if (!c->cfg.endpoint_url || !c->cfg.session_name || uas__requests_init(c) != UAS_GOOD ||
+        uas__security_init(c, cfg) != UAS_GOOD) {
         client_free(c);
         return NULL;
     }
@@ -204,6 +206,13 @@ uas_status uas_client_connect(uas_client *c)
     if (c->deleted || c->state != UAS_CLIENT_CONNECTING) {
         uas__client_release(c); /* the state callback changed its mind */
         return UAS_BAD_INVALID_STATE;
+    }
+    /* The server's certificate is judged before anything is sent. */
+    st = uas__security_check_server(c);
+    if (st != UAS_GOOD) {
+        uas__client_set_state(c, UAS_CLIENT_CLOSED, st);
+        uas__client_release(c);
+        return st;
     }
     uas_conn *conn =
         uas_conn_connect(c->loop, c->cfg.endpoint_url, &c->cfg.conn, &conn_handler, c, &st);

@@ -8,13 +8,18 @@
 #include <ev.h>
 
 #include <ua/client.h>
+#include <ua/pki.h>
+#include <ua/security.h>
 
 enum {
     UAS_CLIENT_NONE = -1, /* end of an index list */
     UAS_CLIENT_MAX_INFLIGHT = 65536,
     UAS_CLIENT_FIRST_SLOTS = 16,   /* slots allocated up front; doubled on demand */
     UAS_CLIENT_ARENA_FIRST = 2048, /* inline first block of the response arena */
-    UAS_CLIENT_POLICY_ID = 128,    /* longest anonymous policy id kept */
+    UAS_CLIENT_POLICY_ID = 128,    /* longest user token policy id kept */
+    UAS_CLIENT_NONCE = 32,         /* our session nonce */
+    UAS_CLIENT_SERVER_NONCE = 128, /* longest server nonce kept */
+    UAS_CLIENT_SIG_MAX = 1024,     /* RSA up to 8192 bits */
 };
 
 /* One request in flight. Slots are linked by index (never by pointer: the
@@ -41,6 +46,22 @@ struct uas_client {
     bool closing;   /* uas_client_disconnect was called */
     bool deleted;   /* uas_client_delete was called: free once busy is 0 */
     int busy;       /* callback frames that still use the client */
+
+    /* Security (client_security.c): owned copies of cfg.security/user. */
+    const uas_secpol *policy; /* &uas_secpol_none when unsecured */
+    uas_secpol_cred *cred;    /* NULL when unsecured */
+    uas_pki_store *pki;       /* NULL without security.pki_dir */
+    uas_bytestring server_cert;
+    uas_bytestring user_cert;
+    uas_bytestring user_key;
+    char *user_name;
+    uint8_t *password;
+    size_t password_len;
+    uint8_t client_nonce[UAS_CLIENT_NONCE];
+    uint8_t server_nonce[UAS_CLIENT_SERVER_NONCE];
+    size_t server_nonce_len;
+    /* The UserTokenPolicy's securityPolicyUri (empty: the channel's). */
+    char token_policy_uri[UAS_CLIENT_POLICY_ID];
 
     /* Session. */
     uas_nodeid auth_token; /* heap-owned; null without a session */
@@ -94,6 +115,24 @@ void uas__client_fail_all(uas_client *c, uas_status status);
 void uas__client_arm_timer(uas_client *c);
 void uas__client_on_message(uas_conn *conn, uint32_t request_id, const uint8_t *body, size_t len);
 void uas__client_on_message_error(uas_conn *conn, uint32_t request_id, uas_status status);
+
+/* client_security.c */
+/* Copies the security and user settings of cfg into c and fills
+ * c->cfg.conn.channel (cred, policy, mode, server certificate, validator).
+ * Logs why and returns Bad for an invalid configuration. */
+uas_status uas__security_init(uas_client *c, const uas_client_config *cfg);
+void uas__security_free(uas_client *c);
+/* Before connecting: validates the configured server certificate. */
+uas_status uas__security_check_server(uas_client *c);
+bool uas__security_on(const uas_client *c);
+
+/* client_user.c */
+/* Fills t->password (and encryption_algorithm) for the chosen token
+ * policy; release with uas__user_secret_free. */
+uas_status uas__user_secret(uas_client *c, uas_user_name_identity_token *t);
+void uas__user_secret_free(uas_client *c, uas_user_name_identity_token *t);
+/* userTokenSignature of an X509 identity into sig (cap bytes). */
+uas_status uas__user_sign(uas_client *c, uas_signature_data *sd, uint8_t *sig, size_t cap);
 
 /* client_session.c */
 void uas__session_start(uas_client *c);

@@ -1,5 +1,6 @@
 /* Session services of the client: CreateSession + ActivateSession
- * (anonymous) once the channel is open, CloseSession on disconnect, and the
+ * (with the session signatures of a secured channel and the configured
+ * user identity) once the channel is open, CloseSession on disconnect, and the
  * take-over of an existing session on a new channel (Part 4, 5.6). */
 #include <stdio.h>
 #include <string.h>
@@ -8,8 +9,6 @@
 
 #include "client_internal.h"
 
-#define POLICY_NONE "http://opcfoundation.org/UA/SecurityPolicy#None"
-
 void uas__session_forget(uas_client *c)
 {
     uas_clear(&c->auth_token, UAS_TYPE(NODE_ID));
@@ -17,49 +16,179 @@ void uas__session_forget(uas_client *c)
     c->policy_id[0] = 0;
 }
 
-/* The policy id of the anonymous UserTokenPolicy of a None endpoint (the
- * only security this client speaks yet), or "anonymous". */
+static uas_user_token_type wanted_token_type(const uas_client *c)
+{
+    switch (c->cfg.user.kind) {
+    case UAS_CLIENT_USER_NAME:
+        return UAS_USER_TOKEN_TYPE_USER_NAME;
+    case UAS_CLIENT_USER_X509:
+        return UAS_USER_TOKEN_TYPE_CERTIFICATE;
+    default:
+        return UAS_USER_TOKEN_TYPE_ANONYMOUS;
+    }
+}
+
+/* The UserTokenPolicy of our identity's type on the server's endpoint
+ * with the channel's policy and mode: its policy id and securityPolicyUri.
+ * Without one the defaults stay ("anonymous"/"username"/"certificate",
+ * the channel's policy). */
 static void pick_policy(uas_client *c, const uas_create_session_response *r)
 {
-    snprintf(c->policy_id, sizeof(c->policy_id), "anonymous");
+    uas_user_token_type want = wanted_token_type(c);
+    const char *policy_uri = uas_security_policy_uri(c->policy);
+    int32_t mode = uas__security_on(c) ? c->cfg.conn.channel.mode : UAS_MESSAGE_SECURITY_MODE_NONE;
+    snprintf(c->policy_id, sizeof(c->policy_id), "%s",
+             want == UAS_USER_TOKEN_TYPE_USER_NAME     ? "username"
+             : want == UAS_USER_TOKEN_TYPE_CERTIFICATE ? "certificate"
+                                                       : "anonymous");
+    c->token_policy_uri[0] = 0;
     for (size_t i = 0; i < r->server_endpoints_count; i++) {
         const uas_endpoint_description *e = &r->server_endpoints[i];
-        if (e->security_mode != UAS_MESSAGE_SECURITY_MODE_NONE ||
-            !uas_string_eq_cstr(&e->security_policy_uri, POLICY_NONE))
+        if (e->security_mode != mode || !uas_string_eq_cstr(&e->security_policy_uri, policy_uri))
             continue;
         for (size_t k = 0; k < e->user_identity_tokens_count; k++) {
             const uas_user_token_policy *p = &e->user_identity_tokens[k];
-            if (p->token_type != UAS_USER_TOKEN_TYPE_ANONYMOUS || !p->policy_id.data ||
-                p->policy_id.length >= sizeof(c->policy_id))
+            if (p->token_type != want || !p->policy_id.data ||
+                p->policy_id.length >= sizeof(c->policy_id) ||
+                p->security_policy_uri.length >= sizeof(c->token_policy_uri))
                 continue;
             memcpy(c->policy_id, p->policy_id.data, p->policy_id.length);
             c->policy_id[p->policy_id.length] = 0;
+            if (p->security_policy_uri.length)
+                memcpy(c->token_policy_uri, p->security_policy_uri.data,
+                       p->security_policy_uri.length);
+            c->token_policy_uri[p->security_policy_uri.length] = 0;
             return;
         }
     }
 }
 
+/* Part 4 5.6.3: clientSignature over serverCertificate + serverNonce. */
+static uas_status sign_client(uas_client *c, uas_signature_data *sd, uint8_t *sig, size_t cap)
+{
+    memset(sd, 0, sizeof(*sd));
+    if (!uas__security_on(c) || !c->conn)
+        return UAS_GOOD;
+    size_t n = c->server_cert.length + c->server_nonce_len;
+    uint8_t *data = uas_malloc(n ? n : 1);
+    if (!data)
+        return UAS_BAD_OUT_OF_MEMORY;
+    memcpy(data, c->server_cert.data, c->server_cert.length);
+    if (c->server_nonce_len)
+        memcpy(data + c->server_cert.length, c->server_nonce, c->server_nonce_len);
+    size_t sig_len = 0;
+    uas_status st = uas_channel_sign(uas_conn_channel(c->conn), data, n, sig, cap, &sig_len);
+    uas_free(data, n ? n : 1);
+    if (st != UAS_GOOD)
+        return st;
+    sd->algorithm = uas_string_from(uas_security_policy_signature_uri(c->policy));
+    sd->signature.data = sig;
+    sd->signature.length = sig_len;
+    return UAS_GOOD;
+}
+
 static uas_status send_activate(uas_client *c, const uas_nodeid *token, uas_client_response_fn cb)
 {
-    uas_anonymous_identity_token anon;
-    anon.policy_id = uas_string_from(c->policy_id[0] ? c->policy_id : "anonymous");
     uas_activate_session_request req;
     memset(&req, 0, sizeof(req));
     req.request_header.authentication_token = *token;
+    uint8_t sig[UAS_CLIENT_SIG_MAX];
+    uas_status st = sign_client(c, &req.client_signature, sig, sizeof(sig));
+    if (st != UAS_GOOD)
+        return st;
+    const char *pid = c->policy_id[0] ? c->policy_id : "anonymous";
+    uas_anonymous_identity_token anon;
+    uas_user_name_identity_token user;
+    uas_x509_identity_token x509;
     req.user_identity_token.encoding = UAS_EXTOBJ_DECODED;
-    req.user_identity_token.content.decoded.type = UAS_TYPE(ANONYMOUS_IDENTITY_TOKEN);
-    req.user_identity_token.content.decoded.data = &anon;
-    return uas__client_send(c, &req, UAS_TYPE(ACTIVATE_SESSION_REQUEST), cb, NULL, NULL);
+    switch (c->cfg.user.kind) {
+    case UAS_CLIENT_USER_NAME:
+        memset(&user, 0, sizeof(user));
+        user.policy_id = uas_string_from(pid);
+        user.user_name = uas_string_from(c->user_name);
+        st = uas__user_secret(c, &user);
+        if (st != UAS_GOOD)
+            return st;
+        req.user_identity_token.content.decoded.type = UAS_TYPE(USER_NAME_IDENTITY_TOKEN);
+        req.user_identity_token.content.decoded.data = &user;
+        break;
+    case UAS_CLIENT_USER_X509:
+        memset(&x509, 0, sizeof(x509));
+        x509.policy_id = uas_string_from(pid);
+        x509.certificate_data = c->user_cert;
+        req.user_identity_token.content.decoded.type = UAS_TYPE(X509_IDENTITY_TOKEN);
+        req.user_identity_token.content.decoded.data = &x509;
+        break;
+    default:
+        anon.policy_id = uas_string_from(pid);
+        req.user_identity_token.content.decoded.type = UAS_TYPE(ANONYMOUS_IDENTITY_TOKEN);
+        req.user_identity_token.content.decoded.data = &anon;
+        break;
+    }
+    uint8_t user_sig[UAS_CLIENT_SIG_MAX];
+    if (c->cfg.user.kind == UAS_CLIENT_USER_X509)
+        st = uas__user_sign(c, &req.user_token_signature, user_sig, sizeof(user_sig));
+    if (st == UAS_GOOD)
+        st = uas__client_send(c, &req, UAS_TYPE(ACTIVATE_SESSION_REQUEST), cb, NULL, NULL);
+    if (c->cfg.user.kind == UAS_CLIENT_USER_NAME)
+        uas__user_secret_free(c, &user);
+    return st;
+}
+
+/* The server nonce of a CreateSession/ActivateSession answer, for the next
+ * signature and password encryption. */
+static uas_status keep_server_nonce(uas_client *c, const uas_bytestring *n)
+{
+    if (n->length > sizeof(c->server_nonce))
+        return UAS_BAD_NONCE_INVALID;
+    if (n->length)
+        memcpy(c->server_nonce, n->data, n->length);
+    c->server_nonce_len = n->length;
+    if (uas__security_on(c) && n->length < 32)
+        return UAS_BAD_NONCE_INVALID;
+    return UAS_GOOD;
+}
+
+/* Part 4 5.6.2: the server proves its key by signing our certificate and
+ * nonce; its certificate must be the one the channel is secured with. */
+static uas_status check_server(uas_client *c, const uas_create_session_response *r)
+{
+    if (!uas__security_on(c) || !c->conn)
+        return UAS_GOOD;
+    uas_channel *ch = uas_conn_channel(c->conn);
+    if (!uas_channel_peer_is(ch, r->server_certificate.data, r->server_certificate.length)) {
+        uas_log(UAS_LOG_WARN, "client",
+                "%s: CreateSession: serverCertificate is not the channel's certificate",
+                c->cfg.endpoint_url);
+        return UAS_BAD_CERTIFICATE_INVALID;
+    }
+    size_t cert_len = 0;
+    const uint8_t *cert = uas_channel_local_cert(ch, &cert_len);
+    size_t n = cert_len + sizeof(c->client_nonce);
+    uint8_t *data = uas_malloc(n);
+    if (!data)
+        return UAS_BAD_OUT_OF_MEMORY;
+    memcpy(data, cert, cert_len);
+    memcpy(data + cert_len, c->client_nonce, sizeof(c->client_nonce));
+    uas_status st = uas_channel_verify(ch, data, n, r->server_signature.signature.data,
+                                       r->server_signature.signature.length);
+    uas_free(data, n);
+    if (st != UAS_GOOD) {
+        uas_log(UAS_LOG_WARN, "client", "%s: CreateSession: serverSignature invalid (%s)",
+                c->cfg.endpoint_url, uas_status_name(st));
+        return UAS_BAD_APPLICATION_SIGNATURE_INVALID;
+    }
+    return UAS_GOOD;
 }
 
 static void on_activated(uas_client *c, void *ud, uas_status st, const void *resp,
                          const uas_type *t)
 {
     (void)ud;
-    (void)resp;
-    (void)t;
     if (c->state != UAS_CLIENT_SESSION_CREATING)
         return; /* closed meanwhile */
+    if (st == UAS_GOOD && t == UAS_TYPE(ACTIVATE_SESSION_RESPONSE))
+        st = keep_server_nonce(c, &((const uas_activate_session_response *)resp)->server_nonce);
     if (st != UAS_GOOD) {
         uas_log(UAS_LOG_WARN, "client", "%s: ActivateSession failed: %s", c->cfg.endpoint_url,
                 uas_status_name(st));
@@ -89,18 +218,24 @@ static void on_created(uas_client *c, void *ud, uas_status st, const void *resp,
         st = uas_copy(&r->session_id, &c->session_id, UAS_TYPE(NODE_ID));
     if (st == UAS_GOOD && uas__nodeid_is_null(&c->auth_token))
         st = UAS_BAD_SESSION_ID_INVALID;
+    if (st == UAS_GOOD)
+        st = check_server(c, r);
+    if (st == UAS_GOOD)
+        st = keep_server_nonce(c, &r->server_nonce);
     if (st == UAS_GOOD) {
         pick_policy(c, r);
         st = send_activate(c, &c->auth_token, on_activated);
     }
+    if (st != UAS_GOOD && st != UAS_BAD_OUT_OF_MEMORY)
+        uas_log(UAS_LOG_WARN, "client", "%s: session set-up failed: %s", c->cfg.endpoint_url,
+                uas_status_name(st));
     if (st != UAS_GOOD)
         uas__client_fail(c, st);
 }
 
 void uas__session_start(uas_client *c)
 {
-    uint8_t nonce[32];
-    uas_random_bytes(nonce, sizeof(nonce));
+    uas_random_bytes(c->client_nonce, sizeof(c->client_nonce));
     uas_create_session_request req;
     memset(&req, 0, sizeof(req));
     uas_application_description *d = &req.client_description;
@@ -111,8 +246,14 @@ void uas__session_start(uas_client *c)
     d->application_type = UAS_APPLICATION_TYPE_CLIENT;
     req.endpoint_url = uas_string_from(c->cfg.endpoint_url);
     req.session_name = uas_string_from(c->cfg.session_name);
-    req.client_nonce.length = sizeof(nonce);
-    req.client_nonce.data = nonce;
+    req.client_nonce.length = sizeof(c->client_nonce);
+    req.client_nonce.data = c->client_nonce;
+    if (uas__security_on(c) && c->conn) {
+        size_t n = 0;
+        const uint8_t *cert = uas_channel_local_cert(uas_conn_channel(c->conn), &n);
+        req.client_certificate.data = (uint8_t *)(uintptr_t)cert;
+        req.client_certificate.length = n;
+    }
     req.requested_session_timeout = c->cfg.session_timeout_ms;
     req.max_response_message_size = 0;
     uas__client_set_state(c, UAS_CLIENT_SESSION_CREATING, UAS_GOOD);

@@ -1,8 +1,12 @@
 /* Nodes uaserver adds on top of namespace 0: the benchmark contract that
  * public OPC UA benchmark clients expect (100 writable Int32 variables
- * ns=1;i=1001..1100 and optional Int32 arrays ns=1;i=2001+k), and a small
- * demo object with a method, so a fresh server has something to call. */
+ * ns=1;i=1001..1100, optional Int32 arrays ns=1;i=2001+k and optional UInt64
+ * counters ns=1;i=100001..), and a small demo object with a method, so a
+ * fresh server has something to call. */
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <ua/nodeids.h>
@@ -55,6 +59,56 @@ uas_status app_add_contract_nodes(uas_server *s, const uint32_t *array_sizes, si
         snprintf(name, sizeof(name), "BenchmarkArray%zu", n);
         uas_status st = add_int32_var(s, 2001 + (uint32_t)k, name, vals, n, true);
         uas_array_delete(vals, n, UAS_TYPE(INT32));
+        if (st != UAS_GOOD)
+            return st;
+    }
+    return UAS_GOOD;
+}
+
+/* Counters for the subscription benchmark: one 64-bit cell per node, shared
+ * by the server's loops, hence atomic. The array lives as long as the
+ * process (the server is never rebuilt inside one). */
+static _Atomic uint64_t *counters;
+
+static uas_status read_counter(void *ud, const uas_nodeid *node, uas_datavalue *out,
+                               uas_arena *arena)
+{
+    (void)node;
+    uint64_t *v = uas_arena_alloc(arena, sizeof(uint64_t));
+    if (!v)
+        return UAS_BAD_OUT_OF_MEMORY;
+    *v = atomic_fetch_add_explicit(&counters[(uintptr_t)ud], 1, memory_order_relaxed) + 1;
+    uas_variant_set_scalar(&out->value, v, UAS_TYPE(UINT64));
+    out->has_value = true;
+    out->source_timestamp = uas_datetime_now();
+    out->has_source_timestamp = true;
+    return UAS_GOOD;
+}
+
+uas_status app_add_counter_nodes(uas_server *s, uint32_t n)
+{
+    if (n == 0)
+        return UAS_GOOD;
+    counters = calloc(n, sizeof(*counters));
+    if (!counters)
+        return UAS_BAD_OUT_OF_MEMORY;
+    uas_nodeid parent = uas_nodeid_numeric(0, UAS_NS0ID_OBJECTSFOLDER);
+    uas_nodeid organizes = uas_nodeid_numeric(0, UAS_NS0ID_ORGANIZES);
+    uas_nodeid type = uas_nodeid_numeric(0, UAS_NS0ID_BASEDATAVARIABLETYPE);
+    char name[32];
+    for (uint32_t i = 0; i < n; i++) {
+        uas_nodeid id = uas_nodeid_numeric(1, 100001 + i);
+        snprintf(name, sizeof(name), "Counter%u", i);
+        uas_qualifiedname bn = {1, uas_string_from(name)};
+        uas_variable_attributes a;
+        memset(&a, 0, sizeof(a));
+        a.display_name.text = uas_string_from(name);
+        a.data_type = uas_nodeid_numeric(0, UAS_NS0ID_UINT64);
+        a.value_rank = -1;
+        a.access_level = a.user_access_level = 0x01; /* CurrentRead */
+        uas_status st = uas_server_add_variable(s, &id, &parent, &organizes, &bn, &type, &a);
+        if (st == UAS_GOOD)
+            st = uas_server_set_data_source(s, &id, read_counter, NULL, (void *)(uintptr_t)i);
         if (st != UAS_GOOD)
             return st;
     }

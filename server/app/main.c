@@ -1,6 +1,7 @@
 /* uaserver: the OPC UA server program. Runs on an embedded default
  * configuration; a config file and flags override it (flags win). */
 #define _GNU_SOURCE
+#include <ftw.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +35,21 @@ static void usage(FILE *f)
                "  --contract           benchmark contract: namespace urn:o6:benchmark:server,\n"
                "                       BenchmarkValue0..99 at ns=1;i=1001..1100\n"
                "  --array-sizes N,...  contract Int32 arrays at ns=1;i=2001+k\n"
+               "  --counters N         contract UInt64 counters at ns=1;i=100001.., advanced\n"
+               "                       by every read (each sample of a monitored item)\n"
+               "  --security LIST      offered endpoints, Policy[:Mode],... or None\n"
+               "                       (default: None and every RSA policy in Sign and\n"
+               "                       SignAndEncrypt; --contract: None)\n"
+               "  --pki DIR            certificate store (default pki; --contract: a\n"
+               "                       temporary one)\n"
+               "  --users FILE         users file (default DIR/users)\n"
+               "  --certificate FILE   application certificate (DER/PEM) instead of the store's\n"
+               "  --private-key FILE   its private key (DER/PEM)\n"
+               "  --trust-certificate FILE  add a certificate to the trusted list on start\n"
+               "  --key-bits N         RSA key size of a certificate created on first start\n"
+               "  --no-anonymous       refuse anonymous sessions\n"
+               "  --allow-deprecated   allow Basic256 in --security\n"
+               "  --auto-accept        LAB ONLY: accept untrusted client certificates\n"
                "  --print-config       print the effective configuration and exit\n"
                "  --version, --help\n");
 }
@@ -68,6 +84,24 @@ static int parse_sizes(const char *v, uint32_t *sizes, size_t *n)
     return 0;
 }
 
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    remove(path);
+    return 0;
+}
+
+/* The temporary store of a contract server goes with the server. */
+static void remove_tree(const char *dir)
+{
+    nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static bool is_none(const char *security)
+{
+    return !security || !strcmp(security, "None") || !*security;
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && !strcmp(argv[1], "--self-load")) {
@@ -82,10 +116,15 @@ int main(int argc, char **argv)
     }
     uas_server_config cfg;
     uas_server_config_default(&cfg);
+    /* NULL: not set by the file nor a flag (defaults decided below). */
+    cfg.security = NULL;
+    cfg.pki_dir = NULL;
+    char tmp_pki[64] = "";
     uas_config_file *file = NULL;
     bool contract = false, print_config = false;
     uint32_t sizes[16];
     size_t nsizes = 0;
+    uint32_t ncounters = 0;
     /* The config file first, so flags override it whatever their order. */
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--config")) {
@@ -136,6 +175,39 @@ int main(int argc, char **argv)
             if (parse_sizes(v, sizes, &nsizes))
                 goto out;
             i++;
+        } else if (!strcmp(a, "--counters")) {
+            if (parse_u32(a, v, 10000000, &ncounters))
+                goto out;
+            i++;
+        } else if (!strcmp(a, "--security") && v) {
+            cfg.security = v;
+            i++;
+        } else if (!strcmp(a, "--pki") && v) {
+            cfg.pki_dir = v;
+            i++;
+        } else if (!strcmp(a, "--users") && v) {
+            cfg.users_file = v;
+            i++;
+        } else if (!strcmp(a, "--certificate") && v) {
+            cfg.certificate = v;
+            i++;
+        } else if (!strcmp(a, "--private-key") && v) {
+            cfg.private_key = v;
+            i++;
+        } else if (!strcmp(a, "--trust-certificate") && v) {
+            cfg.trust_certificate = v;
+            i++;
+        } else if (!strcmp(a, "--key-bits")) {
+            if (parse_u32(a, v, 8192, &n))
+                goto out;
+            cfg.key_bits = n;
+            i++;
+        } else if (!strcmp(a, "--no-anonymous")) {
+            cfg.allow_anonymous = false;
+        } else if (!strcmp(a, "--allow-deprecated")) {
+            cfg.allow_deprecated = true;
+        } else if (!strcmp(a, "--auto-accept")) {
+            cfg.auto_accept = true;
         } else if (!strcmp(a, "--print-config")) {
             print_config = true;
         } else if (!strcmp(a, "--version")) {
@@ -156,6 +228,22 @@ int main(int argc, char **argv)
         cfg.application_uri = "urn:o6:benchmark:server";
         cfg.application_name = "uastack benchmark server";
     }
+    /* The contract (benchmarks, load tests) runs without security unless
+     * asked; the server program offers every RSA policy by default. */
+    if (!cfg.security)
+        cfg.security = contract ? "None" : UAS_SECURITY_ALL;
+    if (!cfg.pki_dir) {
+        cfg.pki_dir = "pki";
+        if (contract && !is_none(cfg.security) && !print_config) {
+            snprintf(tmp_pki, sizeof(tmp_pki), "/tmp/uaserver-pki-XXXXXX");
+            if (!mkdtemp(tmp_pki)) {
+                fprintf(stderr, "uaserver: cannot create a temporary certificate store\n");
+                tmp_pki[0] = 0;
+                goto out;
+            }
+            cfg.pki_dir = tmp_pki;
+        }
+    }
     if (print_config) {
         uas_config_print(stdout, &cfg);
         rc = 0;
@@ -171,6 +259,8 @@ int main(int argc, char **argv)
     st = app_add_demo_nodes(s);
     if (st == UAS_GOOD && contract)
         st = app_add_contract_nodes(s, sizes, nsizes);
+    if (st == UAS_GOOD && contract)
+        st = app_add_counter_nodes(s, ncounters);
     if (st == UAS_GOOD)
         st = uas_server_listen(s);
     if (st != UAS_GOOD) {
@@ -196,6 +286,8 @@ int main(int argc, char **argv)
     uas_server_delete(s);
     rc = st == UAS_GOOD ? 0 : 1;
 out:
+    if (tmp_pki[0])
+        remove_tree(tmp_pki);
     uas_config_file_free(file);
     return rc;
 }

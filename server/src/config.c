@@ -11,7 +11,7 @@
 
 #include "config.h"
 
-enum { T_STR, T_U16, T_U32, T_SIZE, T_LEVEL };
+enum { T_STR, T_U16, T_U32, T_SIZE, T_LEVEL, T_BOOL };
 
 typedef struct key_def {
     const char *section;
@@ -57,6 +57,16 @@ static const key_def keys[] = {
     K("limits", "max_array_length", T_U32, decode_limits.max_array_length, 1, UINT32_MAX),
     K("limits", "max_string_length", T_U32, decode_limits.max_string_length, 1, UINT32_MAX),
     K("limits", "max_depth", T_U16, decode_limits.max_depth, 1, 1000),
+    K("security", "security", T_STR, security, 0, 0),
+    K("security", "allow_deprecated", T_BOOL, allow_deprecated, 0, 0),
+    K("security", "pki_dir", T_STR, pki_dir, 0, 0),
+    K("security", "users_file", T_STR, users_file, 0, 0),
+    K("security", "allow_anonymous", T_BOOL, allow_anonymous, 0, 0),
+    K("security", "auto_accept", T_BOOL, auto_accept, 0, 0),
+    K("security", "certificate", T_STR, certificate, 0, 0),
+    K("security", "private_key", T_STR, private_key, 0, 0),
+    K("security", "key_bits", T_U32, key_bits, 2048, 8192),
+    K("security", "trust_certificate", T_STR, trust_certificate, 0, 0),
 };
 
 struct uas_config_file {
@@ -116,6 +126,20 @@ static int on_value(void *user, const char *section, const char *name, const cha
                 return 0;
             }
             *(uas_log_level *)(void *)field = (uas_log_level)lvl;
+            return 1;
+        }
+        if (k->type == T_BOOL) {
+            bool b;
+            if (!strcmp(value, "true") || !strcmp(value, "yes") || !strcmp(value, "1"))
+                b = true;
+            else if (!strcmp(value, "false") || !strcmp(value, "no") || !strcmp(value, "0"))
+                b = false;
+            else {
+                snprintf(ps->err, ps->errlen, "%s.%s must be true or false, not '%s'", section,
+                         name, value);
+                return 0;
+            }
+            *(bool *)(void *)field = b;
             return 1;
         }
         char *end;
@@ -186,4 +210,13 @@ void uas_config_print(FILE *out, const uas_server_config *c)
             c->buffer_size, c->max_message_size, c->max_chunk_count, c->max_connections);
     fprintf(out, "[session]\nmax_sessions = %u\nmax_session_timeout_ms = %u\n", c->max_sessions,
             c->max_session_timeout_ms);
+    fprintf(out,
+            "[security]\nsecurity = %s\nallow_deprecated = %s\npki_dir = %s\nusers_file = %s\n"
+            "allow_anonymous = %s\nauto_accept = %s\nkey_bits = %u\n",
+            c->security ? c->security : "None", c->allow_deprecated ? "true" : "false",
+            c->pki_dir ? c->pki_dir : "", c->users_file ? c->users_file : "<pki_dir>/users",
+            c->allow_anonymous ? "true" : "false", c->auto_accept ? "true" : "false", c->key_bits);
+    if (c->certificate)
+        fprintf(out, "certificate = %s\nprivate_key = %s\n", c->certificate,
+                c->private_key ? c->private_key : "");
 }

@@ -244,6 +244,11 @@ void uas_dispatch_accept(uas_sloop *l, int fd)
     cc.channel.max_lifetime_ms = s->cfg.max_token_lifetime_ms;
     cc.channel.hello_timeout_ms = s->cfg.hello_timeout_ms;
     cc.channel.decode_limits = &s->cfg.decode_limits;
+    cc.channel.cred = s->cred;
+    cc.channel.offers = s->offers;
+    cc.channel.offer_count = s->channel_offer_count;
+    cc.channel.validate_peer = uas_server_validate_client;
+    cc.channel.validate_ud = s;
     cc.max_output_bytes = s->cfg.max_output_bytes;
     l->connections++;
     sc->conn = uas_conn_accept(l->loop, fd, &cc, &handler, sc);

@@ -54,6 +54,10 @@ void uas_server_config_default(uas_server_config *c)
     c->max_nodes_per_register = 5000;
     c->decode_limits = uas_limits_default;
     c->log_level = UAS_LOG_INFO;
+    c->security = "None";
+    c->pki_dir = "pki";
+    c->allow_anonymous = true;
+    c->key_bits = 2048;
 }
 
 static char *dup_cstr(const char *s)
@@ -140,6 +144,12 @@ uas_server *uas_server_new(const uas_server_config *cfg, uas_status *status)
             return NULL;
         }
     }
+    st = uas_server_security_init(s);
+    if (st != UAS_GOOD) {
+        uas_server_delete(s);
+        *status = st;
+        return NULL;
+    }
     s->as = uas_aspace_new(s);
     if (!s->as || uas_server_object_init(s) != UAS_GOOD || uas_subs_init(s) != UAS_GOOD ||
         uas_subs_methods_init(s) != UAS_GOOD) {
@@ -176,6 +186,7 @@ void uas_server_delete(uas_server *s)
     if (s->loops)
         uas_free(s->loops, s->nloops * sizeof(uas_sloop));
     uas_aspace_delete(s->as);
+    uas_server_security_free(s);
     for (size_t i = 0; i < s->namespace_count; i++)
         free_cstr(s->namespaces[i]);
     if (s->namespaces)
@@ -261,30 +272,97 @@ void uas_server_app_description(uas_server *s, uas_application_description *d)
     }
 }
 
+/* SecurityLevel (Part 4, 7.14): None 0; among the RSA policies the
+ * stronger ones higher, and every SignAndEncrypt endpoint above every Sign
+ * one. */
+static uint8_t security_level(const uas_channel_offer *o)
+{
+    static const char *const order[] = {"Basic256", "Basic256Sha256", "Aes128_Sha256_RsaOaep",
+                                        "Aes256_Sha256_RsaPss"};
+    if (!uas_security_policy_signature_uri(o->policy))
+        return 0;
+    const char *name = uas_server_policy_name(o->policy);
+    uint8_t strength = 1;
+    for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
+        if (!strcmp(name, order[i]))
+            strength = (uint8_t)(i + 1);
+    return (uint8_t)((o->mode == UAS_MESSAGE_SECURITY_MODE_SIGN_AND_ENCRYPT ? 100 : 0) +
+                     10 * strength);
+}
+
+static uas_string arena_printf_id(uas_arena *a, const char *prefix, const char *name)
+{
+    uas_string r = {0, NULL};
+    size_t n = strlen(prefix) + strlen(name);
+    char *p = uas_arena_alloc(a, n + 1);
+    if (p) {
+        snprintf(p, n + 1, "%s%s", prefix, name);
+        r.data = (uint8_t *)p;
+        r.length = n;
+    }
+    return r;
+}
+
 uas_status uas_server_endpoints(uas_server *s, uas_arena *a, size_t *count,
                                 uas_endpoint_description **out)
 {
-    uas_endpoint_description *e = uas_arena_calloc(a, 1, sizeof(*e));
-    uas_user_token_policy *p = uas_arena_calloc(a, 1, sizeof(*p));
+    size_t n = s->offer_count;
+    uas_endpoint_description *e = uas_arena_calloc(a, n, sizeof(*e));
     uas_string *urls = uas_arena_alloc(a, sizeof(uas_string));
-    if (!e || !p || !urls)
+    if (!e || !urls)
         return UAS_BAD_OUT_OF_MEMORY;
-    uas_server_app_description(s, &e->server);
-    if (e->server.discovery_urls_count) {
-        urls[0] = e->server.discovery_urls[0];
-        e->server.discovery_urls = urls;
+    size_t cert_len = 0;
+    const uint8_t *cert = s->cred ? uas_secpol_cred_cert(s->cred, &cert_len) : NULL;
+    for (size_t i = 0; i < n; i++) {
+        const uas_channel_offer *o = &s->offers[i];
+        uas_endpoint_description *d = &e[i];
+        uas_server_app_description(s, &d->server);
+        if (d->server.discovery_urls_count) {
+            urls[0] = d->server.discovery_urls[0];
+            d->server.discovery_urls = urls;
+        }
+        d->endpoint_url = uas_string_from(s->endpoint_url ? s->endpoint_url : "");
+        d->security_mode = o->mode;
+        d->security_policy_uri = uas_string_from(uas_security_policy_uri(o->policy));
+        d->transport_profile_uri =
+            uas_string_from("http://opcfoundation.org/UA-Profile/Transport/uatcp-uasc-uabinary");
+        d->security_level = security_level(o);
+        /* The certificate also on None endpoints: clients encrypt user
+         * passwords with it. */
+        if (cert) {
+            d->server_certificate.data = (uint8_t *)cert;
+            d->server_certificate.length = cert_len;
+        }
+        uas_user_token_policy *p = uas_arena_calloc(a, 3, sizeof(*p));
+        if (!p)
+            return UAS_BAD_OUT_OF_MEMORY;
+        size_t k = 0;
+        if (s->cfg.allow_anonymous) {
+            p[k].policy_id = uas_string_from("anonymous");
+            p[k].token_type = UAS_USER_TOKEN_TYPE_ANONYMOUS;
+            k++;
+        }
+        const uas_secpol *up = uas_server_user_token_policy(s, o->policy);
+        if (up && s->users) {
+            p[k].policy_id = arena_printf_id(a, "username_", uas_server_policy_name(up));
+            p[k].token_type = UAS_USER_TOKEN_TYPE_USER_NAME;
+            p[k].security_policy_uri = uas_string_from(uas_security_policy_uri(up));
+            if (!p[k].policy_id.data)
+                return UAS_BAD_OUT_OF_MEMORY;
+            k++;
+        }
+        if (up && s->user_pki) {
+            p[k].policy_id = arena_printf_id(a, "x509_", uas_server_policy_name(up));
+            p[k].token_type = UAS_USER_TOKEN_TYPE_CERTIFICATE;
+            p[k].security_policy_uri = uas_string_from(uas_security_policy_uri(up));
+            if (!p[k].policy_id.data)
+                return UAS_BAD_OUT_OF_MEMORY;
+            k++;
+        }
+        d->user_identity_tokens_count = k;
+        d->user_identity_tokens = k ? p : UAS_EMPTY_ARRAY;
     }
-    e->endpoint_url = uas_string_from(s->endpoint_url ? s->endpoint_url : "");
-    e->security_mode = UAS_MESSAGE_SECURITY_MODE_NONE;
-    e->security_policy_uri = uas_string_from("http://opcfoundation.org/UA/SecurityPolicy#None");
-    e->transport_profile_uri =
-        uas_string_from("http://opcfoundation.org/UA-Profile/Transport/uatcp-uasc-uabinary");
-    e->security_level = 0;
-    p->policy_id = uas_string_from("anonymous");
-    p->token_type = UAS_USER_TOKEN_TYPE_ANONYMOUS;
-    e->user_identity_tokens_count = 1;
-    e->user_identity_tokens = p;
-    *count = 1;
+    *count = n;
     *out = e;
     return UAS_GOOD;
 }

@@ -8,6 +8,7 @@
 
 #include <ua/log.h>
 #include <ua/net.h>
+#include <ua/pki.h>
 #include <ua/server.h>
 
 typedef struct uas_aspace uas_aspace; /* aspace.h */
@@ -63,6 +64,11 @@ struct uas_session {
     uint8_t server_nonce[32];
     uint32_t max_response_size;
     uas_datetime created_at;
+    /* Security (svc_session.c): the client certificate of CreateSession
+     * (heap copy, NULL on a None channel), whom the session was activated
+     * for (user name or certificate thumbprint, for logs). */
+    uas_bytestring client_cert;
+    char user[72];
     /* Per-session state of the View services (continuation points); owned
      * and released by the address space module. */
     void *view_state;
@@ -135,11 +141,44 @@ struct uas_server {
     uas_datetime start_time;
     atomic_bool stopping;
     atomic_uint next_channel_id;
+    /* Security (security.c): the offered (policy, mode) pairs, our
+     * credentials and the stores; NULL / 0 with policy None only. */
+    uas_channel_offer *offers;  /* the endpoints, then None if not among them */
+    size_t offer_count;         /* endpoints */
+    size_t channel_offer_count; /* what a channel may open: + None for discovery */
+    size_t offers_cap;
+    bool none_offered; /* sessions allowed on None channels */
+    uas_secpol_cred *cred;
+    uas_pki_store *pki;      /* application trust list */
+    uas_pki_store *user_pki; /* <pki_dir>/user: trust list of X509 user tokens */
+    uas_user_store *users;   /* NULL: no users file, user names refused */
     /* Namespace array (index 0: OPC UA, 1: the application URI). */
     pthread_mutex_t ns_lock;
     char **namespaces;
     size_t namespace_count;
 };
+
+/* ---- security (security.c) ---- */
+
+/* Reads the security part of the configuration: parses the offered list,
+ * opens the certificate store, creates or loads the application
+ * certificate, opens the users file and the user trust list.
+ * BadConfigurationError (logged with the reason), BadOutOfMemory, or the
+ * PKI's status. */
+uas_status uas_server_security_init(uas_server *s);
+void uas_server_security_free(uas_server *s);
+/* validate_peer of the server channels: the client certificate against the
+ * trust list (ud is the server). Logs the reason of a refusal. */
+uas_status uas_server_validate_client(void *ud, const uint8_t *der, size_t len);
+/* The short name of a policy ("Basic256Sha256", "None"). */
+const char *uas_server_policy_name(const uas_secpol *p);
+/* The policy of the UserTokenPolicy whose policyId is id ("username_X"
+ * or "x509_X" with prefix "username_" / "x509_"), when this server
+ * advertises it; NULL otherwise. */
+const uas_secpol *uas_server_token_policy(uas_server *s, const uas_string *id, const char *prefix);
+/* The policy user tokens of an endpoint of policy p are secured with
+ * (p itself, Basic256Sha256 for None); NULL without credentials. */
+const uas_secpol *uas_server_user_token_policy(uas_server *s, const uas_secpol *p);
 
 /* Endpoint descriptions of this server, allocated from arena. */
 uas_status uas_server_endpoints(uas_server *s, uas_arena *a, size_t *count,

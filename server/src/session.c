@@ -63,6 +63,8 @@ void uas_session_unref(uas_server *s, uas_session *se)
     uas_subs_session_release(s, se);
     if (se->name.data && se->name.data != UAS_EMPTY_ARRAY)
         uas_free(se->name.data, se->name.length);
+    if (se->client_cert.data)
+        uas_free(se->client_cert.data, se->client_cert.length);
     pthread_mutex_destroy(&se->lock);
     uas_free(se, sizeof(*se));
 }

@@ -1,8 +1,20 @@
-/* Session services (Part 4, 5.6) and the discovery services (5.4). */
+/* Session services (Part 4, 5.6) and the discovery services (5.4), with
+ * the session-level security of a secured channel: CreateSession checks
+ * the client nonce and certificate and proves our key (serverSignature),
+ * ActivateSession checks the client's proof (clientSignature) and the user
+ * identity token (anonymous, user name with an encrypted password, X.509
+ * certificate with its signature). */
+#include <stdio.h>
 #include <string.h>
 
+#include <openssl/x509.h>
+#include <sodium.h>
+
 #include "aspace.h"
+#include "crypto_util.h"
 #include "dispatch.h"
+#include "secpol.h"
+#include "secpol_user.h"
 
 #define TCP_PROFILE "http://opcfoundation.org/UA-Profile/Transport/uatcp-uasc-uabinary"
 
@@ -94,6 +106,110 @@ void uas_svc_find_servers(uas_request_ctx *ctx, const void *vreq, void *vresp)
     resp->servers_count = 1;
 }
 
+/* ---- session-level security ---- */
+
+static uas_channel *channel_obj(uas_request_ctx *ctx)
+{
+    return ctx->conn ? uas_conn_channel(ctx->conn) : NULL;
+}
+
+static bool channel_secure(uas_channel *ch)
+{
+    return ch && uas_security_policy_signature_uri(uas_channel_policy(ch)) != NULL;
+}
+
+/* Length of the first certificate of a ByteString that may hold a chain. */
+static size_t first_cert_len(const uas_bytestring *b)
+{
+    X509 *x = NULL;
+    size_t n = 0;
+    if (!b->data || uas_crypto_load_cert(b->data, b->length, &x, &n) != UAS_GOOD)
+        return 0;
+    X509_free(x);
+    return n;
+}
+
+/* A NUL-terminated copy of a String, cut at cap - 1 bytes. */
+static void cstr_of(const uas_string *s, char *buf, size_t cap)
+{
+    size_t n = s->data ? s->length : 0;
+    if (n >= cap)
+        n = cap - 1;
+    if (n)
+        memcpy(buf, s->data, n);
+    buf[n] = 0;
+}
+
+/* CreateSession on a secured channel (Part 4, 5.6.2): a client nonce of
+ * 32..128 bytes, the certificate the channel was opened with, and that
+ * certificate valid for the applicationUri the client claims. */
+static uas_status check_client(uas_request_ctx *ctx, const uas_create_session_request *req,
+                               uas_channel *ch)
+{
+    uas_server *s = ctx->server;
+    if (!req->client_nonce.data || req->client_nonce.length < 32 ||
+        req->client_nonce.length > 128) {
+        uas_log(UAS_LOG_INFO, "session", "CreateSession refused: client nonce of %zu bytes",
+                req->client_nonce.data ? req->client_nonce.length : 0);
+        return UAS_BAD_NONCE_INVALID;
+    }
+    size_t n = first_cert_len(&req->client_certificate);
+    if (n == 0 || !uas_channel_peer_is(ch, req->client_certificate.data, n)) {
+        uas_log(UAS_LOG_INFO, "session",
+                "CreateSession refused: the client certificate is not the channel's");
+        return UAS_BAD_SECURITY_CHECKS_FAILED;
+    }
+    char uri[512];
+    cstr_of(&req->client_description.application_uri, uri, sizeof(uri));
+    uas_pki_verdict v;
+    uas_status st =
+        uas_pki_validate(s->pki, req->client_certificate.data, req->client_certificate.length, uri,
+                         UAS_PKI_USAGE_CLIENT, 0, 0, uas_datetime_now(), &v);
+    if (st != UAS_GOOD)
+        uas_log(UAS_LOG_WARN, "session", "CreateSession refused: client certificate %s: %s (%s)",
+                v.thumbprint, uas_status_name(st), v.reason);
+    return st;
+}
+
+/* serverSignature = Sign(clientCertificate + clientNonce) with our key. */
+static uas_status sign_client(uas_request_ctx *ctx, const uas_create_session_request *req,
+                              uas_channel *ch, uas_create_session_response *resp)
+{
+    size_t n = req->client_certificate.length + req->client_nonce.length;
+    uint8_t *data = uas_arena_alloc(ctx->arena, n);
+    uint8_t *sig = uas_arena_alloc(ctx->arena, UAS_RSA_MAX_BYTES);
+    if (!data || !sig)
+        return UAS_BAD_OUT_OF_MEMORY;
+    memcpy(data, req->client_certificate.data, req->client_certificate.length);
+    memcpy(data + req->client_certificate.length, req->client_nonce.data, req->client_nonce.length);
+    size_t sig_len = 0;
+    uas_status st = uas_channel_sign(ch, data, n, sig, UAS_RSA_MAX_BYTES, &sig_len);
+    if (st != UAS_GOOD)
+        return st;
+    resp->server_signature.algorithm =
+        uas_string_from(uas_security_policy_signature_uri(uas_channel_policy(ch)));
+    resp->server_signature.signature.data = sig;
+    resp->server_signature.signature.length = sig_len;
+    return UAS_GOOD;
+}
+
+/* serverCertificate + serverNonce: what the client and X509 user token
+ * signatures of ActivateSession cover. */
+static uint8_t *activation_data(uas_request_ctx *ctx, size_t *len)
+{
+    size_t n = 0;
+    const uint8_t *cert =
+        ctx->server->cred ? uas_secpol_cred_cert(ctx->server->cred, &n) : (const uint8_t *)"";
+    size_t nonce = sizeof(ctx->session->server_nonce);
+    uint8_t *data = uas_arena_alloc(ctx->arena, n + nonce);
+    if (data) {
+        memcpy(data, cert, n);
+        memcpy(data + n, ctx->session->server_nonce, nonce);
+    }
+    *len = n + nonce;
+    return data;
+}
+
 void uas_svc_create_session(uas_request_ctx *ctx, const void *vreq, void *vresp)
 {
     const uas_create_session_request *req = vreq;
@@ -104,9 +220,22 @@ void uas_svc_create_session(uas_request_ctx *ctx, const void *vreq, void *vresp)
         timeout = cfg->min_session_timeout_ms;
     if (timeout > cfg->max_session_timeout_ms)
         timeout = cfg->max_session_timeout_ms;
+    uas_channel *ch = channel_obj(ctx);
+    bool secure = channel_secure(ch);
+    uas_status st = UAS_GOOD;
+    if (secure)
+        st = check_client(ctx, req, ch);
+    else if (ch && !ctx->server->none_offered)
+        st = UAS_BAD_SECURITY_POLICY_REJECTED; /* a discovery-only None channel */
+    if (st != UAS_GOOD) {
+        atomic_fetch_add(&ctx->server->counters.security_rejected_requests, 1);
+        atomic_fetch_add(&ctx->server->counters.rejected_sessions, 1);
+        set_result(resp, st);
+        return;
+    }
     uas_session *se = NULL;
-    uas_status st = uas_sessions_create(ctx->server->sessions, ctx->server, channel_of(ctx),
-                                        (int64_t)timeout, ctx->now_ms, &se);
+    st = uas_sessions_create(ctx->server->sessions, ctx->server, channel_of(ctx), (int64_t)timeout,
+                             ctx->now_ms, &se);
     if (st != UAS_GOOD) {
         uas_log(UAS_LOG_WARN, "session", "CreateSession refused: %s", uas_status_name(st));
         set_result(resp, st);
@@ -121,6 +250,25 @@ void uas_svc_create_session(uas_request_ctx *ctx, const void *vreq, void *vresp)
         }
     }
     se->max_response_size = req->max_response_message_size;
+    if (secure) {
+        st = sign_client(ctx, req, ch, resp);
+        if (st == UAS_GOOD && !(se->client_cert.data = uas_malloc(req->client_certificate.length)))
+            st = UAS_BAD_OUT_OF_MEMORY;
+        if (st != UAS_GOOD) {
+            uas_sessions_remove(ctx->server->sessions, se);
+            uas_session_unref(ctx->server, se);
+            set_result(resp, st);
+            return;
+        }
+        memcpy(se->client_cert.data, req->client_certificate.data, req->client_certificate.length);
+        se->client_cert.length = req->client_certificate.length;
+    }
+    if (ctx->server->cred) {
+        size_t n;
+        const uint8_t *cert = uas_secpol_cred_cert(ctx->server->cred, &n);
+        resp->server_certificate.data = (uint8_t *)cert;
+        resp->server_certificate.length = n;
+    }
     resp->session_id = se->session_id;
     resp->authentication_token = se->auth_token;
     resp->revised_session_timeout = timeout;
@@ -147,21 +295,138 @@ void uas_svc_create_session(uas_request_ctx *ctx, const void *vreq, void *vresp)
     uas_server_system_event(ctx->server, 100, "Session created");
 }
 
-/* Anonymous is the only identity until user authentication arrives with
- * the security work: no token, or an AnonymousIdentityToken whose policy
- * is ours. */
-static uas_status check_identity(const uas_extensionobject *tok)
+/* The throttling key of a login: the client certificate's thumbprint, or
+ * the peer's address on a channel without one. */
+static void client_key(uas_request_ctx *ctx, char *buf, size_t cap)
 {
+    const uas_session *se = ctx->session;
+    if (se->client_cert.data && cap >= UAS_PKI_THUMBPRINT_HEX) {
+        size_t n = first_cert_len(&se->client_cert);
+        uas_pki_thumbprint(se->client_cert.data, n ? n : se->client_cert.length, buf);
+    } else if (!ctx->conn || !uas_conn_peer_address(ctx->conn, buf, cap)) {
+        snprintf(buf, cap, "?");
+    }
+}
+
+static uas_status check_user_name(uas_request_ctx *ctx, const uas_user_name_identity_token *t)
+{
+    uas_server *s = ctx->server;
+    if (!s->users || !s->cred)
+        return UAS_BAD_IDENTITY_TOKEN_REJECTED; /* no user name policy offered */
+    const uas_secpol *pol = uas_server_token_policy(s, &t->policy_id, "username_");
+    if (!pol)
+        return UAS_BAD_IDENTITY_TOKEN_INVALID;
+    /* Passwords travel encrypted only (no plaintext policy is offered). */
+    if (!uas_string_eq_cstr(&t->encryption_algorithm, pol->asym_encryption_uri) ||
+        !t->password.data || t->password.length == 0 || t->password.length > 8192)
+        return UAS_BAD_IDENTITY_TOKEN_INVALID;
+    uint8_t pw[1024];
+    size_t pw_len = 0;
+    uas_status st = uas_secpol_user_decrypt(
+        s->cred, pol, t->password.data, t->password.length, ctx->session->server_nonce,
+        sizeof(ctx->session->server_nonce), pw, sizeof(pw), &pw_len);
+    if (st == UAS_GOOD) {
+        char name[UAS_USER_NAME_MAX + 2];
+        cstr_of(&t->user_name, name, sizeof(name));
+        char key[64];
+        client_key(ctx, key, sizeof(key));
+        st = uas_user_check(s->users, key, name, (const char *)pw, pw_len);
+        if (st == UAS_GOOD)
+            snprintf(ctx->session->user, sizeof(ctx->session->user), "%s", name);
+        else
+            uas_log(UAS_LOG_INFO, "session", "user name login refused (client %s)", key);
+        st = st == UAS_GOOD ? UAS_GOOD : UAS_BAD_USER_ACCESS_DENIED;
+    } else if (st != UAS_BAD_OUT_OF_MEMORY) {
+        st = UAS_BAD_IDENTITY_TOKEN_INVALID;
+    }
+    sodium_memzero(pw, sizeof(pw));
+    return st;
+}
+
+static uas_status check_x509_user(uas_request_ctx *ctx, const uas_x509_identity_token *t,
+                                  const uas_signature_data *sig)
+{
+    uas_server *s = ctx->server;
+    if (!s->user_pki || !s->cred)
+        return UAS_BAD_IDENTITY_TOKEN_REJECTED; /* no certificate policy offered */
+    const uas_secpol *pol = uas_server_token_policy(s, &t->policy_id, "x509_");
+    if (!pol || !t->certificate_data.data || t->certificate_data.length == 0)
+        return UAS_BAD_IDENTITY_TOKEN_INVALID;
+    if (!uas_string_eq_cstr(&sig->algorithm, pol->asym_signature_uri) || !sig->signature.data)
+        return UAS_BAD_USER_SIGNATURE_INVALID;
+    size_t len;
+    uint8_t *data = activation_data(ctx, &len);
+    if (!data)
+        return UAS_BAD_OUT_OF_MEMORY;
+    uas_status st =
+        uas_secpol_user_verify(pol, t->certificate_data.data, t->certificate_data.length, data, len,
+                               sig->signature.data, sig->signature.length);
+    if (st != UAS_GOOD)
+        return st == UAS_BAD_SECURITY_CHECKS_FAILED ? UAS_BAD_USER_SIGNATURE_INVALID
+                                                    : UAS_BAD_IDENTITY_TOKEN_REJECTED;
+    uas_pki_verdict v;
+    st = uas_pki_validate(s->user_pki, t->certificate_data.data, t->certificate_data.length, NULL,
+                          UAS_PKI_USAGE_CLIENT, 0, 0, uas_datetime_now(), &v);
+    if (st != UAS_GOOD) {
+        uas_log(UAS_LOG_WARN, "session", "user certificate %s refused: %s (%s)", v.thumbprint,
+                uas_status_name(st), v.reason);
+        return UAS_BAD_IDENTITY_TOKEN_REJECTED;
+    }
+    snprintf(ctx->session->user, sizeof(ctx->session->user), "x509:%s", v.thumbprint);
+    return UAS_GOOD;
+}
+
+/* The user identity token (Part 4, 7.41): anonymous when allowed, a user
+ * name with its password encrypted under one of our UserTokenPolicies, or
+ * an X.509 certificate the user trust list accepts with its signature. */
+static uas_status check_identity(uas_request_ctx *ctx, const uas_activate_session_request *req)
+{
+    const uas_extensionobject *tok = &req->user_identity_token;
+    bool anonymous = ctx->server->cfg.allow_anonymous;
     if (tok->encoding == UAS_EXTOBJ_EMPTY)
-        return UAS_GOOD;
+        return anonymous ? UAS_GOOD : UAS_BAD_IDENTITY_TOKEN_REJECTED;
     if (tok->encoding != UAS_EXTOBJ_DECODED)
         return UAS_BAD_IDENTITY_TOKEN_INVALID;
-    if (tok->content.decoded.type != UAS_TYPE(ANONYMOUS_IDENTITY_TOKEN))
-        return UAS_BAD_IDENTITY_TOKEN_REJECTED;
-    const uas_anonymous_identity_token *a = tok->content.decoded.data;
-    if (a->policy_id.data && a->policy_id.length > 0 &&
-        !uas_string_eq_cstr(&a->policy_id, "anonymous"))
-        return UAS_BAD_IDENTITY_TOKEN_INVALID;
+    const uas_type *type = tok->content.decoded.type;
+    if (type == UAS_TYPE(ANONYMOUS_IDENTITY_TOKEN)) {
+        const uas_anonymous_identity_token *a = tok->content.decoded.data;
+        if (a->policy_id.data && a->policy_id.length > 0 &&
+            !uas_string_eq_cstr(&a->policy_id, "anonymous"))
+            return UAS_BAD_IDENTITY_TOKEN_INVALID;
+        return anonymous ? UAS_GOOD : UAS_BAD_IDENTITY_TOKEN_REJECTED;
+    }
+    if (type == UAS_TYPE(USER_NAME_IDENTITY_TOKEN))
+        return check_user_name(ctx, tok->content.decoded.data);
+    if (type == UAS_TYPE(X509_IDENTITY_TOKEN))
+        return check_x509_user(ctx, tok->content.decoded.data, &req->user_token_signature);
+    return UAS_BAD_IDENTITY_TOKEN_REJECTED;
+}
+
+/* ActivateSession on a secured channel (Part 4, 5.6.3): the channel is
+ * secured with the certificate the session was created with, and
+ * clientSignature = Sign(serverCertificate + serverNonce) by its key. A
+ * session created on a secured channel is never activated on a None one. */
+static uas_status check_client_signature(uas_request_ctx *ctx,
+                                         const uas_activate_session_request *req)
+{
+    uas_session *se = ctx->session;
+    uas_channel *ch = channel_obj(ctx);
+    if (!channel_secure(ch))
+        return se->client_cert.data ? UAS_BAD_SECURITY_CHECKS_FAILED : UAS_GOOD;
+    size_t n = first_cert_len(&se->client_cert);
+    if (!se->client_cert.data || n == 0 || !uas_channel_peer_is(ch, se->client_cert.data, n))
+        return UAS_BAD_SECURITY_CHECKS_FAILED;
+    const char *alg = uas_security_policy_signature_uri(uas_channel_policy(ch));
+    if (!uas_string_eq_cstr(&req->client_signature.algorithm, alg) ||
+        !req->client_signature.signature.data)
+        return UAS_BAD_APPLICATION_SIGNATURE_INVALID;
+    size_t len;
+    uint8_t *data = activation_data(ctx, &len);
+    if (!data)
+        return UAS_BAD_OUT_OF_MEMORY;
+    if (uas_channel_verify(ch, data, len, req->client_signature.signature.data,
+                           req->client_signature.signature.length) != UAS_GOOD)
+        return UAS_BAD_APPLICATION_SIGNATURE_INVALID;
     return UAS_GOOD;
 }
 
@@ -177,9 +442,12 @@ void uas_svc_activate_session(uas_request_ctx *ctx, const void *vreq, void *vres
         set_result(resp, UAS_BAD_SECURE_CHANNEL_ID_INVALID);
         return;
     }
-    uas_status st = check_identity(&req->user_identity_token);
+    uas_status st = check_client_signature(ctx, req);
+    if (st == UAS_GOOD)
+        st = check_identity(ctx, req);
     if (st != UAS_GOOD) {
         atomic_fetch_add(&ctx->server->counters.security_rejected_requests, 1);
+        uas_log(UAS_LOG_DEBUG, "session", "ActivateSession refused: %s", uas_status_name(st));
         set_result(resp, st);
         return;
     }

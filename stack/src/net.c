@@ -398,6 +398,26 @@ uas_status uas_parse_endpoint_url(const char *url, char *host, size_t host_len, 
     return UAS_GOOD;
 }
 
+/* The local address of a client socket. The port stays 0 and, with
+ * IP_BIND_ADDRESS_NO_PORT, is chosen at connect() for the whole 4-tuple, so
+ * a source address does not use up ports of its own. */
+static uas_status bind_source(int fd, int family, const char *addr)
+{
+    struct addrinfo hints = {0}, *res = NULL;
+    hints.ai_family = family;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_NUMERICHOST | AI_PASSIVE;
+    if (getaddrinfo(addr, NULL, &hints, &res) != 0 || !res)
+        return UAS_BAD_TCP_ENDPOINT_URL_INVALID;
+#ifdef IP_BIND_ADDRESS_NO_PORT
+    int one = 1;
+    setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof(one));
+#endif
+    int rc = bind(fd, res->ai_addr, res->ai_addrlen);
+    freeaddrinfo(res);
+    return rc == 0 ? UAS_GOOD : UAS_BAD_NOT_CONNECTED;
+}
+
 uas_conn *uas_conn_connect(uas_loop *l, const char *url, const uas_conn_config *cfg,
                            const uas_conn_handler *h, void *ud, uas_status *status)
 {
@@ -423,6 +443,15 @@ uas_conn *uas_conn_connect(uas_loop *l, const char *url, const uas_conn_config *
         return NULL;
     }
     tune_socket(fd);
+    if (cfg->source_address && *cfg->source_address) {
+        st = bind_source(fd, res->ai_family, cfg->source_address);
+        if (st != UAS_GOOD) {
+            freeaddrinfo(res);
+            close(fd);
+            *status = st;
+            return NULL;
+        }
+    }
     int rc = connect(fd, res->ai_addr, res->ai_addrlen);
     freeaddrinfo(res);
     if (rc != 0 && errno != EINPROGRESS) {
@@ -512,4 +541,16 @@ uas_loop *uas_conn_loop(uas_conn *c)
 size_t uas_conn_output_bytes(const uas_conn *c)
 {
     return c->out_bytes;
+}
+
+bool uas_conn_peer_address(const uas_conn *c, char *buf, size_t cap)
+{
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof(ss);
+    if (cap)
+        buf[0] = 0;
+    if (c->fd < 0 || getpeername(c->fd, (struct sockaddr *)&ss, &sl) != 0)
+        return false;
+    return getnameinfo((struct sockaddr *)&ss, sl, buf, (socklen_t)cap, NULL, 0, NI_NUMERICHOST) ==
+           0;
 }

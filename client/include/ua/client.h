@@ -30,16 +30,74 @@ typedef enum uas_client_state {
     UAS_CLIENT_CLOSED, /* closed or failed; the reason says which */
 } uas_client_state;
 
+/* Security of the connection (Part 4, 5.5 and 5.6). Everything here is
+ * copied by uas_client_new. With policy None (the default) the rest is
+ * ignored and the connection is unsecured. */
+typedef struct uas_client_security {
+    /* SecurityPolicy URI (e.g. "http://opcfoundation.org/UA/SecurityPolicy#Basic256Sha256");
+     * NULL: None. */
+    const char *policy_uri;
+    /* UAS_MESSAGE_SECURITY_MODE_SIGN or _SIGN_AND_ENCRYPT (0: SignAndEncrypt). */
+    int32_t mode;
+    /* The client's application instance certificate (DER) and private key
+     * (DER or PEM). NULL: taken from pki_dir. */
+    const uint8_t *cert;
+    size_t cert_len;
+    const uint8_t *key;
+    size_t key_len;
+    /* A PKI store (ua/pki.h layout), created when missing. Without cert
+     * the own certificate is loaded from it, or made on first use
+     * (ApplicationUri "urn:uastack:client", file name "uastack_client").
+     * Unless validate_server is set, the server's certificate is validated
+     * against its trust list (usage server, Part 4 6.1.3); a refused one
+     * lands in rejected/certs. */
+    const char *pki_dir;
+    /* The server's certificate (DER) from its EndpointDescription, e.g. by
+     * uas_client_select_endpoint. Required for a secured policy. */
+    const uint8_t *server_cert;
+    size_t server_cert_len;
+    /* Judges the server's certificate; Good accepts. It is asked before
+     * connecting and again for the certificate of the OPN answer. */
+    uas_status (*validate_server)(void *ud, const uint8_t *der, size_t len);
+    void *validate_ud;
+    /* LAB ONLY: accept any server certificate (no validate_server, no
+     * pki_dir trust check). A warning is logged at every connect. Without
+     * this, validate_server or pki_dir, a secured configuration is invalid. */
+    bool accept_any_server_cert;
+} uas_client_security;
+
+typedef enum uas_client_user_kind {
+    UAS_CLIENT_USER_ANONYMOUS = 0,
+    UAS_CLIENT_USER_NAME = 1, /* name + password */
+    UAS_CLIENT_USER_X509 = 2, /* user certificate + key */
+} uas_client_user_kind;
+
+/* The identity ActivateSession presents (copied; the password is zeroed
+ * when the client is freed). The UserTokenPolicy is picked from the
+ * server's endpoint matching the channel's policy and mode. */
+typedef struct uas_client_user {
+    uas_client_user_kind kind;
+    const char *name;
+    const char *password; /* password_len bytes (need not be NUL-terminated) */
+    size_t password_len;
+    const uint8_t *cert; /* X509: DER */
+    size_t cert_len;
+    const uint8_t *key; /* X509: DER or PEM */
+    size_t key_len;
+} uas_client_user;
+
 typedef struct uas_client_config {
     const char *endpoint_url;    /* copied */
-    bool create_session;         /* true: CreateSession + ActivateSession (anonymous) */
+    bool create_session;         /* true: CreateSession + ActivateSession */
     const char *session_name;    /* "uastack client"; copied */
     uint32_t session_timeout_ms; /* 60000 */
     /* 10000: a request without an answer fails BadTimeout; also bounds the
      * connection set-up (TCP, HEL, OPN) */
     uint32_t request_timeout_ms;
     uint32_t max_inflight; /* requests in flight per client (1024, at most 65536) */
-    uas_conn_config conn;  /* transport/channel settings */
+    uas_conn_config conn;  /* transport/channel settings (security comes from below) */
+    uas_client_security security;
+    uas_client_user user;
 } uas_client_config;
 
 void uas_client_config_default(uas_client_config *cfg);
@@ -63,7 +121,11 @@ uas_client *uas_client_new(uas_loop *loop, const uas_client_config *cfg,
  * without CloseSession, and no state callback follows. */
 void uas_client_delete(uas_client *c);
 /* From DISCONNECTED or CLOSED. BadTcpEndpointUrlInvalid, BadNotConnected
- * (the socket failed at once; state CLOSED), BadInvalidState. Later
+ * (the socket failed at once; state CLOSED), BadInvalidState; with
+ * security, the status of a refused server certificate (state CLOSED,
+ * nothing sent). On a secured channel the session set-up checks the
+ * server's signature (BadApplicationSignatureInvalid) and certificate
+ * (BadCertificateInvalid) and closes the client on failure. Later
  * failures arrive as on_state(CLOSED, reason). */
 uas_status uas_client_connect(uas_client *c);
 /* CloseSession(deleteSubscriptions) if a session is active, then CLO;
@@ -108,6 +170,18 @@ uas_status uas_client_wait_state(uas_client *c, uas_client_state state, uint32_t
  * resp_type arrived, is deep-copied into arena (resp is zeroed otherwise);
  * returns the status the callback would have got. Must not be called from
  * a callback of the loop. */
+/* Blocking discovery for tools: GetEndpoints on an unsecured channel to
+ * url, then the endpoint with policy_uri and mode (0: SignAndEncrypt). Its
+ * serverCertificate is deep-copied into server_cert (release it with
+ * uas_clear(server_cert, UAS_TYPE(BYTE_STRING))); security_level (may be
+ * NULL) receives its level. BadSecurityPolicyRejected when the server
+ * offers no such endpoint, BadCertificateInvalid when it has no
+ * certificate; else the connection's or the service's status. Must not be
+ * called from a callback of the loop. */
+uas_status uas_client_select_endpoint(uas_loop *loop, const char *url, const char *policy_uri,
+                                      int32_t mode, uint32_t timeout_ms,
+                                      uas_bytestring *server_cert, uint8_t *security_level);
+
 uas_status uas_client_call_sync(uas_client *c, void *req, const uas_type *req_type, void *resp,
                                 const uas_type *resp_type, uas_arena *arena, uint32_t timeout_ms);
 

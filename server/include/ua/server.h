@@ -55,7 +55,27 @@ typedef struct uas_server_config {
     /* Decoder limits for request bodies. */
     uas_limits decode_limits;
     uas_log_level log_level; /* INFO */
+    /* Security (docs/Security.md). The offered endpoints: a comma-separated
+     * list of Policy[:Mode] (policy short names as Basic256Sha256 or full
+     * URIs; mode Sign or SignAndEncrypt, SignAndEncrypt when left out;
+     * "None"). NULL or "None": policy None only, and no PKI is opened. The
+     * uaserver program's default offers every RSA policy (UAS_SECURITY_ALL). */
+    const char *security;
+    bool allow_deprecated;         /* Basic256 may be listed; false */
+    const char *pki_dir;           /* certificate store; "pki" */
+    const char *users_file;        /* NULL: <pki_dir>/users */
+    bool allow_anonymous;          /* AnonymousIdentityToken accepted; true */
+    bool auto_accept;              /* LAB ONLY: untrusted client certificates accepted; false */
+    const char *certificate;       /* DER/PEM file used instead of the store's own certificate */
+    const char *private_key;       /* its private key (DER or PEM), with certificate */
+    uint32_t key_bits;             /* own certificate created on first start; 2048 */
+    const char *trust_certificate; /* a certificate added to trusted/certs on start */
 } uas_server_config;
+
+#define UAS_SECURITY_ALL                                                                           \
+    "None,Basic256Sha256:SignAndEncrypt,Basic256Sha256:Sign,"                                      \
+    "Aes128_Sha256_RsaOaep:SignAndEncrypt,Aes128_Sha256_RsaOaep:Sign,"                             \
+    "Aes256_Sha256_RsaPss:SignAndEncrypt,Aes256_Sha256_RsaPss:Sign"
 
 void uas_server_config_default(uas_server_config *cfg);
 

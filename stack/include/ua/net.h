@@ -52,6 +52,11 @@ typedef struct uas_conn_handler {
 typedef struct uas_conn_config {
     uas_channel_config channel;
     size_t max_output_bytes; /* queued bytes beyond which a slow reader is dropped */
+    /* Client: numeric local address to bind() before connect, e.g. "127.0.0.2"
+     * to spread many connections over several loopback sources (each source
+     * address has its own ephemeral ports); NULL or "": the kernel chooses.
+     * Read during uas_conn_connect only. */
+    const char *source_address;
 } uas_conn_config;
 
 /* Takes ownership of a connected socket (server side). NULL on out of
@@ -59,8 +64,10 @@ typedef struct uas_conn_config {
 uas_conn *uas_conn_accept(uas_loop *l, int fd, const uas_conn_config *cfg,
                           const uas_conn_handler *h, void *ud);
 /* Client: non-blocking connect to opc.tcp://host:port[/path], then HEL/OPN.
- * NULL with *status set when the URL is invalid or the socket fails at once;
- * later failures arrive through on_close. */
+ * NULL with *status set when the URL is invalid or the socket fails at once
+ * (BadTcpEndpointUrlInvalid also for an invalid source_address,
+ * BadNotConnected when it cannot be bound); later failures arrive through
+ * on_close. */
 uas_conn *uas_conn_connect(uas_loop *l, const char *url, const uas_conn_config *cfg,
                            const uas_conn_handler *h, void *ud, uas_status *status);
 uas_status uas_conn_send(uas_conn *c, uint32_t request_id, const void *msg, const uas_type *t);
@@ -75,6 +82,9 @@ void uas_conn_set_ud(uas_conn *c, void *ud);
 uas_channel *uas_conn_channel(uas_conn *c);
 uas_loop *uas_conn_loop(uas_conn *c);
 size_t uas_conn_output_bytes(const uas_conn *c);
+/* The peer's numeric address (no port), e.g. for failed-login throttling;
+ * false (and "") when the socket has none. */
+bool uas_conn_peer_address(const uas_conn *c, char *buf, size_t cap);
 
 /* Split opc.tcp://host:port/path into host (bracketless for IPv6) and port
  * (default 4840). BadTcpEndpointUrlInvalid when malformed. */

@@ -159,7 +159,7 @@ Test(session, anonymous_token_with_foreign_policy_is_invalid)
     cr_assert_eq(activate(&r.authentication_token, 1, &eo), UAS_GOOD);
 }
 
-Test(session, username_token_is_rejected_until_user_authentication_exists)
+Test(session, username_token_is_rejected_when_no_user_name_policy_is_offered)
 {
     uas_create_session_response r = create(1, 30000, 0);
     uas_user_name_identity_token tok;

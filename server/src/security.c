@@ -1,0 +1,351 @@
+/* The server's security set-up: the offered (policy, mode) pairs, the
+ * application certificate and key, the trust lists (applications in
+ * <pki_dir>, X509 user tokens in <pki_dir>/user) and the users file; and the
+ * check of client certificates on OpenSecureChannel. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sodium.h>
+
+#include "server_internal.h"
+
+#define POLICY_PREFIX "http://opcfoundation.org/UA/SecurityPolicy#"
+
+const char *uas_server_policy_name(const uas_secpol *p)
+{
+    const char *uri = p ? uas_security_policy_uri(p) : NULL;
+    const char *hash = uri ? strrchr(uri, '#') : NULL;
+    return hash ? hash + 1 : "None";
+}
+
+/* A token of the list: "Policy[:Mode]", with the policy as short name or
+ * URI. *policy and *mode on success; else err says why. */
+static bool parse_offer(const char *tok, size_t len, bool allow_deprecated, uas_channel_offer *o,
+                        char *err, size_t errlen)
+{
+    char buf[256];
+    if (len == 0 || len >= sizeof(buf)) {
+        snprintf(err, errlen, "empty or overlong entry");
+        return false;
+    }
+    memcpy(buf, tok, len);
+    buf[len] = 0;
+    /* The mode follows the last ':' that is not part of "http://". */
+    char *mode = strrchr(buf, ':');
+    if (mode && (mode[1] == '/' || mode == buf))
+        mode = NULL;
+    if (mode)
+        *mode++ = 0;
+    char uri[320];
+    if (strchr(buf, '#') || strncmp(buf, "http", 4) == 0)
+        snprintf(uri, sizeof(uri), "%s", buf);
+    else
+        snprintf(uri, sizeof(uri), POLICY_PREFIX "%s", buf);
+    const uas_secpol *p = uas_security_policy(uri, allow_deprecated);
+    if (!p) {
+        if (uas_security_policy(uri, true))
+            snprintf(err, errlen, "policy '%s' is deprecated: set allow_deprecated to offer it",
+                     buf);
+        else
+            snprintf(err, errlen,
+                     "unknown security policy '%s' (None, Basic256Sha256, "
+                     "Aes128_Sha256_RsaOaep, Aes256_Sha256_RsaPss, Basic256)",
+                     buf);
+        return false;
+    }
+    bool none = uas_security_policy_signature_uri(p) == NULL;
+    int32_t m;
+    if (!mode)
+        m = none ? UAS_MESSAGE_SECURITY_MODE_NONE : UAS_MESSAGE_SECURITY_MODE_SIGN_AND_ENCRYPT;
+    else if (!strcmp(mode, "None") && none)
+        m = UAS_MESSAGE_SECURITY_MODE_NONE;
+    else if (!strcmp(mode, "Sign") && !none)
+        m = UAS_MESSAGE_SECURITY_MODE_SIGN;
+    else if (!strcmp(mode, "SignAndEncrypt") && !none)
+        m = UAS_MESSAGE_SECURITY_MODE_SIGN_AND_ENCRYPT;
+    else {
+        snprintf(err, errlen, "mode '%s' is not valid with policy %s (Sign, SignAndEncrypt)", mode,
+                 buf);
+        return false;
+    }
+    o->policy = p;
+    o->mode = m;
+    return true;
+}
+
+static uas_status parse_offers(uas_server *s, const char *list)
+{
+    if (!list || !*list)
+        list = "None";
+    size_t cap = 2; /* one more for the discovery-only None */
+    for (const char *p = list; *p; p++)
+        cap += *p == ',';
+    s->offers = uas_calloc(cap, sizeof(*s->offers));
+    s->offers_cap = cap;
+    if (!s->offers)
+        return UAS_BAD_OUT_OF_MEMORY;
+    const char *p = list;
+    while (*p) {
+        while (*p == ' ' || *p == ',')
+            p++;
+        const char *end = p;
+        while (*end && *end != ',')
+            end++;
+        size_t len = (size_t)(end - p);
+        while (len && p[len - 1] == ' ')
+            len--;
+        if (len) {
+            uas_channel_offer o;
+            char err[200];
+            if (!parse_offer(p, len, s->cfg.allow_deprecated, &o, err, sizeof(err))) {
+                uas_log(UAS_LOG_ERROR, "security", "security: %s", err);
+                return UAS_BAD_CONFIGURATION_ERROR;
+            }
+            bool dup = false;
+            for (size_t i = 0; i < s->offer_count; i++)
+                dup = dup || (s->offers[i].policy == o.policy && s->offers[i].mode == o.mode);
+            if (!dup)
+                s->offers[s->offer_count++] = o;
+        }
+        p = end;
+    }
+    if (s->offer_count == 0) {
+        uas_log(UAS_LOG_ERROR, "security", "security: no endpoint in '%s'", list);
+        return UAS_BAD_CONFIGURATION_ERROR;
+    }
+    /* Clients discover the endpoints (GetEndpoints, FindServers) over a
+     * None channel even when no None endpoint is offered; such a channel
+     * may not carry a session (CreateSession checks none_offered). */
+    s->channel_offer_count = s->offer_count;
+    s->none_offered = false;
+    for (size_t i = 0; i < s->offer_count; i++)
+        s->none_offered =
+            s->none_offered || !uas_security_policy_signature_uri(s->offers[i].policy);
+    if (!s->none_offered)
+        s->offers[s->channel_offer_count++] = (uas_channel_offer){
+            uas_security_policy(POLICY_PREFIX "None", false), UAS_MESSAGE_SECURITY_MODE_NONE};
+    return UAS_GOOD;
+}
+
+static uas_status read_file(const char *path, uas_bytestring *out)
+{
+    memset(out, 0, sizeof(*out));
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        uas_log(UAS_LOG_ERROR, "security", "cannot open %s", path);
+        return UAS_BAD_NOT_FOUND;
+    }
+    uint8_t buf[65536];
+    size_t n = fread(buf, 1, sizeof(buf), f);
+    bool more = fgetc(f) != EOF;
+    fclose(f);
+    uas_status st = UAS_GOOD;
+    if (n == 0 || more) {
+        uas_log(UAS_LOG_ERROR, "security", "%s: empty or larger than 64 KiB", path);
+        st = UAS_BAD_CONFIGURATION_ERROR;
+    } else if (!(out->data = uas_malloc(n))) {
+        st = UAS_BAD_OUT_OF_MEMORY;
+    } else {
+        memcpy(out->data, buf, n);
+        out->length = n;
+    }
+    sodium_memzero(buf, sizeof(buf));
+    return st;
+}
+
+static bool any_secure(const uas_server *s)
+{
+    for (size_t i = 0; i < s->offer_count; i++)
+        if (uas_security_policy_signature_uri(s->offers[i].policy))
+            return true;
+    return false;
+}
+
+static uas_status load_credentials(uas_server *s)
+{
+    uas_bytestring cert = {0, NULL}, key = {0, NULL};
+    uas_status st;
+    if (s->cfg.certificate || s->cfg.private_key) {
+        if (!s->cfg.certificate || !s->cfg.private_key) {
+            uas_log(UAS_LOG_ERROR, "security",
+                    "certificate and private_key must be given together");
+            return UAS_BAD_CONFIGURATION_ERROR;
+        }
+        st = uas_pki_read_cert_file(s->cfg.certificate, &cert);
+        if (st != UAS_GOOD) {
+            uas_log(UAS_LOG_ERROR, "security", "cannot read the certificate %s: %s",
+                    s->cfg.certificate, uas_status_name(st));
+            return UAS_BAD_CONFIGURATION_ERROR;
+        }
+        st = read_file(s->cfg.private_key, &key);
+    } else {
+        const char *dns[1] = {s->hostname};
+        const char *ips[1] = {"127.0.0.1"};
+        uas_pki_create_params p;
+        memset(&p, 0, sizeof(p));
+        p.application_uri = s->cfg.application_uri;
+        p.application_name =
+            s->cfg.application_name && *s->cfg.application_name ? s->cfg.application_name : NULL;
+        p.dns_names = dns;
+        p.dns_count = 1;
+        p.ip_addresses = ips;
+        p.ip_count = 1;
+        p.key_bits = s->cfg.key_bits;
+        st = uas_pki_ensure_own(s->pki, &p, uas_datetime_now(), &cert, &key);
+        if (st != UAS_GOOD)
+            uas_log(UAS_LOG_ERROR, "security",
+                    "cannot create or load the own certificate in %s: %s",
+                    uas_pki_store_dir(s->pki), uas_status_name(st));
+    }
+    if (st == UAS_GOOD) {
+        st = uas_secpol_cred_new(cert.data, cert.length, key.data, key.length, &s->cred);
+        if (st != UAS_GOOD)
+            uas_log(UAS_LOG_ERROR, "security", "unusable certificate or private key: %s",
+                    uas_status_name(st));
+    }
+    if (st == UAS_GOOD) {
+        uas_pki_cert_info info;
+        if (uas_pki_cert_info_get(cert.data, cert.length, &info) == UAS_GOOD) {
+            uas_log(UAS_LOG_INFO, "security", "certificate %s (%s, %u bits)", info.thumbprint,
+                    info.subject, info.key_bits);
+            if (strcmp(info.application_uri, s->cfg.application_uri) != 0)
+                uas_log(UAS_LOG_WARN, "security",
+                        "the certificate's application URI '%s' is not application_uri '%s': "
+                        "clients will refuse it",
+                        info.application_uri, s->cfg.application_uri);
+        }
+    }
+    uas_pki_bytes_free(&cert);
+    uas_pki_bytes_free(&key);
+    return st;
+}
+
+uas_status uas_server_security_init(uas_server *s)
+{
+    uas_status st = parse_offers(s, s->cfg.security);
+    if (st != UAS_GOOD || !any_secure(s))
+        return st;
+    const char *dir = s->cfg.pki_dir && *s->cfg.pki_dir ? s->cfg.pki_dir : "pki";
+    uas_pki_options o;
+    uas_pki_options_default(&o);
+    o.auto_accept = s->cfg.auto_accept;
+    st = uas_pki_store_open(dir, &o, &s->pki);
+    if (st != UAS_GOOD) {
+        uas_log(UAS_LOG_ERROR, "security", "cannot open the certificate store %s: %s", dir,
+                uas_status_name(st));
+        return st;
+    }
+    if (s->cfg.auto_accept)
+        uas_log(UAS_LOG_WARN, "security",
+                "auto_accept is ON: every client certificate that fails only the trust list is "
+                "ACCEPTED. Lab use only; never on a network you do not own");
+    if (s->cfg.trust_certificate) {
+        uas_bytestring der;
+        st = uas_pki_read_cert_file(s->cfg.trust_certificate, &der);
+        if (st == UAS_GOOD) {
+            st = uas_pki_add(s->pki, UAS_PKI_TRUSTED, der.data, der.length);
+            uas_pki_bytes_free(&der);
+        }
+        if (st != UAS_GOOD) {
+            uas_log(UAS_LOG_ERROR, "security", "cannot trust %s: %s", s->cfg.trust_certificate,
+                    uas_status_name(st));
+            return UAS_BAD_CONFIGURATION_ERROR;
+        }
+    }
+    st = load_credentials(s);
+    if (st != UAS_GOOD)
+        return st == UAS_BAD_OUT_OF_MEMORY ? st : UAS_BAD_CONFIGURATION_ERROR;
+    /* X509 user tokens: a trust list of their own, never auto-accepted. */
+    char path[1024];
+    snprintf(path, sizeof(path), "%s/user", dir);
+    st = uas_pki_store_open(path, NULL, &s->user_pki);
+    if (st != UAS_GOOD) {
+        uas_log(UAS_LOG_ERROR, "security", "cannot open the user certificate store %s: %s", path,
+                uas_status_name(st));
+        return st;
+    }
+    if (s->cfg.users_file)
+        snprintf(path, sizeof(path), "%s", s->cfg.users_file);
+    else
+        snprintf(path, sizeof(path), "%s/users", dir);
+    st = uas_user_store_open(path, NULL, &s->users);
+    if (st == UAS_BAD_NOT_FOUND)
+        uas_log(UAS_LOG_INFO, "security", "no users file %s: user name logins are not offered",
+                path);
+    else if (st != UAS_GOOD)
+        uas_log(UAS_LOG_WARN, "security", "cannot read the users file %s: %s", path,
+                uas_status_name(st));
+    char list[512] = "";
+    size_t used = 0;
+    for (size_t i = 0; i < s->offer_count && used < sizeof(list); i++) {
+        int32_t m = s->offers[i].mode;
+        int n = snprintf(list + used, sizeof(list) - used, "%s%s%s", i ? ", " : "",
+                         uas_server_policy_name(s->offers[i].policy),
+                         m == UAS_MESSAGE_SECURITY_MODE_SIGN               ? ":Sign"
+                         : m == UAS_MESSAGE_SECURITY_MODE_SIGN_AND_ENCRYPT ? ":SignAndEncrypt"
+                                                                           : "");
+        used += n > 0 ? (size_t)n : 0;
+    }
+    uas_log(UAS_LOG_INFO, "security", "endpoints %s; store %s", list, dir);
+    return UAS_GOOD;
+}
+
+void uas_server_security_free(uas_server *s)
+{
+    if (s->offers)
+        uas_free(s->offers, s->offers_cap * sizeof(*s->offers));
+    s->offers = NULL;
+    uas_secpol_cred_unref(s->cred);
+    s->cred = NULL;
+    uas_user_store_close(s->users);
+    s->users = NULL;
+    if (s->user_pki)
+        uas_pki_store_close(s->user_pki);
+    s->user_pki = NULL;
+    if (s->pki)
+        uas_pki_store_close(s->pki);
+    s->pki = NULL;
+}
+
+uas_status uas_server_validate_client(void *ud, const uint8_t *der, size_t len)
+{
+    uas_server *s = ud;
+    if (!s->pki)
+        return UAS_BAD_SECURITY_CHECKS_FAILED;
+    uas_pki_verdict v;
+    uas_status st = uas_pki_validate(s->pki, der, len, NULL, UAS_PKI_USAGE_CLIENT, 0, 0,
+                                     uas_datetime_now(), &v);
+    if (st != UAS_GOOD) {
+        atomic_fetch_add(&s->counters.security_rejected_requests, 1);
+        uas_log(UAS_LOG_WARN, "security", "client certificate %s refused: %s (%s)", v.thumbprint,
+                uas_status_name(st), v.reason);
+    }
+    return st;
+}
+
+const uas_secpol *uas_server_user_token_policy(uas_server *s, const uas_secpol *p)
+{
+    if (!s->cred)
+        return NULL;
+    if (!p || !uas_security_policy_signature_uri(p))
+        return uas_security_policy(POLICY_PREFIX "Basic256Sha256", false);
+    return p;
+}
+
+const uas_secpol *uas_server_token_policy(uas_server *s, const uas_string *id, const char *prefix)
+{
+    size_t plen = strlen(prefix);
+    if (!s->cred || !id->data || id->length <= plen || id->length > plen + 64 ||
+        memcmp(id->data, prefix, plen) != 0)
+        return NULL;
+    char name[80];
+    memcpy(name, id->data + plen, id->length - plen);
+    name[id->length - plen] = 0;
+    for (size_t i = 0; i < s->offer_count; i++) {
+        const uas_secpol *p = uas_server_user_token_policy(s, s->offers[i].policy);
+        if (p && !strcmp(uas_server_policy_name(p), name))
+            return p;
+    }
+    return NULL;
+}
