@@ -45,11 +45,11 @@ static bool parse_offer(const char *tok, size_t len, bool allow_deprecated, uas_
     const uas_secpol *p = uas_security_policy(uri, allow_deprecated);
     if (!p) {
         if (uas_security_policy(uri, true))
-            snprintf(err, errlen, "policy '%s' is deprecated: set allow_deprecated to offer it",
+            snprintf(err, errlen, "policy '%.64s' is deprecated: set allow_deprecated to offer it",
                      buf);
         else
             snprintf(err, errlen,
-                     "unknown security policy '%s' (None, Basic256Sha256, "
+                     "unknown security policy '%.64s' (None, Basic256Sha256, "
                      "Aes128_Sha256_RsaOaep, Aes256_Sha256_RsaPss, Basic256)",
                      buf);
         return false;
@@ -65,8 +65,8 @@ static bool parse_offer(const char *tok, size_t len, bool allow_deprecated, uas_
     else if (!strcmp(mode, "SignAndEncrypt") && !none)
         m = UAS_MESSAGE_SECURITY_MODE_SIGN_AND_ENCRYPT;
     else {
-        snprintf(err, errlen, "mode '%s' is not valid with policy %s (Sign, SignAndEncrypt)", mode,
-                 buf);
+        snprintf(err, errlen, "mode '%.32s' is not valid with policy %.64s (Sign, SignAndEncrypt)",
+                 mode, buf);
         return false;
     }
     o->policy = p;
