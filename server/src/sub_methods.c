@@ -4,13 +4,26 @@
 #include "sub_internal.h"
 #include "sub_methods.h"
 
+/* The caller's subscription, or the status for an id that is not: another
+ * session's subscription is not the caller's to inspect (Part 5, 9.1). */
+static uas_status own_sub(uas_sub_session *s, uint32_t sub_id, sub_sub **out)
+{
+    *out = s ? sub_find(s, sub_id) : NULL;
+    if (*out)
+        return UAS_GOOD;
+    if (s && sub_map_get(&s->e->subs_by_id, sub_id))
+        return UAS_BAD_USER_ACCESS_DENIED;
+    return UAS_BAD_SUBSCRIPTION_ID_INVALID;
+}
+
 uas_status uas_sub_get_monitored_items(uas_sub_session *s, uint32_t sub_id, uas_arena *a,
                                        uint32_t **server_handles, uint32_t **client_handles,
                                        size_t *count)
 {
-    sub_sub *sub = s ? sub_find(s, sub_id) : NULL;
-    if (!sub)
-        return UAS_BAD_SUBSCRIPTION_ID_INVALID;
+    sub_sub *sub;
+    uas_status st = own_sub(s, sub_id, &sub);
+    if (st != UAS_GOOD)
+        return st;
     size_t n = sub->item_count;
     uint32_t *sh = n ? uas_arena_alloc(a, n * sizeof(uint32_t)) : UAS_EMPTY_ARRAY;
     uint32_t *ch = n ? uas_arena_alloc(a, n * sizeof(uint32_t)) : UAS_EMPTY_ARRAY;
@@ -30,11 +43,17 @@ uas_status uas_sub_get_monitored_items(uas_sub_session *s, uint32_t sub_id, uas_
 
 uas_status uas_sub_resend_data(uas_sub_session *s, uint32_t sub_id, int64_t now)
 {
-    sub_sub *sub = s ? sub_find(s, sub_id) : NULL;
-    if (!sub)
-        return UAS_BAD_SUBSCRIPTION_ID_INVALID;
+    sub_sub *sub;
+    uas_status st = own_sub(s, sub_id, &sub);
+    if (st != UAS_GOOD)
+        return st;
     for (sub_list *l = sub->items.next; l != &sub->items; l = l->next)
         sub_item_resend_last(SUB_CONTAINER(l, sub_item, sub_link), now);
     sub_mark_dirty(s);
     return UAS_GOOD;
+}
+
+bool uas_sub_engine_has_subscription(uas_sub_engine *e, uint32_t sub_id)
+{
+    return sub_map_get(&e->subs_by_id, sub_id) != NULL;
 }

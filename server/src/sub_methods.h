@@ -8,6 +8,8 @@
 uas_status uas_sub_get_monitored_items(uas_sub_session *s, uint32_t sub_id, uas_arena *a,
                                        uint32_t **server_handles, uint32_t **client_handles,
                                        size_t *count);
+/* Whether any session of this engine has that subscription. */
+bool uas_sub_engine_has_subscription(uas_sub_engine *e, uint32_t sub_id);
 /* Queue the last value of every data item again for the next Publish. */
 uas_status uas_sub_resend_data(uas_sub_session *s, uint32_t sub_id, int64_t now);
 

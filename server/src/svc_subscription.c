@@ -473,11 +473,38 @@ void uas_svc_publish(uas_request_ctx *ctx, const void *req, void *resp)
 static uas_status method_on_sub(uas_session *se, const uas_variant *in, uas_sloop_subs **ss,
                                 uint32_t *sub_id)
 {
-    if (!se || !se->sub || !in[0].data)
+    if (!se || !in[0].data)
+        return UAS_BAD_SUBSCRIPTION_ID_INVALID;
+    if (!se->sub && uas__current_loop) {
+        /* No subscription of its own yet: still tell "not yours" apart
+         * from "no such subscription". */
+        uas_sloop_subs *own = uas__current_loop->subs;
+        pthread_mutex_lock(&own->lock);
+        se->sub = uas_sub_session_new(own->engine, se);
+        pthread_mutex_unlock(&own->lock);
+        if (se->sub)
+            se->sub_loop = uas__current_loop;
+    }
+    if (!se->sub)
         return UAS_BAD_SUBSCRIPTION_ID_INVALID;
     *sub_id = *(const uint32_t *)in[0].data;
     *ss = se->sub_loop->subs;
     return UAS_GOOD;
+}
+
+/* A subscription id that is not the caller's: another session's (on any
+ * loop) is not the caller's to use (Part 5, 9.1/9.2), else it is unknown. */
+static uas_status not_own(uas_server *s, uint32_t id)
+{
+    for (unsigned i = 0; i < s->nloops; i++) {
+        uas_sloop_subs *ss = s->loops[i].subs;
+        pthread_mutex_lock(&ss->lock);
+        bool has = uas_sub_engine_has_subscription(ss->engine, id);
+        pthread_mutex_unlock(&ss->lock);
+        if (has)
+            return UAS_BAD_USER_ACCESS_DENIED;
+    }
+    return UAS_BAD_SUBSCRIPTION_ID_INVALID;
 }
 
 static uas_status get_monitored_items(void *ud, const uas_nodeid *object, const uas_nodeid *method,
@@ -496,6 +523,8 @@ static uas_status get_monitored_items(void *ud, const uas_nodeid *object, const 
     pthread_mutex_lock(&ss->lock);
     st = uas_sub_get_monitored_items(se->sub, id, arena, &sh, &ch, &n);
     pthread_mutex_unlock(&ss->lock);
+    if (st == UAS_BAD_SUBSCRIPTION_ID_INVALID)
+        return not_own(ud, id);
     if (st != UAS_GOOD)
         return st;
     uas_variant *v = uas_arena_calloc(arena, 2, sizeof(uas_variant));
@@ -523,6 +552,8 @@ static uas_status resend_data(void *ud, const uas_nodeid *object, const uas_node
     st = uas_sub_resend_data(se->sub, id, uas_monotonic_ms());
     pthread_mutex_unlock(&ss->lock);
     engine_touched(ss);
+    if (st == UAS_BAD_SUBSCRIPTION_ID_INVALID)
+        return not_own(ud, id);
     *out_count = 0;
     *out = NULL;
     return st;
