@@ -25,6 +25,18 @@ for args in "read --sessions 10 --inflight 10 --threads 1" \
     awk '/^### Summary/{p=1} p'
 done
 
+echo "## Subscription delivery (--self-load)"
+echo
+# A FAIL verdict exits 1; its result block still belongs in the report.
+for args in "sessions --sessions 2000 --duration 60" \
+            "counters --nodes 50000 --sampling 100 --pub 1000" \
+            "sub" \
+            "sub --sessions 10 --subs 15 --nodes 600 --pub 100 --write-interval 150 --duration 10"; do
+  echo "self-load $args" >&2
+  # shellcheck disable=SC2086
+  { "$server" --self-load $args --rounds "$rounds" || true; } | awk '/^### Summary/{p=1} p'
+done
+
 # The same client against node-opcua's server (the pinned peer of
 # tests/interop), for a side-by-side row; its CPU comes from its /proc.
 if [ -d tests/interop/node_modules ]; then

@@ -17,7 +17,7 @@
 
 #include "loadgen_internal.h"
 
-int lg_child_start(lg_child *c, const char *exe, unsigned threads, const char *extra)
+int lg_child_start(lg_child *c, const char *exe, unsigned threads, const char *const *extra)
 {
     memset(c, 0, sizeof(*c));
     int fds[2];
@@ -33,7 +33,7 @@ int lg_child_start(lg_child *c, const char *exe, unsigned threads, const char *e
     }
     if (pid == 0) {
         dup2(fds[1], STDOUT_FILENO);
-        char *argv[16];
+        char *argv[32];
         int n = 0;
         argv[n++] = (char *)exe;
         argv[n++] = "--contract";
@@ -45,10 +45,8 @@ int lg_child_start(lg_child *c, const char *exe, unsigned threads, const char *e
         argv[n++] = threads_s;
         argv[n++] = "--log-level";
         argv[n++] = "warn";
-        if (extra && *extra) {
-            argv[n++] = "--array-sizes";
-            argv[n++] = (char *)extra;
-        }
+        for (int i = 0; extra && extra[i] && n < 31; i++)
+            argv[n++] = (char *)extra[i];
         argv[n] = NULL;
         execv(exe, argv);
         _exit(127);
@@ -137,8 +135,10 @@ int lg_child_sample(const lg_child *c, lg_proc_sample *s)
         if (!tf)
             continue;
         unsigned long long run, wait;
-        if (fscanf(tf, "%llu %llu", &run, &wait) == 2)
+        if (fscanf(tf, "%llu %llu", &run, &wait) == 2) {
             s->runq_ns += wait;
+            s->run_ns += run;
+        }
         fclose(tf);
     }
     if (dir)

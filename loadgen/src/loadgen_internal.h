@@ -7,6 +7,29 @@
 #include <ua/client.h>
 #include <ua/loadgen.h>
 
+enum { LG_MAX_VARIANTS = 4, LG_MAX_ROUNDS = 15 };
+enum { SC_READ, SC_WRITE, SC_BROWSE, SC_SUB, SC_SESSIONS, SC_COUNTERS };
+
+typedef struct lg_opts {
+    int scenario;
+    const char *scenario_name;
+    unsigned sessions, inflight, nodes, rounds;
+    unsigned threads[LG_MAX_VARIANTS];
+    unsigned nthreads;
+    double duration, warmup;
+    const char *target, *out, *exe;
+    int target_pid; /* --target-pid: sample an external server's CPU and RSS */
+    char args[512];
+    /* Subscription scenarios (scn_sub.c); see usage() in selfload.c. */
+    unsigned subs, pub_ms, queue_size, sampling_ms;
+    unsigned writers, write_nodes, write_interval_ms;
+    unsigned publish_requests;
+    unsigned ramp_rate;        /* sessions started per second, 0: as fast as allowed */
+    unsigned connect_parallel; /* session set-ups in flight at once */
+    unsigned sources;          /* loopback source addresses, 0: as many as needed */
+    unsigned keep_alive;       /* requested max keep-alive count */
+} lg_opts;
+
 typedef struct lg_child {
     pid_t pid;
     int out_fd;
@@ -16,15 +39,23 @@ typedef struct lg_child {
 typedef struct lg_proc_sample {
     uint64_t wall_ns;
     uint64_t cpu_ns;  /* user + system */
+    uint64_t run_ns;  /* summed on-CPU time of the threads (schedstat, ns resolution) */
     uint64_t runq_ns; /* summed run-queue delay of the threads */
     uint64_t rss_kb;
 } lg_proc_sample;
 
-/* Start `exe --contract --port 0 --bind 127.0.0.1 --threads N`; 0 on
- * success with c->url set. */
-int lg_child_start(lg_child *c, const char *exe, unsigned threads, const char *array_sizes);
+/* Start `exe --contract --port 0 --bind 127.0.0.1 --threads N [extra...]`
+ * (extra: NULL-terminated, may be NULL); 0 on success with c->url set. */
+int lg_child_start(lg_child *c, const char *exe, unsigned threads, const char *const *extra);
 void lg_child_stop(lg_child *c);
 int lg_child_sample(const lg_child *c, lg_proc_sample *s);
 uint64_t lg_now_ns(void);
+
+/* Heap counters of the child, read through its uastack.* nodes. */
+int lg_read_heap(uas_client *ctrl, uint64_t *bytes, uint64_t *allocs);
+
+/* One measured run of a subscription scenario (sub, sessions, counters):
+ * 0 when it ran (r->pass holds the verdict), -1 when it could not run. */
+int lg_sub_run_once(const lg_opts *o, unsigned threads, unsigned round, uas_result *r);
 
 #endif

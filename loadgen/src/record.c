@@ -1,5 +1,6 @@
 /* The run record and the result block. */
 #define _POSIX_C_SOURCE 200809L
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/utsname.h>
@@ -45,12 +46,82 @@ void uas_run_record_fill(uas_run_record *r)
     strftime(r->date, sizeof(r->date), "%Y-%m-%d %H:%M UTC", &tm);
 }
 
+/* The subscription scenarios' lines: what arrived and what it cost. */
+static void print_notif(FILE *f, const uas_result *r)
+{
+    bool counters = !strcmp(r->scenario, "counters");
+    bool sessions = !strcmp(r->scenario, "sessions");
+    fprintf(f, "| verdict | %s: %s |\n", r->pass ? "PASS" : "FAIL", r->criterion);
+    fprintf(f, "| notifications | %llu in the window, %.0f notif/s, %u monitored items |\n",
+            (unsigned long long)r->notifications, r->notif_per_s, r->items);
+    if (counters) {
+        fprintf(f, "| samples | %.0f samples/s taken by the server (counter advance) |\n",
+                r->samples_per_s);
+        fprintf(f, "| worst item | %.2f %% of its samples, %.2f %% of its publishing cycles |\n",
+                r->min_sample_pct, r->min_notif_pct);
+        fprintf(f, "| items below 99 %% | %u of %u |\n", r->items_missing, r->items);
+    } else {
+        fprintf(f, "| delivery | %.2f %% (%llu of %llu expected, missed %llu) |\n", r->delivery_pct,
+                (unsigned long long)r->notif_delivered, (unsigned long long)r->notif_expected,
+                (unsigned long long)r->notif_missed);
+        fprintf(f, "| items with misses | %u of %u |\n", r->items_missing, r->items);
+        fprintf(f, "| written values received | %llu of %llu (queue semantics may conflate) |\n",
+                (unsigned long long)r->values_seen, (unsigned long long)r->notif_expected);
+        fprintf(f, "| write→notify latency p50 / p99 / max | %.1f / %.1f / %.1f ms |\n",
+                (double)r->p50_ns / 1e6, (double)r->p99_ns / 1e6, (double)r->max_ns / 1e6);
+        fprintf(
+            f,
+            "| writes judged | %llu (write errors %llu; round trip p50 / p99 %.1f / %.1f ms) |\n",
+            (unsigned long long)r->writes, (unsigned long long)r->write_errors,
+            (double)r->write_p50_ns / 1e6, (double)r->write_p99_ns / 1e6);
+    }
+    fprintf(f, "| Publish errors, sequence gaps | %llu, %llu |\n",
+            (unsigned long long)r->publish_errors, (unsigned long long)r->seq_gaps);
+    fprintf(f, "| sessions | %u of %u subscribed", r->sessions_ready, r->sessions_target);
+    if (sessions || r->sessions_target > 1)
+        fprintf(f, " in %.1f s (%.0f sessions/s), %u with drops", r->establish_s, r->session_rate,
+                r->sessions_with_drops);
+    if (r->sessions_lost)
+        fprintf(f, ", %u lost during the run", r->sessions_lost);
+    fprintf(f, " |\n");
+    if (sessions)
+        fprintf(f, "| descriptors, sources | limit %lu, %u loopback source address%s |\n",
+                r->fd_limit, r->source_addresses, r->source_addresses == 1 ? "" : "es");
+    if (!r->has_server) {
+        fprintf(f, "| server-side numbers | not available (--target) |\n");
+        return;
+    }
+    fprintf(f, "| server CPU per notification | %.2f µs |\n", r->server_cpu_us_per_op);
+    if (counters)
+        fprintf(f, "| server CPU per sample | %.2f µs |\n", r->server_cpu_us_per_sample);
+    if (r->server_bytes_per_op >= 0)
+        fprintf(f, "| server heap per notification | %.1f bytes, %.3f allocations |\n",
+                r->server_bytes_per_op, r->server_allocs_per_op);
+    else
+        fprintf(f, "| server heap per notification | not available (external server) |\n");
+    fprintf(f, "| server RSS | %llu KiB (idle %llu KiB", (unsigned long long)r->server_rss_kb,
+            (unsigned long long)r->server_rss_idle_kb);
+    if (r->sessions_ready && !counters)
+        fprintf(f, ", %.1f KiB per session", r->rss_per_session_kb);
+    if (r->sessions_ready)
+        fprintf(f, ", %.0f bytes per monitored item", r->rss_per_item_b);
+    fprintf(f, ") |\n");
+    fprintf(f, "| server busy cores | %.2f |\n", r->busy_cores);
+    fprintf(f, "| disturbed | %s |\n", r->disturbed ? "yes (server starved of CPU)" : "no");
+}
+
 void uas_result_print(FILE *f, const uas_result *r, const uas_run_record *rec)
 {
     fprintf(f, "### %s%s%s\n\n", r->scenario, r->variant[0] ? " — " : "", r->variant);
     fprintf(f, "| measure | value |\n|---|---|\n");
     fprintf(f, "| arguments | `%s` |\n", r->args);
     fprintf(f, "| duration | %.1f s |\n", r->duration_s);
+    if (r->has_notif) {
+        print_notif(f, r);
+        fprintf(f, "| run record | commit %s; %s x%u; %s; %s `%s`; %s |\n\n", rec->commit, rec->cpu,
+                rec->cpus, rec->kernel, rec->compiler, rec->flags, rec->date);
+        return;
+    }
     fprintf(f, "| operations | %llu (errors %llu) |\n", (unsigned long long)r->requests,
             (unsigned long long)r->errors);
     fprintf(f, "| throughput | %.0f ops/s |\n", r->throughput);

@@ -2,32 +2,23 @@
  * write, browse) against a child uaserver (or --target URL), measured the
  * way the peer's harness measures: server CPU and heap per operation from
  * the child only, latency from a log-linear histogram, several rounds with
- * variants alternated and reversed every other round, median and range. */
+ * variants alternated and reversed every other round, median and range.
+ * The subscription scenarios (sub, sessions, counters) live in scn_sub.c
+ * and share the options, the rounds and the result block. */
 #define _GNU_SOURCE
 #include <ev.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include <ua/log.h>
 #include <ua/nodeids.h>
 
 #include "loadgen_internal.h"
 
-enum { MAX_VARIANTS = 4, MAX_ROUNDS = 15 };
-enum { SC_READ, SC_WRITE, SC_BROWSE };
-
-typedef struct lg_opts {
-    int scenario;
-    const char *scenario_name;
-    unsigned sessions, inflight, nodes, rounds;
-    unsigned threads[MAX_VARIANTS];
-    unsigned nthreads;
-    double duration, warmup;
-    const char *target, *out, *exe;
-    int target_pid; /* --target-pid: sample an external server's CPU and RSS */
-    char args[512];
-} lg_opts;
+enum { MAX_VARIANTS = LG_MAX_VARIANTS, MAX_ROUNDS = LG_MAX_ROUNDS };
 
 typedef struct lg_run lg_run;
 typedef struct lg_sess lg_sess;
@@ -193,8 +184,7 @@ static void free_sess(lg_sess *s)
     free(s->slots);
 }
 
-/* Heap counters of the child, read through its uastack.* nodes. */
-static int read_heap(uas_client *ctrl, uint64_t *bytes, uint64_t *allocs)
+int lg_read_heap(uas_client *ctrl, uint64_t *bytes, uint64_t *allocs)
 {
     uas_read_value_id ids[2];
     memset(ids, 0, sizeof(ids));
@@ -326,7 +316,7 @@ static int run_once(const lg_opts *o, unsigned threads, unsigned round, uas_resu
 
     lg_proc_sample a, b;
     uint64_t heap_a = 0, heap_b = 0, allocs_a = 0, allocs_b = 0;
-    bool heap_ok = !o->target && read_heap(ctrl, &heap_a, &allocs_a) == 0;
+    bool heap_ok = !o->target && lg_read_heap(ctrl, &heap_a, &allocs_a) == 0;
     if (r->has_server)
         lg_child_sample(&child, &a);
     uint64_t t0 = lg_now_ns();
@@ -337,7 +327,7 @@ static int run_once(const lg_opts *o, unsigned threads, unsigned round, uas_resu
     uint64_t ops = run->ops;
     if (r->has_server)
         lg_child_sample(&child, &b);
-    heap_ok = heap_ok && read_heap(ctrl, &heap_b, &allocs_b) == 0;
+    heap_ok = heap_ok && lg_read_heap(ctrl, &heap_b, &allocs_b) == 0;
     uint64_t drain_end = lg_now_ns() + 10000000000ull;
     while (run->outstanding > 0 && lg_now_ns() < drain_end)
         uas_loop_run_once(run->loop, true);
@@ -387,18 +377,38 @@ out:
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: uaserver --self-load read|write|browse [options]\n"
-               "  --sessions N      concurrent sessions (10)\n"
+    fprintf(f, "usage: uaserver --self-load read|write|browse|sub|sessions|counters [options]\n"
+               "  --sessions N      concurrent sessions (10; sessions: the target, 500;\n"
+               "                    counters: always 1)\n"
                "  --inflight N      outstanding requests per session, closed loop (10)\n"
-               "  --nodes N         values per Read/Write request (1)\n"
+               "  --nodes N         values per Read/Write request (1); monitored items per\n"
+               "                    subscription (sub: 1, on ns=1;i=1001.. wrapping after 100;\n"
+               "                    counters: 1000 counters ns=1;i=100001..)\n"
                "  --threads N[,M]   server event loops; a list alternates variants (1)\n"
-               "  --duration S      measurement window in seconds (10)\n"
-               "  --warmup S        warm-up in seconds (3)\n"
+               "  --duration S      measurement window in seconds (10; sub, counters: 20;\n"
+               "                    sessions: 60)\n"
+               "  --warmup S        warm-up in seconds (3; subscription scenarios: 5)\n"
                "  --rounds N        rounds, median and range reported (1)\n"
                "  --security none   (encrypted modes arrive with the security work)\n"
                "  --target URL      drive an external server instead of a child\n"
                "  --target-pid PID  with --target: sample that process's CPU and memory\n"
-               "  --out FILE        append the Markdown results to FILE\n");
+               "  --out FILE        append the Markdown results to FILE\n"
+               "subscription scenarios (see docs/Benchmarks.md for what is expected):\n"
+               "  --subs N          subscriptions per session (1)\n"
+               "  --pub MS          publishing interval (1000)\n"
+               "  --queue-size N    monitored item queue size (1)\n"
+               "  --sampling MS     sampling interval (0; counters: 100)\n"
+               "  --writers N       dedicated writer sessions (sub: 0 = the first subscriber\n"
+               "                    writes; sessions: 1)\n"
+               "  --write-nodes N   monitored nodes written (all, at most 100)\n"
+               "  --write-interval MS  writer period (sub: 1300; sessions: 500; 0: closed loop)\n"
+               "  --publish-requests N  Publish requests outstanding per session (subs + 2,\n"
+               "                    3 to 20)\n"
+               "  --keep-alive N    requested max keep-alive count (10)\n"
+               "  --ramp-rate N     sessions started per second (0: as fast as allowed)\n"
+               "  --connect-parallel N  session set-ups in flight at once (64)\n"
+               "  --sources N       loopback source addresses 127.0.0.2.. (0: one per 4096\n"
+               "                    sessions)\n");
 }
 
 static int parse_uint(const char *opt, const char *v, unsigned lo, unsigned hi, unsigned *out)
@@ -413,17 +423,62 @@ static int parse_uint(const char *opt, const char *v, unsigned lo, unsigned hi, 
     return 0;
 }
 
+enum { UNSET = 0xFFFFFFFFu };
+
+/* Defaults that depend on the scenario, for the options not given. */
+static void scenario_defaults(lg_opts *o)
+{
+#define DEF(field, v)                                                                              \
+    do {                                                                                           \
+        if (o->field == UNSET)                                                                     \
+            o->field = (v);                                                                        \
+    } while (0)
+    bool sub = o->scenario >= SC_SUB;
+    DEF(sessions, o->scenario == SC_SESSIONS ? 500 : 10);
+    if (o->scenario == SC_COUNTERS)
+        o->sessions = 1;
+    DEF(nodes, o->scenario == SC_COUNTERS ? 1000 : 1);
+    if (o->scenario == SC_SESSIONS)
+        o->nodes = 1;
+    DEF(subs, 1);
+    DEF(pub_ms, 1000);
+    DEF(queue_size, 1);
+    DEF(sampling_ms, o->scenario == SC_COUNTERS ? 100 : 0);
+    DEF(writers, o->scenario == SC_SESSIONS ? 1 : 0);
+    DEF(write_nodes, o->nodes < 100 ? o->nodes : 100);
+    if (o->write_nodes > o->nodes)
+        o->write_nodes = o->nodes;
+    if (o->write_nodes > 100)
+        o->write_nodes = 100;
+    DEF(write_interval_ms, o->scenario == SC_SESSIONS ? 500 : 1300);
+    /* One Publish per subscription and cycle, and slack for the round
+     * trip: subs + 2, at least 3, at most the server's 20 parked. */
+    DEF(publish_requests, o->subs + 2 < 3 ? 3 : o->subs + 2 > 20 ? 20 : o->subs + 2);
+    DEF(keep_alive, 10);
+    DEF(ramp_rate, 0);
+    DEF(connect_parallel, 64);
+    DEF(sources, 0);
+    if (o->duration < 0)
+        o->duration = o->scenario == SC_SESSIONS ? 60 : sub ? 20 : 10;
+    if (o->warmup < 0)
+        o->warmup = sub ? 5 : 3;
+#undef DEF
+}
+
 static int parse_opts(int argc, char **argv, lg_opts *o)
 {
     memset(o, 0, sizeof(*o));
-    o->sessions = 10;
+    o->sessions = UNSET;
     o->inflight = 10;
-    o->nodes = 1;
+    o->nodes = UNSET;
     o->rounds = 1;
     o->threads[0] = 1;
     o->nthreads = 1;
-    o->duration = 10;
-    o->warmup = 3;
+    o->duration = -1;
+    o->warmup = -1;
+    o->subs = o->pub_ms = o->queue_size = o->sampling_ms = UNSET;
+    o->writers = o->write_nodes = o->write_interval_ms = o->publish_requests = UNSET;
+    o->ramp_rate = o->connect_parallel = o->sources = o->keep_alive = UNSET;
     size_t len = 0;
     for (int i = 0; i < argc && len < sizeof(o->args) - 1; i++)
         len +=
@@ -439,16 +494,55 @@ static int parse_opts(int argc, char **argv, lg_opts *o)
         o->scenario = SC_WRITE;
     else if (!strcmp(argv[1], "browse"))
         o->scenario = SC_BROWSE;
+    else if (!strcmp(argv[1], "sub"))
+        o->scenario = SC_SUB;
+    else if (!strcmp(argv[1], "sessions"))
+        o->scenario = SC_SESSIONS;
+    else if (!strcmp(argv[1], "counters"))
+        o->scenario = SC_COUNTERS;
     else {
-        fprintf(stderr, "uaserver --self-load: unknown scenario '%s' (read, write, browse)\n",
+        fprintf(stderr,
+                "uaserver --self-load: unknown scenario '%s' (read, write, browse, sub, "
+                "sessions, counters)\n",
                 argv[1]);
         return -1;
     }
+    static const struct {
+        const char *name;
+        size_t off;
+        unsigned lo, hi;
+    } sub_opts[] = {
+        {"--subs", offsetof(lg_opts, subs), 1, 1000},
+        {"--pub", offsetof(lg_opts, pub_ms), 1, 3600000},
+        {"--queue-size", offsetof(lg_opts, queue_size), 1, 100000},
+        {"--sampling", offsetof(lg_opts, sampling_ms), 0, 3600000},
+        {"--writers", offsetof(lg_opts, writers), 0, 1000},
+        {"--write-nodes", offsetof(lg_opts, write_nodes), 0, 100},
+        {"--write-interval", offsetof(lg_opts, write_interval_ms), 0, 3600000},
+        {"--publish-requests", offsetof(lg_opts, publish_requests), 1, 20},
+        {"--keep-alive", offsetof(lg_opts, keep_alive), 1, 10000},
+        {"--ramp-rate", offsetof(lg_opts, ramp_rate), 0, 1000000},
+        {"--connect-parallel", offsetof(lg_opts, connect_parallel), 1, 100000},
+        {"--sources", offsetof(lg_opts, sources), 0, 250},
+    };
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int bad = 0;
-        if (!strcmp(a, "--sessions"))
-            bad = parse_uint(a, v, 1, 100000, &o->sessions);
+        size_t k = 0;
+        while (k < sizeof(sub_opts) / sizeof(sub_opts[0]) && strcmp(a, sub_opts[k].name))
+            k++;
+        if (k < sizeof(sub_opts) / sizeof(sub_opts[0])) {
+            if (o->scenario < SC_SUB) {
+                fprintf(stderr,
+                        "uaserver --self-load: %s is an option of sub, sessions and "
+                        "counters\n",
+                        a);
+                return -1;
+            }
+            bad = parse_uint(a, v, sub_opts[k].lo, sub_opts[k].hi,
+                             (unsigned *)((char *)o + sub_opts[k].off));
+        } else if (!strcmp(a, "--sessions"))
+            bad = parse_uint(a, v, 1, 1000000, &o->sessions);
         else if (!strcmp(a, "--inflight"))
             bad = parse_uint(a, v, 1, 10000, &o->inflight);
         else if (!strcmp(a, "--nodes"))
@@ -502,6 +596,7 @@ static int parse_opts(int argc, char **argv, lg_opts *o)
         if (strcmp(a, "--help"))
             i++;
     }
+    scenario_defaults(o);
     return 0;
 }
 
@@ -546,6 +641,159 @@ static void print_summary(FILE *f, const lg_opts *o, uas_result res[][MAX_VARIAN
     fprintf(f, "\n");
 }
 
+/* "median [min–max]" of one field over the rounds of variant v. */
+static const char *stat_text(char *buf, size_t len, uas_result res[][MAX_VARIANTS], unsigned rounds,
+                             unsigned v, double (*get)(const uas_result *), const char *fmt)
+{
+    double x[MAX_ROUNDS];
+    for (unsigned r = 0; r < rounds; r++)
+        x[r] = get(&res[r][v]);
+    uas_stat st;
+    uas_stat_compute(x, rounds, &st);
+    char a[32], b[32], c[32];
+    snprintf(a, sizeof(a), fmt, st.median);
+    snprintf(b, sizeof(b), fmt, st.min);
+    snprintf(c, sizeof(c), fmt, st.max);
+    if (rounds == 1)
+        snprintf(buf, len, "%s", a);
+    else
+        snprintf(buf, len, "%s [%s–%s]", a, b, c);
+    return buf;
+}
+
+static double g_notif(const uas_result *r)
+{
+    return r->notif_per_s;
+}
+static double g_deliv(const uas_result *r)
+{
+    return r->delivery_pct;
+}
+static double g_missed(const uas_result *r)
+{
+    return (double)r->notif_missed;
+}
+static double g_p50(const uas_result *r)
+{
+    return (double)r->p50_ns / 1e6;
+}
+static double g_p99(const uas_result *r)
+{
+    return (double)r->p99_ns / 1e6;
+}
+static double g_cpu(const uas_result *r)
+{
+    return r->server_cpu_us_per_op;
+}
+static double g_heap(const uas_result *r)
+{
+    return r->server_bytes_per_op;
+}
+static double g_cores(const uas_result *r)
+{
+    return r->busy_cores;
+}
+static double g_rss(const uas_result *r)
+{
+    return (double)r->server_rss_kb / 1024.0;
+}
+static double g_rate(const uas_result *r)
+{
+    return r->session_rate;
+}
+static double g_kib(const uas_result *r)
+{
+    return r->rss_per_session_kb;
+}
+static double g_samples(const uas_result *r)
+{
+    return r->samples_per_s;
+}
+static double g_minpct(const uas_result *r)
+{
+    return r->min_sample_pct;
+}
+static double g_minnotif(const uas_result *r)
+{
+    return r->min_notif_pct;
+}
+static double g_cpusample(const uas_result *r)
+{
+    return r->server_cpu_us_per_sample;
+}
+
+/* The subscription scenarios: delivery first, then costs. */
+static void print_sub_summary(FILE *f, const lg_opts *o, uas_result res[][MAX_VARIANTS],
+                              unsigned rounds)
+{
+    fprintf(f, "### Summary: %s, %u round%s (median [min–max])\n\n", o->scenario_name, rounds,
+            rounds == 1 ? "" : "s");
+    bool sess = o->scenario == SC_SESSIONS, cnt = o->scenario == SC_COUNTERS;
+    fprintf(f,
+            "| server | notif/s | %s | %s | server CPU/notif (µs) | "
+            "server heap B/notif | busy cores | server RSS (MiB) |%s passed |\n",
+            cnt ? "samples/s | worst item samples %" : "delivery % | missed",
+            cnt ? "worst item cycles % | server CPU/sample (µs)" : "write→notify p50 / p99 (ms)",
+            sess ? " sessions/s | KiB/session |" : "");
+    fprintf(f, "|---|---|---|---|---|---|---|---|---|%s---|\n",
+            sess  ? "---|---|"
+            : cnt ? "---|"
+                  : "");
+    for (unsigned v = 0; v < o->nthreads; v++) {
+        char name[96], b1[128], b2[128], b3[128], b4[128], b5[128], b6[128], b7[128], b8[128],
+            b9[128], b10[128];
+        if (o->target)
+            snprintf(name, sizeof(name), "%s", o->target);
+        else
+            snprintf(name, sizeof(name), "uaserver threads=%u", o->threads[v]);
+        unsigned passed = 0;
+        for (unsigned r = 0; r < rounds; r++)
+            passed += res[r][v].pass;
+        fprintf(f,
+                cnt ? "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |"
+                    : "| %s | %s | %s | %s | %s / %s | %s | %s | %s | %s |",
+                name, stat_text(b1, sizeof(b1), res, rounds, v, g_notif, "%.0f"),
+                cnt ? stat_text(b2, sizeof(b2), res, rounds, v, g_samples, "%.0f")
+                    : stat_text(b2, sizeof(b2), res, rounds, v, g_deliv, "%.2f"),
+                cnt ? stat_text(b3, sizeof(b3), res, rounds, v, g_minpct, "%.2f")
+                    : stat_text(b3, sizeof(b3), res, rounds, v, g_missed, "%.0f"),
+                cnt ? stat_text(b4, sizeof(b4), res, rounds, v, g_minnotif, "%.2f")
+                    : stat_text(b4, sizeof(b4), res, rounds, v, g_p50, "%.1f"),
+                cnt ? stat_text(b5, sizeof(b5), res, rounds, v, g_cpusample, "%.2f")
+                    : stat_text(b5, sizeof(b5), res, rounds, v, g_p99, "%.1f"),
+                res[0][v].has_server ? stat_text(b6, sizeof(b6), res, rounds, v, g_cpu, "%.2f")
+                                     : "n/a",
+                res[0][v].server_bytes_per_op >= 0 && res[0][v].has_server
+                    ? stat_text(b7, sizeof(b7), res, rounds, v, g_heap, "%.1f")
+                    : "n/a",
+                res[0][v].has_server ? stat_text(b8, sizeof(b8), res, rounds, v, g_cores, "%.2f")
+                                     : "n/a",
+                res[0][v].has_server ? stat_text(b9, sizeof(b9), res, rounds, v, g_rss, "%.1f")
+                                     : "n/a");
+        if (sess)
+            fprintf(f, " %s | %s |", stat_text(b10, sizeof(b10), res, rounds, v, g_rate, "%.0f"),
+                    res[0][v].has_server ? stat_text(b1, sizeof(b1), res, rounds, v, g_kib, "%.1f")
+                                         : "n/a");
+        fprintf(f, " %u of %u |\n", passed, rounds);
+    }
+    fprintf(f, "\n");
+}
+
+/* Subscription scenarios open a socket per session on both sides: raise the
+ * descriptor limit to the hard limit (the child inherits it). */
+static unsigned long raise_fd_limit(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+        return 0;
+    if (rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+        getrlimit(RLIMIT_NOFILE, &rl);
+    }
+    return (unsigned long)rl.rlim_cur;
+}
+
 int uas_selfload_main(int argc, char **argv, const char *exe)
 {
     lg_opts o;
@@ -554,6 +802,7 @@ int uas_selfload_main(int argc, char **argv, const char *exe)
         return prc > 0 ? 0 : 2;
     o.exe = exe;
     uas_log_set_level(UAS_LOG_WARN);
+    (void)raise_fd_limit();
     uas_run_record rec;
     uas_run_record_fill(&rec);
     static uas_result res[MAX_ROUNDS][MAX_VARIANTS];
@@ -562,16 +811,21 @@ int uas_selfload_main(int argc, char **argv, const char *exe)
         fprintf(stderr, "uaserver --self-load: cannot open %s\n", o.out);
         return 2;
     }
-    int failed = 0;
+    bool sub = o.scenario >= SC_SUB;
+    int failed = 0, verdict_failed = 0;
     for (unsigned r = 0; r < o.rounds && !failed; r++) {
         for (unsigned k = 0; k < o.nthreads && !failed; k++) {
             /* Alternate the variants, reversed every other round, so slow
              * drift of the machine does not favour one of them. */
             unsigned v = r % 2 ? o.nthreads - 1 - k : k;
-            if (run_once(&o, o.threads[v], r + 1, &res[r][v]) != 0) {
+            int rc = sub ? lg_sub_run_once(&o, o.threads[v], r + 1, &res[r][v])
+                         : run_once(&o, o.threads[v], r + 1, &res[r][v]);
+            if (rc != 0) {
                 failed = 1;
                 break;
             }
+            if (sub && !res[r][v].pass)
+                verdict_failed = 1;
             uas_result_print(stdout, &res[r][v], &rec);
             if (out)
                 uas_result_print(out, &res[r][v], &rec);
@@ -579,11 +833,17 @@ int uas_selfload_main(int argc, char **argv, const char *exe)
         }
     }
     if (!failed) {
-        print_summary(stdout, &o, res, o.rounds);
-        if (out)
-            print_summary(out, &o, res, o.rounds);
+        if (sub) {
+            print_sub_summary(stdout, &o, res, o.rounds);
+            if (out)
+                print_sub_summary(out, &o, res, o.rounds);
+        } else {
+            print_summary(stdout, &o, res, o.rounds);
+            if (out)
+                print_summary(out, &o, res, o.rounds);
+        }
     }
     if (out)
         fclose(out);
-    return failed ? 1 : 0;
+    return failed || verdict_failed ? 1 : 0;
 }
