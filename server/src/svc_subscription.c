@@ -70,10 +70,18 @@ static void arm_timer(uas_sloop_subs *ss)
     pthread_mutex_lock(&ss->lock);
     int64_t next = uas_sub_engine_next_deadline(ss->engine);
     pthread_mutex_unlock(&ss->lock);
-    ev_timer_stop(ev, &ss->timer);
-    if (next == INT64_MAX)
+    if (next == INT64_MAX) {
+        ev_timer_stop(ev, &ss->timer);
         return;
+    }
     double after = (double)(next - uas_monotonic_ms()) / 1000.0;
+    /* A timer already due no later than the new deadline stays as it is:
+     * re-arming it on every write would keep pushing a passed deadline
+     * 0.5 ms into the future, and under a stream of writes the publishing
+     * tick would never come. */
+    if (ev_is_active(&ss->timer) && ev_timer_remaining(ev, &ss->timer) <= after)
+        return;
+    ev_timer_stop(ev, &ss->timer);
     ev_timer_set(&ss->timer, after > 0 ? after : 0.0005, 0.0);
     ev_timer_start(ev, &ss->timer);
 }
