@@ -44,8 +44,7 @@ static uas_session *session_lookup(uas_sconn *sc, const uas_nodeid *token)
 {
     for (size_t i = 0; i < sc->ncache; i++) {
         uas_session *se = sc->cache[i];
-        if (se->auth_token.kind == token->kind && token->kind == UAS_NODEID_GUID &&
-            memcmp(&se->auth_token.id.guid, &token->id.guid, sizeof(uas_guid)) == 0) {
+        if (uas_session_token_eq(&se->auth_token, token)) {
             if (atomic_load(&se->closed)) {
                 cache_drop(sc, i);
                 return NULL;
@@ -57,16 +56,39 @@ static uas_session *session_lookup(uas_sconn *sc, const uas_nodeid *token)
     return uas_sessions_find(sc->loop->server->sessions, token);
 }
 
-static uas_status send_fault(uas_sconn *sc, uint32_t request_id, uint32_t handle, uas_status result)
+static void fault(uas_server *s, uas_conn *c, uint32_t request_id, uint32_t handle,
+                  uas_status result)
 {
     uas_service_fault f;
     memset(&f, 0, sizeof(f));
     f.response_header.timestamp = uas_datetime_now();
     f.response_header.request_handle = handle;
     f.response_header.service_result = result;
-    atomic_fetch_add_explicit(&sc->loop->server->counters.rejected_requests, 1,
-                              memory_order_relaxed);
-    return uas_conn_send(sc->conn, request_id, &f, UAS_TYPE(SERVICE_FAULT));
+    atomic_fetch_add_explicit(&s->counters.rejected_requests, 1, memory_order_relaxed);
+    (void)uas_conn_send(c, request_id, &f, UAS_TYPE(SERVICE_FAULT));
+}
+
+static void send_fault(uas_sconn *sc, uint32_t request_id, uint32_t handle, uas_status result)
+{
+    fault(sc->loop->server, sc->conn, request_id, handle, result);
+}
+
+void uas_dispatch_respond(uas_server *s, uas_conn *c, uint32_t request_id, const void *resp,
+                          const uas_type *t)
+{
+    const uas_response_header *rh = resp; /* the first member of every response */
+    if (uas_is_bad(rh->service_result)) {
+        fault(s, c, request_id, rh->request_handle, rh->service_result);
+        return;
+    }
+    uas_status st = uas_conn_send(c, request_id, resp, t);
+    /* A response that failed before any chunk left is answered with a
+     * ServiceFault; one cut short by an abort chunk is already answered. */
+    if ((st == UAS_BAD_RESPONSE_TOO_LARGE || st == UAS_BAD_ENCODING_LIMITS_EXCEEDED ||
+         st == UAS_BAD_ENCODING_ERROR) &&
+        !uas_channel_last_send_aborted(uas_conn_channel(c)))
+        fault(s, c, request_id, rh->request_handle,
+              st == UAS_BAD_ENCODING_ERROR ? st : UAS_BAD_RESPONSE_TOO_LARGE);
 }
 
 static void on_message(uas_conn *c, uint32_t request_id, const uint8_t *body, size_t len)
@@ -119,7 +141,7 @@ static void on_message(uas_conn *c, uint32_t request_id, const uint8_t *body, si
         .loop = l,
         .conn = c,
         .sconn = sc,
-        .channel_id = uas_channel_get_id(uas_conn_channel(c)),
+        .channel_id = sc->channel_id,
         .arena = &l->arena,
         .request_id = request_id,
         .now_ms = uas_monotonic_ms(),
@@ -128,10 +150,9 @@ static void on_message(uas_conn *c, uint32_t request_id, const uint8_t *body, si
     uas_session *se = NULL;
     if (svc->session != SVC_NO_SESSION) {
         se = session_lookup(sc, &hdr->authentication_token);
-        uint32_t channel_id = uas_channel_get_id(uas_conn_channel(c));
         if (!se)
             st = UAS_BAD_SESSION_ID_INVALID;
-        else if (svc->session == SVC_SESSION_ACTIVE && se->channel_id != channel_id)
+        else if (svc->session == SVC_SESSION_ACTIVE && se->channel_id != sc->channel_id)
             st = UAS_BAD_SECURE_CHANNEL_ID_INVALID;
         else if (svc->session == SVC_SESSION_ACTIVE && !se->activated)
             st = UAS_BAD_SESSION_NOT_ACTIVATED;
@@ -155,7 +176,7 @@ static void on_message(uas_conn *c, uint32_t request_id, const uint8_t *body, si
     svc->fn(&ctx, req, resp);
     uas__current_session = NULL;
     if (se) {
-        if (se->channel_id == uas_channel_get_id(uas_conn_channel(c)) && !atomic_load(&se->closed))
+        if (se->channel_id == sc->channel_id && !atomic_load(&se->closed))
             uas_sconn_cache_add(sc, se);
         pthread_mutex_unlock(&se->lock);
         uas_session_unref(s, se);
@@ -165,18 +186,7 @@ static void on_message(uas_conn *c, uint32_t request_id, const uint8_t *body, si
     uas_response_header *rh = resp; /* the first member of every response */
     rh->timestamp = ctx.now;
     rh->request_handle = hdr->request_handle;
-    if (uas_is_bad(rh->service_result)) {
-        (void)send_fault(sc, request_id, hdr->request_handle, rh->service_result);
-        return;
-    }
-    st = uas_conn_send(c, request_id, resp, svc->response);
-    /* A response that failed before any chunk left is answered with a
-     * ServiceFault; one cut short by an abort chunk is already answered. */
-    if ((st == UAS_BAD_RESPONSE_TOO_LARGE || st == UAS_BAD_ENCODING_LIMITS_EXCEEDED ||
-         st == UAS_BAD_ENCODING_ERROR) &&
-        !uas_channel_last_send_aborted(uas_conn_channel(c)))
-        (void)send_fault(sc, request_id, hdr->request_handle,
-                         st == UAS_BAD_ENCODING_ERROR ? st : UAS_BAD_RESPONSE_TOO_LARGE);
+    uas_dispatch_respond(s, c, request_id, resp, svc->response);
 }
 
 static void on_message_error(uas_conn *c, uint32_t request_id, uas_status status)

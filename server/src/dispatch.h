@@ -8,6 +8,13 @@ typedef struct uas_sconn uas_sconn;
 
 /* Take over an accepted socket on loop l. */
 void uas_dispatch_accept(uas_sloop *l, int fd);
+/* Send a service's response: a Bad service result becomes a ServiceFault,
+ * and so does a response that cannot be encoded or exceeds the client's
+ * limits before any chunk left (one cut short by an abort chunk is already
+ * answered). */
+void uas_dispatch_respond(uas_server *s, uas_conn *c, uint32_t request_id, const void *resp,
+                          const uas_type *t);
+
 /* Close every connection of a stopped loop (server shutdown). */
 void uas_dispatch_abort_all(uas_sloop *l);
 /* Remember that session se is bound to this connection's channel. */

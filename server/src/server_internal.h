@@ -95,6 +95,8 @@ void uas_sessions_remove(uas_session_table *t, uas_session *se);
 /* Close sessions idle past their timeout. */
 void uas_sessions_expire(uas_session_table *t, uas_server *s, int64_t now_ms);
 uint32_t uas_sessions_count(uas_session_table *t);
+/* Authentication tokens are GUIDs in namespace 0; equal ones name one session. */
+bool uas_session_token_eq(const uas_nodeid *a, const uas_nodeid *b);
 void uas_session_ref(uas_session *se);
 void uas_session_unref(uas_server *s, uas_session *se);
 

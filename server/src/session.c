@@ -44,7 +44,7 @@ static size_t token_hash(const uas_nodeid *tok)
     return tok->id.guid.data1 ^ ((size_t)tok->id.guid.data2 << 16);
 }
 
-static bool token_eq(const uas_nodeid *a, const uas_nodeid *b)
+bool uas_session_token_eq(const uas_nodeid *a, const uas_nodeid *b)
 {
     return a->kind == UAS_NODEID_GUID && b->kind == UAS_NODEID_GUID && a->ns == b->ns &&
            memcmp(&a->id.guid, &b->id.guid, sizeof(uas_guid)) == 0;
@@ -118,7 +118,7 @@ static size_t table_find(uas_session_table *t, const uas_nodeid *tok)
     size_t mask = t->cap - 1;
     size_t i = token_hash(tok) & mask;
     while (t->slots[i]) {
-        if (token_eq(&t->slots[i]->auth_token, tok))
+        if (uas_session_token_eq(&t->slots[i]->auth_token, tok))
             return i;
         i = (i + 1) & mask;
     }

@@ -114,24 +114,8 @@ static void deliver(uas_sloop_subs *ss, uint32_t channel_id, uint32_t request_id
                     const uas_publish_response *resp)
 {
     uas_conn *c = sub_map_get(&ss->conns, channel_id);
-    if (!c)
-        return; /* the connection closed: nobody to answer */
-    if (uas_is_bad(resp->response_header.service_result)) {
-        uas_service_fault f;
-        memset(&f, 0, sizeof(f));
-        f.response_header = resp->response_header;
-        (void)uas_conn_send(c, request_id, &f, UAS_TYPE(SERVICE_FAULT));
-        return;
-    }
-    uas_status st = uas_conn_send(c, request_id, resp, UAS_TYPE(PUBLISH_RESPONSE));
-    if (st == UAS_BAD_RESPONSE_TOO_LARGE && !uas_channel_last_send_aborted(uas_conn_channel(c))) {
-        uas_service_fault f;
-        memset(&f, 0, sizeof(f));
-        f.response_header.request_handle = resp->response_header.request_handle;
-        f.response_header.timestamp = uas_datetime_now();
-        f.response_header.service_result = st;
-        (void)uas_conn_send(c, request_id, &f, UAS_TYPE(SERVICE_FAULT));
-    }
+    if (c) /* else the connection closed: nobody to answer */
+        uas_dispatch_respond(ss->loop->server, c, request_id, resp, UAS_TYPE(PUBLISH_RESPONSE));
 }
 
 static void cb_send_publish(void *ud, uas_sub_publish_target *target, uint32_t request_id,
