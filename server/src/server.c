@@ -262,11 +262,10 @@ void uas_server_app_description(uas_server *s, uas_application_description *d)
     d->application_name.text = uas_string_from(s->cfg.application_name);
     d->application_type = UAS_APPLICATION_TYPE_SERVER;
     if (s->endpoint_url) {
+        /* Points into the server, which outlives every response. Callers
+         * that change the URL copy the array first. */
         d->discovery_urls_count = 1;
-        /* Points into the server: the URL lives as long as it does. */
-        static _Thread_local uas_string url;
-        url = uas_string_from(s->endpoint_url);
-        d->discovery_urls = &url;
+        d->discovery_urls = &s->discovery_url;
     } else {
         d->discovery_urls = UAS_EMPTY_ARRAY;
     }
@@ -480,6 +479,7 @@ uas_status uas_server_listen(uas_server *s)
     snprintf(url, sizeof(url), "opc.tcp://%s:%u", s->hostname, port);
     free_cstr(s->endpoint_url);
     s->endpoint_url = dup_cstr(url);
+    s->discovery_url = uas_string_from(s->endpoint_url);
     uas_log(UAS_LOG_INFO, "server", "listening on %s:%u (%u loop%s), endpoint %s",
             s->cfg.bind_address, port, s->nloops, s->nloops == 1 ? "" : "s", url);
     return s->endpoint_url ? UAS_GOOD : UAS_BAD_OUT_OF_MEMORY;

@@ -133,7 +133,8 @@ typedef struct uas_server_counters {
 struct uas_server {
     uas_server_config cfg;
     char *hostname;
-    char *endpoint_url; /* opc.tcp://hostname:port */
+    char *endpoint_url;       /* opc.tcp://hostname:port */
+    uas_string discovery_url; /* the same, as ApplicationDescription's DiscoveryUrls */
     uint16_t port;
     unsigned nloops;
     uas_sloop *loops;
