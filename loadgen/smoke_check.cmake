@@ -1,5 +1,6 @@
 # Runs `uaserver --self-load ARGS` and fails unless it exits 0 (the
-# scenario's verdict is PASS) and prints the complete result block.
+# scenario's verdict is PASS) and prints the complete result block of its
+# scenario, plus any EXPECT needles.
 # Usage: cmake -DEXE=uaserver -DARGS="sub --sessions 2 ..." -P smoke_check.cmake
 separate_arguments(args UNIX_COMMAND "${ARGS}")
 list(GET args 0 scenario)
@@ -8,19 +9,31 @@ execute_process(COMMAND ${EXE} --self-load ${args}
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "uaserver --self-load ${ARGS} exited ${rc}\n${out}\n${err}")
 endif()
-set(needles "| verdict | PASS" "| notifications |" "| Publish errors, sequence gaps | 0, 0"
-            "| sessions |" "| server CPU per notification |" "| server heap per notification |"
-            "| server RSS |" "| server busy cores |" "| run record |" "### Summary: ${scenario}")
+set(needles "| run record |" "### Summary: ${scenario}")
+if(scenario MATCHES "^(read|write|browse)$")
+  list(APPEND needles "| operations |" "(errors 0)" "| throughput |" "| latency p50 / p99 / max |"
+                      "| server CPU per op |" "| server heap per op |" "| server RSS |"
+                      "| server busy cores |")
+else()
+  list(APPEND needles "| verdict | PASS" "| notifications |" "| Publish errors, sequence gaps | 0, 0"
+                      "| sessions |" "| server CPU per notification |"
+                      "| server heap per notification |" "| server RSS |" "| server busy cores |")
+endif()
 if(scenario STREQUAL "counters")
   list(APPEND needles "| samples |" "| worst item |" "| items below 99 % | 0 of"
                       "| server CPU per sample |")
-else()
+elseif(scenario MATCHES "^(sub|sessions)$")
   list(APPEND needles "| delivery | 100.00 %" "| items with misses | 0 of"
                       "| write→notify latency p50 / p99 / max |" "| writes judged |")
 endif()
 if(scenario STREQUAL "sessions")
-  list(APPEND needles "sessions/s" "KiB per session" "| descriptors, sources |")
+  list(APPEND needles "sessions/s" "KiB per session" "| descriptors, sources |"
+                      "| server CPU per session set-up |")
 endif()
+# Extra needles from the caller, ';'-separated (e.g. the variant headings).
+foreach(needle IN LISTS EXPECT)
+  list(APPEND needles "${needle}")
+endforeach()
 foreach(needle IN LISTS needles)
   string(FIND "${out}" "${needle}" pos)
   if(pos EQUAL -1)

@@ -9,6 +9,13 @@
 
 enum { LG_MAX_VARIANTS = 4, LG_MAX_ROUNDS = 15 };
 enum { SC_READ, SC_WRITE, SC_BROWSE, SC_SUB, SC_SESSIONS, SC_COUNTERS };
+enum { LG_SEC_NONE, LG_SEC_SIGN, LG_SEC_ENCRYPT };
+
+/* What --threads and --security alternate, round by round. */
+typedef struct lg_variant {
+    unsigned threads;
+    int security; /* LG_SEC_* */
+} lg_variant;
 
 typedef struct lg_opts {
     int scenario;
@@ -16,6 +23,11 @@ typedef struct lg_opts {
     unsigned sessions, inflight, nodes, rounds;
     unsigned threads[LG_MAX_VARIANTS];
     unsigned nthreads;
+    int security[LG_MAX_VARIANTS]; /* LG_SEC_* */
+    unsigned nsecurity;
+    const char *policy;                   /* --policy, e.g. "Basic256Sha256" */
+    lg_variant variants[LG_MAX_VARIANTS]; /* threads x security */
+    unsigned nvariants;
     double duration, warmup;
     const char *target, *out, *exe;
     int target_pid; /* --target-pid: sample an external server's CPU and RSS */
@@ -56,6 +68,34 @@ int lg_read_heap(uas_client *ctrl, uint64_t *bytes, uint64_t *allocs);
 
 /* One measured run of a subscription scenario (sub, sessions, counters):
  * 0 when it ran (r->pass holds the verdict), -1 when it could not run. */
-int lg_sub_run_once(const lg_opts *o, unsigned threads, unsigned round, uas_result *r);
+int lg_sub_run_once(const lg_opts *o, const lg_variant *v, unsigned round, uas_result *r);
+
+/* The variant's label in results ("threads=2 encrypt"), "" with one. */
+void lg_variant_label(const lg_opts *o, const lg_variant *v, char *buf, size_t len);
+
+/* ---- security of the sessions (lg_security.c) ---- */
+typedef struct lg_sec {
+    int level; /* LG_SEC_* */
+    char policy_uri[160];
+    char child_security[96]; /* the child's --security "Policy:Mode" */
+    char dir[64];            /* temporary store of the client certificate */
+    char cert_path[128];
+    uas_bytestring cert, key, server_cert;
+} lg_sec;
+
+const char *lg_security_name(int level);
+int lg_security_parse(const char *text, int *level);
+/* 0 when name is a known secured policy ("Basic256Sha256", ...). */
+int lg_policy_check(const char *name);
+/* Makes the client certificate for level (nothing for none). */
+int lg_sec_open(lg_sec *s, const lg_opts *o, int level);
+/* Appends the child's --security and --trust-certificate to extra at n;
+ * returns the new count. */
+int lg_sec_child_args(const lg_sec *s, const char **extra, int n);
+/* GetEndpoints on url: the server certificate of the secured endpoint. */
+int lg_sec_discover(lg_sec *s, uas_loop *loop, const char *url);
+/* Sets the security of a session's client configuration. */
+void lg_sec_apply(const lg_sec *s, uas_client_config *cc);
+void lg_sec_close(lg_sec *s);
 
 #endif

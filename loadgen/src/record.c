@@ -92,6 +92,9 @@ static void print_notif(FILE *f, const uas_result *r)
         return;
     }
     fprintf(f, "| server CPU per notification | %.2f µs |\n", r->server_cpu_us_per_op);
+    if (r->server_cpu_us_per_session > 0)
+        fprintf(f, "| server CPU per session set-up | %.0f µs (channel, session, subscription) |\n",
+                r->server_cpu_us_per_session);
     if (counters)
         fprintf(f, "| server CPU per sample | %.2f µs |\n", r->server_cpu_us_per_sample);
     if (r->server_bytes_per_op >= 0)

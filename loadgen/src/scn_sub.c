@@ -100,6 +100,7 @@ struct sb_writer {
 
 struct sb_run {
     const lg_opts *o;
+    const lg_sec *sec;
     uas_loop *loop;
     char url[256];
     bool counters;
@@ -310,6 +311,7 @@ static void start_session(sb_run *run, sb_sess *s)
     cc.max_inflight = o->publish_requests + WRITE_SLOTS + CMI_INFLIGHT * o->subs + 16;
     if (run->nsources > 1)
         cc.conn.source_address = run->sources[s->index % run->nsources];
+    lg_sec_apply(run->sec, &cc);
     s->t_start = lg_now_ns();
     if (!run->t_first_start)
         run->t_first_start = s->t_start;
@@ -842,13 +844,12 @@ static void evaluate_counters(sb_run *run, uas_result *r)
     r->delivery_pct = s->nitems ? 100.0 * ok / s->nitems : 0;
 }
 
-int lg_sub_run_once(const lg_opts *o, unsigned threads, unsigned round, uas_result *r)
+int lg_sub_run_once(const lg_opts *o, const lg_variant *var, unsigned round, uas_result *r)
 {
     memset(r, 0, sizeof(*r));
     snprintf(r->scenario, sizeof(r->scenario), "%s", o->scenario_name);
     snprintf(r->args, sizeof(r->args), "%s", o->args);
-    if (o->nthreads > 1)
-        snprintf(r->variant, sizeof(r->variant), "threads=%u", threads);
+    lg_variant_label(o, var, r->variant, sizeof(r->variant));
     r->has_notif = true;
     struct rlimit rl;
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
@@ -858,6 +859,13 @@ int lg_sub_run_once(const lg_opts *o, unsigned threads, unsigned round, uas_resu
     if (!run)
         return -1;
     run->o = o;
+    lg_sec sec;
+    run->sec = &sec;
+    if (lg_sec_open(&sec, o, var->security) != 0) {
+        lg_sec_close(&sec);
+        free(run);
+        return -1;
+    }
     run->counters = o->scenario == SC_COUNTERS;
     run->rev_queue = UINT32_MAX;
     uas_hist_init(&run->lat);
@@ -886,8 +894,8 @@ int lg_sub_run_once(const lg_opts *o, unsigned threads, unsigned round, uas_resu
     /* The child. */
     const char *url = o->target;
     if (!url) {
-        const char *extra[8];
-        int n = 0;
+        const char *extra[12];
+        int n = lg_sec_child_args(&sec, extra, 0);
         char counters_s[16];
         if (run->counters) {
             snprintf(counters_s, sizeof(counters_s), "%u", o->nodes);
@@ -907,7 +915,7 @@ int lg_sub_run_once(const lg_opts *o, unsigned threads, unsigned round, uas_resu
             extra[n++] = cfg_path;
         }
         extra[n] = NULL;
-        if (lg_child_start(&child, o->exe, threads, extra) != 0) {
+        if (lg_child_start(&child, o->exe, var->threads, extra) != 0) {
             fprintf(stderr, "self-load: cannot start the server child (%s)\n", o->exe);
             goto out;
         }
@@ -925,7 +933,7 @@ int lg_sub_run_once(const lg_opts *o, unsigned threads, unsigned round, uas_resu
     r->server_rss_idle_kb = idle.rss_kb;
 
     run->loop = uas_loop_new(64u << 20);
-    if (!run->loop)
+    if (!run->loop || lg_sec_discover(&sec, run->loop, url) != 0)
         goto out;
     ev_timer tick;
     ev_timer_init(&tick, on_tick, 0.01, 0.01);
@@ -935,6 +943,7 @@ int lg_sub_run_once(const lg_opts *o, unsigned threads, unsigned round, uas_resu
     uas_client_config_default(&cc);
     cc.endpoint_url = url;
     cc.session_name = "self-load control";
+    lg_sec_apply(&sec, &cc);
     ctrl = uas_client_new(run->loop, &cc, NULL, NULL);
     if (!ctrl || uas_client_connect(ctrl) != UAS_GOOD ||
         uas_client_wait_state(ctrl, UAS_CLIENT_SESSION_ACTIVE, 30000) != UAS_GOOD) {
@@ -979,6 +988,12 @@ int lg_sub_run_once(const lg_opts *o, unsigned threads, unsigned round, uas_resu
         unsigned items = 0;
         for (unsigned i = 0; i < run->nsubscribers; i++)
             items += run->sess[i].state == SS_READY ? run->sess[i].nitems : 0;
+        /* Everything the server did to set a session up: OPN (the
+         * asymmetric crypto when secured), CreateSession, ActivateSession,
+         * the subscription and its items. */
+        if (r->sessions_ready && ready.run_ns > idle.run_ns)
+            r->server_cpu_us_per_session =
+                (double)(ready.run_ns - idle.run_ns) / 1e3 / r->sessions_ready;
         if (ready.rss_kb > idle.rss_kb && r->sessions_ready) {
             r->rss_per_session_kb = (double)(ready.rss_kb - idle.rss_kb) / r->sessions_ready;
             r->rss_per_item_b = (double)(ready.rss_kb - idle.rss_kb) * 1024.0 / items;
@@ -1098,5 +1113,6 @@ out:
         lg_child_stop(&child);
     if (cfg_path[0])
         unlink(cfg_path);
+    lg_sec_close(&sec);
     return rc;
 }

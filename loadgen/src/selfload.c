@@ -46,6 +46,7 @@ enum { PH_CONNECT, PH_WARMUP, PH_MEASURE, PH_DRAIN };
 
 struct lg_run {
     const lg_opts *o;
+    const lg_sec *sec;
     uas_loop *loop;
     lg_sess *sess;
     int phase;
@@ -248,6 +249,7 @@ static int connect_all(lg_run *run, const char *url, uas_client **ctrl)
     cc.create_session = true;
     cc.session_name = "self-load";
     cc.max_inflight = o->inflight + 4;
+    lg_sec_apply(run->sec, &cc);
     for (unsigned i = 0; i < o->sessions; i++) {
         lg_sess *s = &run->sess[i];
         s->run = run;
@@ -268,19 +270,26 @@ static int connect_all(lg_run *run, const char *url, uas_client **ctrl)
 }
 
 /* One measured run of one variant; fills r. 0 on success. */
-static int run_once(const lg_opts *o, unsigned threads, unsigned round, uas_result *r)
+static int run_once(const lg_opts *o, const lg_variant *var, unsigned round, uas_result *r)
 {
     memset(r, 0, sizeof(*r));
     snprintf(r->scenario, sizeof(r->scenario), "%s", o->scenario_name);
     snprintf(r->args, sizeof(r->args), "%s", o->args);
-    if (o->nthreads > 1)
-        snprintf(r->variant, sizeof(r->variant), "threads=%u", threads);
+    lg_variant_label(o, var, r->variant, sizeof(r->variant));
     lg_child child;
     memset(&child, 0, sizeof(child));
+    lg_sec sec;
+    if (lg_sec_open(&sec, o, var->security) != 0) {
+        lg_sec_close(&sec);
+        return -1;
+    }
     const char *url = o->target;
     if (!url) {
-        if (lg_child_start(&child, o->exe, threads, NULL) != 0) {
+        const char *extra[8];
+        extra[lg_sec_child_args(&sec, extra, 0)] = NULL;
+        if (lg_child_start(&child, o->exe, var->threads, extra) != 0) {
             fprintf(stderr, "self-load: cannot start the server child (%s)\n", o->exe);
+            lg_sec_close(&sec);
             return -1;
         }
         url = child.url;
@@ -294,10 +303,11 @@ static int run_once(const lg_opts *o, unsigned threads, unsigned round, uas_resu
     if (!run)
         goto out;
     run->o = o;
+    run->sec = &sec;
     uas_hist_init(&run->hist);
     run->loop = uas_loop_new(64u << 20);
     run->sess = calloc(o->sessions, sizeof(lg_sess));
-    if (!run->loop || !run->sess)
+    if (!run->loop || !run->sess || lg_sec_discover(&sec, run->loop, url) != 0)
         goto out;
     ev_timer tick;
     ev_timer_init(&tick, on_tick, 0.1, 0.1);
@@ -372,7 +382,33 @@ out:
     }
     if (!o->target)
         lg_child_stop(&child);
+    lg_sec_close(&sec);
     return rc;
+}
+
+void lg_variant_label(const lg_opts *o, const lg_variant *v, char *buf, size_t len)
+{
+    size_t n = 0;
+    buf[0] = 0;
+    if (o->nthreads > 1)
+        n += (size_t)snprintf(buf, len, "threads=%u", v->threads);
+    if (o->nsecurity > 1 || v->security != LG_SEC_NONE)
+        snprintf(buf + n, len - n, "%s%s%s%s", n ? " " : "", lg_security_name(v->security),
+                 v->security != LG_SEC_NONE ? " " : "",
+                 v->security != LG_SEC_NONE ? o->policy : "");
+}
+
+/* "uaserver threads=N [security policy]" or the target URL, for the tables. */
+static void variant_name(const lg_opts *o, unsigned v, char *buf, size_t len)
+{
+    const lg_variant *var = &o->variants[v];
+    bool sec = var->security != LG_SEC_NONE || o->nsecurity > 1;
+    int n = o->target ? snprintf(buf, len, "%s", o->target)
+                      : snprintf(buf, len, "uaserver threads=%u", var->threads);
+    if (sec && n > 0 && (size_t)n < len)
+        snprintf(buf + n, len - (size_t)n, " %s%s%s", lg_security_name(var->security),
+                 var->security != LG_SEC_NONE ? " " : "",
+                 var->security != LG_SEC_NONE ? o->policy : "");
 }
 
 static void usage(FILE *f)
@@ -389,7 +425,10 @@ static void usage(FILE *f)
                "                    sessions: 60)\n"
                "  --warmup S        warm-up in seconds (3; subscription scenarios: 5)\n"
                "  --rounds N        rounds, median and range reported (1)\n"
-               "  --security none   (encrypted modes arrive with the security work)\n"
+               "  --security L[,M]  none, sign or encrypt (SignAndEncrypt); a list alternates\n"
+               "                    variants (none). Sessions use a client certificate made\n"
+               "                    for the run, which the child trusts\n"
+               "  --policy NAME     security policy of sign/encrypt (Basic256Sha256)\n"
                "  --target URL      drive an external server instead of a child\n"
                "  --target-pid PID  with --target: sample that process's CPU and memory\n"
                "  --out FILE        append the Markdown results to FILE\n"
@@ -474,6 +513,9 @@ static int parse_opts(int argc, char **argv, lg_opts *o)
     o->rounds = 1;
     o->threads[0] = 1;
     o->nthreads = 1;
+    o->security[0] = LG_SEC_NONE;
+    o->nsecurity = 1;
+    o->policy = "Basic256Sha256";
     o->duration = -1;
     o->warmup = -1;
     o->subs = o->pub_ms = o->queue_size = o->sampling_ms = UNSET;
@@ -571,9 +613,27 @@ static int parse_opts(int argc, char **argv, lg_opts *o)
             }
             bad = bad || o->nthreads == 0 ? -1 : 0;
         } else if (!strcmp(a, "--security")) {
-            if (!v || strcmp(v, "none") != 0) {
-                fprintf(stderr, "uaserver --self-load: only --security none is available in "
-                                "this build (encryption comes with the security policies)\n");
+            o->nsecurity = 0;
+            char buf[64];
+            snprintf(buf, sizeof(buf), "%s", v ? v : "");
+            for (char *t = strtok(buf, ","); t && !bad; t = strtok(NULL, ",")) {
+                if (o->nsecurity == MAX_VARIANTS ||
+                    lg_security_parse(t, &o->security[o->nsecurity++]) != 0) {
+                    fprintf(stderr,
+                            "uaserver --self-load: --security takes up to %d of none, "
+                            "sign, encrypt, comma-separated\n",
+                            MAX_VARIANTS);
+                    bad = -1;
+                }
+            }
+            bad = bad || o->nsecurity == 0 ? -1 : 0;
+        } else if (!strcmp(a, "--policy") && v) {
+            o->policy = v;
+            if (lg_policy_check(v) != 0) {
+                fprintf(stderr,
+                        "uaserver --self-load: unknown security policy '%s' (Basic256Sha256, "
+                        "Aes128_Sha256_RsaOaep, Aes256_Sha256_RsaPss, Basic256)\n",
+                        v);
                 bad = -1;
             }
         } else if (!strcmp(a, "--target") && v) {
@@ -596,6 +656,16 @@ static int parse_opts(int argc, char **argv, lg_opts *o)
         if (strcmp(a, "--help"))
             i++;
     }
+    if (o->nthreads * o->nsecurity > MAX_VARIANTS) {
+        fprintf(stderr,
+                "uaserver --self-load: --threads x --security make %u variants, at most %d\n",
+                o->nthreads * o->nsecurity, MAX_VARIANTS);
+        return -1;
+    }
+    o->nvariants = 0;
+    for (unsigned t = 0; t < o->nthreads; t++)
+        for (unsigned k = 0; k < o->nsecurity; k++)
+            o->variants[o->nvariants++] = (lg_variant){o->threads[t], o->security[k]};
     scenario_defaults(o);
     return 0;
 }
@@ -607,7 +677,7 @@ static void print_summary(FILE *f, const lg_opts *o, uas_result res[][MAX_VARIAN
             rounds == 1 ? "" : "s");
     fprintf(f, "| server | throughput (ops/s) | p50 (µs) | p99 (µs) | server CPU/op (µs) | "
                "server heap B/op | disturbed rounds |\n|---|---|---|---|---|---|---|\n");
-    for (unsigned v = 0; v < o->nthreads; v++) {
+    for (unsigned v = 0; v < o->nvariants; v++) {
         double tp[MAX_ROUNDS], p50[MAX_ROUNDS], p99[MAX_ROUNDS], cpu[MAX_ROUNDS], b[MAX_ROUNDS];
         unsigned disturbed = 0;
         for (unsigned r = 0; r < rounds; r++) {
@@ -624,11 +694,8 @@ static void print_summary(FILE *f, const lg_opts *o, uas_result res[][MAX_VARIAN
         uas_stat_compute(p99, rounds, &s3);
         uas_stat_compute(cpu, rounds, &s4);
         uas_stat_compute(b, rounds, &s5);
-        char name[96], heap[64] = "n/a", cpu_s[64] = "n/a";
-        if (o->target)
-            snprintf(name, sizeof(name), "%s", o->target);
-        else
-            snprintf(name, sizeof(name), "uaserver threads=%u", o->threads[v]);
+        char name[160], heap[64] = "n/a", cpu_s[64] = "n/a";
+        variant_name(o, v, name, sizeof(name));
         if (s5.min >= 0)
             snprintf(heap, sizeof(heap), "%.1f [%.1f–%.1f]", s5.median, s5.min, s5.max);
         if (res[0][v].has_server)
@@ -701,6 +768,10 @@ static double g_rate(const uas_result *r)
 {
     return r->session_rate;
 }
+static double g_setup_cpu(const uas_result *r)
+{
+    return r->server_cpu_us_per_session;
+}
 static double g_kib(const uas_result *r)
 {
     return r->rss_per_session_kb;
@@ -734,18 +805,15 @@ static void print_sub_summary(FILE *f, const lg_opts *o, uas_result res[][MAX_VA
             "server heap B/notif | busy cores | server RSS (MiB) |%s passed |\n",
             cnt ? "samples/s | worst item samples %" : "delivery % | missed",
             cnt ? "worst item cycles % | server CPU/sample (µs)" : "write→notify p50 / p99 (ms)",
-            sess ? " sessions/s | KiB/session |" : "");
+            sess ? " sessions/s | server CPU/session set-up (µs) | KiB/session |" : "");
     fprintf(f, "|---|---|---|---|---|---|---|---|---|%s---|\n",
-            sess  ? "---|---|"
+            sess  ? "---|---|---|"
             : cnt ? "---|"
                   : "");
-    for (unsigned v = 0; v < o->nthreads; v++) {
-        char name[96], b1[128], b2[128], b3[128], b4[128], b5[128], b6[128], b7[128], b8[128],
+    for (unsigned v = 0; v < o->nvariants; v++) {
+        char name[160], b1[128], b2[128], b3[128], b4[128], b5[128], b6[128], b7[128], b8[128],
             b9[128], b10[128];
-        if (o->target)
-            snprintf(name, sizeof(name), "%s", o->target);
-        else
-            snprintf(name, sizeof(name), "uaserver threads=%u", o->threads[v]);
+        variant_name(o, v, name, sizeof(name));
         unsigned passed = 0;
         for (unsigned r = 0; r < rounds; r++)
             passed += res[r][v].pass;
@@ -771,7 +839,11 @@ static void print_sub_summary(FILE *f, const lg_opts *o, uas_result res[][MAX_VA
                 res[0][v].has_server ? stat_text(b9, sizeof(b9), res, rounds, v, g_rss, "%.1f")
                                      : "n/a");
         if (sess)
-            fprintf(f, " %s | %s |", stat_text(b10, sizeof(b10), res, rounds, v, g_rate, "%.0f"),
+            fprintf(f, " %s | %s | %s |",
+                    stat_text(b10, sizeof(b10), res, rounds, v, g_rate, "%.0f"),
+                    res[0][v].has_server
+                        ? stat_text(b2, sizeof(b2), res, rounds, v, g_setup_cpu, "%.0f")
+                        : "n/a",
                     res[0][v].has_server ? stat_text(b1, sizeof(b1), res, rounds, v, g_kib, "%.1f")
                                          : "n/a");
         fprintf(f, " %u of %u |\n", passed, rounds);
@@ -814,12 +886,12 @@ int uas_selfload_main(int argc, char **argv, const char *exe)
     bool sub = o.scenario >= SC_SUB;
     int failed = 0, verdict_failed = 0;
     for (unsigned r = 0; r < o.rounds && !failed; r++) {
-        for (unsigned k = 0; k < o.nthreads && !failed; k++) {
+        for (unsigned k = 0; k < o.nvariants && !failed; k++) {
             /* Alternate the variants, reversed every other round, so slow
              * drift of the machine does not favour one of them. */
-            unsigned v = r % 2 ? o.nthreads - 1 - k : k;
-            int rc = sub ? lg_sub_run_once(&o, o.threads[v], r + 1, &res[r][v])
-                         : run_once(&o, o.threads[v], r + 1, &res[r][v]);
+            unsigned v = r % 2 ? o.nvariants - 1 - k : k;
+            int rc = sub ? lg_sub_run_once(&o, &o.variants[v], r + 1, &res[r][v])
+                         : run_once(&o, &o.variants[v], r + 1, &res[r][v]);
             if (rc != 0) {
                 failed = 1;
                 break;

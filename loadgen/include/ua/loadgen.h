@@ -211,9 +211,10 @@ typedef struct uas_result {
     uint32_t items_missing;  /* items with at least one miss (or below the bar) */
     /* sessions */
     uint32_t sessions_target, sessions_ready, sessions_with_drops;
-    uint32_t sessions_lost; /* subscribed, then closed before the end */
-    double establish_s;     /* first connect to last session subscribed */
-    double session_rate;    /* sessions/s established and subscribed */
+    uint32_t sessions_lost;           /* subscribed, then closed before the end */
+    double establish_s;               /* first connect to last session subscribed */
+    double session_rate;              /* sessions/s established and subscribed */
+    double server_cpu_us_per_session; /* server CPU of set-up / sessions set up */
     uint64_t server_rss_idle_kb;
     double rss_per_session_kb; /* (RSS with all sessions - idle RSS) / sessions */
     double rss_per_item_b;     /* the same per monitored item, in bytes */
