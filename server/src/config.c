@@ -62,6 +62,7 @@ static const key_def keys[] = {
     K("security", "pki_dir", T_STR, pki_dir, 0, 0),
     K("security", "users_file", T_STR, users_file, 0, 0),
     K("security", "allow_anonymous", T_BOOL, allow_anonymous, 0, 0),
+    K("security", "anonymous_endpoints", T_STR, anonymous_endpoints, 0, 0),
     K("security", "auto_accept", T_BOOL, auto_accept, 0, 0),
     K("security", "certificate", T_STR, certificate, 0, 0),
     K("security", "private_key", T_STR, private_key, 0, 0),
@@ -216,6 +217,8 @@ void uas_config_print(FILE *out, const uas_server_config *c)
             c->security ? c->security : "None", c->allow_deprecated ? "true" : "false",
             c->pki_dir ? c->pki_dir : "", c->users_file ? c->users_file : "<pki_dir>/users",
             c->allow_anonymous ? "true" : "false", c->auto_accept ? "true" : "false", c->key_bits);
+    if (c->anonymous_endpoints)
+        fprintf(out, "anonymous_endpoints = %s\n", c->anonymous_endpoints);
     if (c->certificate)
         fprintf(out, "certificate = %s\nprivate_key = %s\n", c->certificate,
                 c->private_key ? c->private_key : "");

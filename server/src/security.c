@@ -74,6 +74,36 @@ static bool parse_offer(const char *tok, size_t len, bool allow_deprecated, uas_
     return true;
 }
 
+/* The next entry of a comma-separated list: *tok and *len (spaces
+ * trimmed; 0 for an empty entry); returns where the rest begins, or NULL
+ * at the end. */
+static const char *next_entry(const char *p, const char **tok, size_t *len)
+{
+    while (*p == ' ' || *p == ',')
+        p++;
+    if (!*p)
+        return NULL;
+    const char *end = p;
+    while (*end && *end != ',')
+        end++;
+    size_t n = (size_t)(end - p);
+    while (n && p[n - 1] == ' ')
+        n--;
+    *tok = p;
+    *len = n;
+    return end;
+}
+
+/* The index of an offered endpoint (not the discovery-only None), or
+ * offer_count. */
+static size_t find_offer(const uas_server *s, const uas_secpol *p, int32_t mode)
+{
+    size_t i = 0;
+    while (i < s->offer_count && !(s->offers[i].policy == p && s->offers[i].mode == mode))
+        i++;
+    return i;
+}
+
 static uas_status parse_offers(uas_server *s, const char *list)
 {
     if (!list || !*list)
@@ -85,30 +115,17 @@ static uas_status parse_offers(uas_server *s, const char *list)
     s->offers_cap = cap;
     if (!s->offers)
         return UAS_BAD_OUT_OF_MEMORY;
-    const char *p = list;
-    while (*p) {
-        while (*p == ' ' || *p == ',')
-            p++;
-        const char *end = p;
-        while (*end && *end != ',')
-            end++;
-        size_t len = (size_t)(end - p);
-        while (len && p[len - 1] == ' ')
-            len--;
-        if (len) {
-            uas_channel_offer o;
-            char err[200];
-            if (!parse_offer(p, len, s->cfg.allow_deprecated, &o, err, sizeof(err))) {
-                uas_log(UAS_LOG_ERROR, "security", "security: %s", err);
-                return UAS_BAD_CONFIGURATION_ERROR;
-            }
-            bool dup = false;
-            for (size_t i = 0; i < s->offer_count; i++)
-                dup = dup || (s->offers[i].policy == o.policy && s->offers[i].mode == o.mode);
-            if (!dup)
-                s->offers[s->offer_count++] = o;
+    const char *tok;
+    size_t len;
+    for (const char *p = list; (p = next_entry(p, &tok, &len));) {
+        uas_channel_offer o;
+        char err[200];
+        if (!parse_offer(tok, len, s->cfg.allow_deprecated, &o, err, sizeof(err))) {
+            uas_log(UAS_LOG_ERROR, "security", "security: %s", err);
+            return UAS_BAD_CONFIGURATION_ERROR;
         }
-        p = end;
+        if (find_offer(s, o.policy, o.mode) == s->offer_count)
+            s->offers[s->offer_count++] = o;
     }
     if (s->offer_count == 0) {
         uas_log(UAS_LOG_ERROR, "security", "security: no endpoint in '%s'", list);
@@ -126,6 +143,47 @@ static uas_status parse_offers(uas_server *s, const char *list)
         s->offers[s->channel_offer_count++] = (uas_channel_offer){
             uas_security_policy(POLICY_PREFIX "None", false), UAS_MESSAGE_SECURITY_MODE_NONE};
     return UAS_GOOD;
+}
+
+/* Which endpoints accept anonymous sessions. The list names endpoints as
+ * the security list does, so "Basic256Sha256" is its SignAndEncrypt
+ * endpoint in both; naming one that is not offered is refused, since a
+ * typo there would silently change who may connect. */
+static uas_status parse_anonymous(uas_server *s, const char *list)
+{
+    s->offer_anonymous = uas_calloc(s->offers_cap, sizeof(bool));
+    if (!s->offer_anonymous)
+        return UAS_BAD_OUT_OF_MEMORY;
+    if (!list) {
+        for (size_t i = 0; i < s->offer_count; i++)
+            s->offer_anonymous[i] = s->cfg.allow_anonymous;
+        return UAS_GOOD;
+    }
+    const char *tok;
+    size_t len;
+    for (const char *p = list; (p = next_entry(p, &tok, &len));) {
+        uas_channel_offer o;
+        char err[200];
+        if (!parse_offer(tok, len, true, &o, err, sizeof(err))) {
+            uas_log(UAS_LOG_ERROR, "security", "anonymous_endpoints: %s", err);
+            return UAS_BAD_CONFIGURATION_ERROR;
+        }
+        size_t i = find_offer(s, o.policy, o.mode);
+        if (i == s->offer_count) {
+            uas_log(UAS_LOG_ERROR, "security",
+                    "anonymous_endpoints: '%.*s' is not an endpoint of the security list",
+                    (int)(len < 128 ? len : 128), tok);
+            return UAS_BAD_CONFIGURATION_ERROR;
+        }
+        s->offer_anonymous[i] = s->cfg.allow_anonymous;
+    }
+    return UAS_GOOD;
+}
+
+bool uas_server_anonymous_allowed(const uas_server *s, const uas_secpol *p, int32_t mode)
+{
+    size_t i = find_offer(s, p, mode);
+    return s->offer_anonymous && i < s->offer_count && s->offer_anonymous[i];
 }
 
 static uas_status read_file(const char *path, uas_bytestring *out)
@@ -224,6 +282,8 @@ static uas_status load_credentials(uas_server *s)
 uas_status uas_server_security_init(uas_server *s)
 {
     uas_status st = parse_offers(s, s->cfg.security);
+    if (st == UAS_GOOD)
+        st = parse_anonymous(s, s->cfg.anonymous_endpoints);
     if (st != UAS_GOOD || !any_secure(s))
         return st;
     const char *dir = s->cfg.pki_dir && *s->cfg.pki_dir ? s->cfg.pki_dir : "pki";
@@ -280,11 +340,12 @@ uas_status uas_server_security_init(uas_server *s)
     size_t used = 0;
     for (size_t i = 0; i < s->offer_count && used < sizeof(list); i++) {
         int32_t m = s->offers[i].mode;
-        int n = snprintf(list + used, sizeof(list) - used, "%s%s%s", i ? ", " : "",
+        int n = snprintf(list + used, sizeof(list) - used, "%s%s%s%s", i ? ", " : "",
                          uas_server_policy_name(s->offers[i].policy),
                          m == UAS_MESSAGE_SECURITY_MODE_SIGN               ? ":Sign"
                          : m == UAS_MESSAGE_SECURITY_MODE_SIGN_AND_ENCRYPT ? ":SignAndEncrypt"
-                                                                           : "");
+                                                                           : "",
+                         s->offer_anonymous[i] ? " (anonymous)" : "");
         used += n > 0 ? (size_t)n : 0;
     }
     uas_log(UAS_LOG_INFO, "security", "endpoints %s; store %s", list, dir);
@@ -296,6 +357,9 @@ void uas_server_security_free(uas_server *s)
     if (s->offers)
         uas_free(s->offers, s->offers_cap * sizeof(*s->offers));
     s->offers = NULL;
+    if (s->offer_anonymous)
+        uas_free(s->offer_anonymous, s->offers_cap * sizeof(bool));
+    s->offer_anonymous = NULL;
     uas_secpol_cred_unref(s->cred);
     s->cred = NULL;
     uas_user_store_close(s->users);

@@ -336,7 +336,7 @@ uas_status uas_server_endpoints(uas_server *s, uas_arena *a, size_t *count,
         if (!p)
             return UAS_BAD_OUT_OF_MEMORY;
         size_t k = 0;
-        if (s->cfg.allow_anonymous) {
+        if (uas_server_anonymous_allowed(s, o->policy, o->mode)) {
             p[k].policy_id = uas_string_from("anonymous");
             p[k].token_type = UAS_USER_TOKEN_TYPE_ANONYMOUS;
             k++;

@@ -150,7 +150,8 @@ struct uas_server {
     size_t offer_count;         /* endpoints */
     size_t channel_offer_count; /* what a channel may open: + None for discovery */
     size_t offers_cap;
-    bool none_offered; /* sessions allowed on None channels */
+    bool none_offered;     /* sessions allowed on None channels */
+    bool *offer_anonymous; /* per entry of offers: anonymous sessions accepted */
     uas_secpol_cred *cred;
     uas_pki_store *pki;      /* application trust list */
     uas_pki_store *user_pki; /* <pki_dir>/user: trust list of X509 user tokens */
@@ -173,6 +174,10 @@ void uas_server_security_free(uas_server *s);
 /* validate_peer of the server channels: the client certificate against the
  * trust list (ud is the server). Logs the reason of a refusal. */
 uas_status uas_server_validate_client(void *ud, const uint8_t *der, size_t len);
+/* Whether the endpoint of this policy and mode accepts anonymous
+ * sessions (allow_anonymous and anonymous_endpoints); false for an
+ * endpoint not offered. */
+bool uas_server_anonymous_allowed(const uas_server *s, const uas_secpol *p, int32_t mode);
 /* The short name of a policy ("Basic256Sha256", "None"). */
 const char *uas_server_policy_name(const uas_secpol *p);
 /* The policy of the UserTokenPolicy whose policyId is id ("username_X"

@@ -17,6 +17,7 @@
 #include "secpol_user.h"
 
 #define TCP_PROFILE "http://opcfoundation.org/UA-Profile/Transport/uatcp-uasc-uabinary"
+#define NONE_URI    "http://opcfoundation.org/UA/SecurityPolicy#None"
 
 static uint32_t channel_of(uas_request_ctx *ctx)
 {
@@ -376,13 +377,25 @@ static uas_status check_x509_user(uas_request_ctx *ctx, const uas_x509_identity_
     return UAS_GOOD;
 }
 
+/* Anonymous is judged by the endpoint the activation comes through: the
+ * channel's policy and mode (None for a request without a connection). */
+static bool anonymous_allowed(uas_request_ctx *ctx)
+{
+    uas_channel *ch = channel_obj(ctx);
+    if (!ch)
+        return uas_server_anonymous_allowed(ctx->server, uas_security_policy(NONE_URI, false),
+                                            UAS_MESSAGE_SECURITY_MODE_NONE);
+    return uas_server_anonymous_allowed(ctx->server, uas_channel_policy(ch),
+                                        uas_channel_security_mode(ch));
+}
+
 /* The user identity token (Part 4, 7.41): anonymous when allowed, a user
  * name with its password encrypted under one of our UserTokenPolicies, or
  * an X.509 certificate the user trust list accepts with its signature. */
 static uas_status check_identity(uas_request_ctx *ctx, const uas_activate_session_request *req)
 {
     const uas_extensionobject *tok = &req->user_identity_token;
-    bool anonymous = ctx->server->cfg.allow_anonymous;
+    bool anonymous = anonymous_allowed(ctx);
     if (tok->encoding == UAS_EXTOBJ_EMPTY)
         return anonymous ? UAS_GOOD : UAS_BAD_IDENTITY_TOKEN_REJECTED;
     if (tok->encoding != UAS_EXTOBJ_DECODED)
@@ -447,7 +460,7 @@ void uas_svc_activate_session(uas_request_ctx *ctx, const void *vreq, void *vres
         st = check_identity(ctx, req);
     if (st != UAS_GOOD) {
         atomic_fetch_add(&ctx->server->counters.security_rejected_requests, 1);
-        uas_log(UAS_LOG_DEBUG, "session", "ActivateSession refused: %s", uas_status_name(st));
+        uas_log(UAS_LOG_INFO, "session", "ActivateSession refused: %s", uas_status_name(st));
         set_result(resp, st);
         return;
     }

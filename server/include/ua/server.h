@@ -70,6 +70,10 @@ typedef struct uas_server_config {
     const char *private_key;       /* its private key (DER or PEM), with certificate */
     uint32_t key_bits;             /* own certificate created on first start; 2048 */
     const char *trust_certificate; /* a certificate added to trusted/certs on start */
+    /* The endpoints that accept anonymous sessions when allow_anonymous:
+     * entries of security in its Policy[:Mode] syntax. NULL: every
+     * endpoint; "": none. An entry that is not offered is an error. */
+    const char *anonymous_endpoints;
 } uas_server_config;
 
 #define UAS_SECURITY_ALL                                                                           \
