@@ -22,6 +22,9 @@ endif()
 if(scenario STREQUAL "counters")
   list(APPEND needles "| samples |" "| worst item |" "| items below 99 % | 0 of"
                       "| server CPU per sample |")
+elseif(scenario STREQUAL "events")
+  list(APPEND needles "| events |" "0 other events received" "| delivery | 100.00 %"
+                      "| items with misses | 0 of" "| report→notify latency p50 / p99 / max |")
 elseif(scenario MATCHES "^(sub|sessions)$")
   list(APPEND needles "| delivery | 100.00 %" "| items with misses | 0 of"
                       "| write→notify latency p50 / p99 / max |" "| writes judged |")

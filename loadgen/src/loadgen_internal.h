@@ -8,7 +8,7 @@
 #include <ua/loadgen.h>
 
 enum { LG_MAX_VARIANTS = 4, LG_MAX_ROUNDS = 15 };
-enum { SC_READ, SC_WRITE, SC_BROWSE, SC_SUB, SC_SESSIONS, SC_COUNTERS };
+enum { SC_READ, SC_WRITE, SC_BROWSE, SC_SUB, SC_SESSIONS, SC_COUNTERS, SC_EVENTS };
 enum { LG_SEC_NONE, LG_SEC_SIGN, LG_SEC_ENCRYPT };
 
 /* What --threads and --security alternate, round by round. */
@@ -40,6 +40,7 @@ typedef struct lg_opts {
     unsigned connect_parallel; /* session set-ups in flight at once */
     unsigned sources;          /* loopback source addresses, 0: as many as needed */
     unsigned keep_alive;       /* requested max keep-alive count */
+    unsigned event_rate;       /* events: events per second the child reports */
 } lg_opts;
 
 typedef struct lg_child {
@@ -65,6 +66,8 @@ uint64_t lg_now_ns(void);
 
 /* Heap counters of the child, read through its uastack.* nodes. */
 int lg_read_heap(uas_client *ctrl, uint64_t *bytes, uint64_t *allocs);
+/* One UInt64 variable ns=1;s=name of the child (e.g. uastack.EventsReported). */
+int lg_read_u64(uas_client *ctrl, const char *name, uint64_t *value);
 
 /* One measured run of a subscription scenario (sub, sessions, counters):
  * 0 when it ran (r->pass holds the verdict), -1 when it could not run. */

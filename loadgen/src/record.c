@@ -54,7 +54,19 @@ static void print_notif(FILE *f, const uas_result *r)
     fprintf(f, "| verdict | %s: %s |\n", r->pass ? "PASS" : "FAIL", r->criterion);
     fprintf(f, "| notifications | %llu in the window, %.0f notif/s, %u monitored items |\n",
             (unsigned long long)r->notifications, r->notif_per_s, r->items);
-    if (counters) {
+    if (r->has_events) {
+        fprintf(f,
+                "| events | %llu reported by the server in the window (%.0f events/s), "
+                "%llu other events received |\n",
+                (unsigned long long)r->events_reported, r->events_reported_per_s,
+                (unsigned long long)r->other_events);
+        fprintf(f, "| delivery | %.2f %% (%llu of %llu expected, missed %llu) |\n", r->delivery_pct,
+                (unsigned long long)r->notif_delivered, (unsigned long long)r->notif_expected,
+                (unsigned long long)r->notif_missed);
+        fprintf(f, "| items with misses | %u of %u |\n", r->items_missing, r->items);
+        fprintf(f, "| report→notify latency p50 / p99 / max | %.1f / %.1f / %.1f ms |\n",
+                (double)r->p50_ns / 1e6, (double)r->p99_ns / 1e6, (double)r->max_ns / 1e6);
+    } else if (counters) {
         fprintf(f, "| samples | %.0f samples/s taken by the server (counter advance) |\n",
                 r->samples_per_s);
         fprintf(f, "| worst item | %.2f %% of its samples, %.2f %% of its publishing cycles |\n",

@@ -11,7 +11,14 @@
  *             memory per session, and whether every session gets every
  *             change it must get;
  *   counters  one session, one subscription of --nodes data-source counters
- *             (uaserver --counters N) sampled every --sampling ms.
+ *             (uaserver --counters N) sampled every --sampling ms;
+ *   events    --sessions sessions, each with --subs subscriptions of one
+ *             event item on the Server object, while the child reports
+ *             --event-rate events per second (uaserver --event-rate); the
+ *             EventFilter selects Message, Time and SourceName where
+ *             SourceName equals the event source's, and every event the
+ *             child reported inside the window (its uastack.EventsReported
+ *             counter read at the window's edges) must reach every item.
  *
  * Every session is one async client on the one loop of the load generator,
  * keeps --publish-requests Publish requests outstanding and acknowledges
@@ -28,6 +35,7 @@
 #include <unistd.h>
 
 #include <ua/log.h>
+#include <ua/nodeids.h>
 
 #include "loadgen_internal.h"
 
@@ -127,7 +135,51 @@ struct sb_run {
     /* loopback sources */
     char (*sources)[16];
     unsigned nsources;
+    /* events: the filter of every event item, and the numbers of the
+     * events the child reported before warm-up (base), and before the
+     * window's start (ev_a) and end (ev_b) */
+    bool events;
+    uint64_t ev_base, ev_a, ev_b;
+    uint64_t other_events;
+    uas_qualifiedname ev_path[3];
+    uas_simple_attribute_operand ev_select[3], ev_where_field;
+    uas_literal_operand ev_where_value;
+    uas_extensionobject ev_operands[2];
+    uas_content_filter_element ev_where;
+    uas_event_filter ev_filter;
 };
+
+/* Event items select Message (which numbers the event), Time and
+ * SourceName, where SourceName is the child's event source: the server's
+ * own system events (sessions created and closed) do not count. */
+enum { EV_MESSAGE, EV_TIME, EV_SOURCE_NAME };
+static void build_event_filter(sb_run *run)
+{
+    static const char *const fields[] = {"Message", "Time", "SourceName"};
+    for (int i = 0; i < 3; i++) {
+        run->ev_path[i] = (uas_qualifiedname){0, uas_string_from(fields[i])};
+        run->ev_select[i].type_definition_id = uas_nodeid_numeric(0, UAS_NS0ID_BASEEVENTTYPE);
+        run->ev_select[i].browse_path = &run->ev_path[i];
+        run->ev_select[i].browse_path_count = 1;
+        run->ev_select[i].attribute_id = 13;
+    }
+    run->ev_where_field = run->ev_select[EV_SOURCE_NAME];
+    static uas_string source = {sizeof("uastack.EventSource") - 1,
+                                (uint8_t *)"uastack.EventSource"};
+    uas_variant_set_scalar(&run->ev_where_value.value, &source, UAS_TYPE(STRING));
+    run->ev_operands[0].encoding = run->ev_operands[1].encoding = UAS_EXTOBJ_DECODED;
+    run->ev_operands[0].content.decoded.type = UAS_TYPE(SIMPLE_ATTRIBUTE_OPERAND);
+    run->ev_operands[0].content.decoded.data = &run->ev_where_field;
+    run->ev_operands[1].content.decoded.type = UAS_TYPE(LITERAL_OPERAND);
+    run->ev_operands[1].content.decoded.data = &run->ev_where_value;
+    run->ev_where.filter_operator = UAS_FILTER_OPERATOR_EQUALS;
+    run->ev_where.filter_operands = run->ev_operands;
+    run->ev_where.filter_operands_count = 2;
+    run->ev_filter.select_clauses = run->ev_select;
+    run->ev_filter.select_clauses_count = 3;
+    run->ev_filter.where_clause.elements = &run->ev_where;
+    run->ev_filter.where_clause.elements_count = 1;
+}
 
 static void note_error(sb_run *run, uas_status st, const char *where)
 {
@@ -179,9 +231,17 @@ static void send_cmi(sb_sub *sub)
         for (uint32_t j = 0; j < n; j++) {
             uint32_t h = sub->first_item + sub->cmi_next + j;
             uint32_t node = s->items[h].node;
-            it[j].item_to_monitor.node_id =
-                uas_nodeid_numeric(1, run->counters ? 100001 + node : 1001 + node);
-            it[j].item_to_monitor.attribute_id = 13;
+            if (run->events) {
+                it[j].item_to_monitor.node_id = uas_nodeid_numeric(0, UAS_NS0ID_SERVER);
+                it[j].item_to_monitor.attribute_id = 12; /* EventNotifier */
+                it[j].requested_parameters.filter.encoding = UAS_EXTOBJ_DECODED;
+                it[j].requested_parameters.filter.content.decoded.type = UAS_TYPE(EVENT_FILTER);
+                it[j].requested_parameters.filter.content.decoded.data = &run->ev_filter;
+            } else {
+                it[j].item_to_monitor.node_id =
+                    uas_nodeid_numeric(1, run->counters ? 100001 + node : 1001 + node);
+                it[j].item_to_monitor.attribute_id = 13;
+            }
             it[j].monitoring_mode = UAS_MONITORING_MODE_REPORTING;
             it[j].requested_parameters.client_handle = h;
             it[j].requested_parameters.sampling_interval = o->sampling_ms;
@@ -398,6 +458,46 @@ static void on_value(sb_run *run, sb_item *it, const uas_datavalue *dv, uint64_t
     }
 }
 
+/* An event of the child's source: "selfload event K" in Message. */
+static void on_event(sb_run *run, sb_item *it, const uas_event_field_list *ev)
+{
+    bool win = in_window(run);
+    if (win)
+        run->notifications++;
+    const uas_variant *f = ev->event_fields;
+    const uas_localizedtext *msg = ev->event_fields_count == 3 &&
+                                           f[EV_MESSAGE].type == UAS_TYPE(LOCALIZED_TEXT) &&
+                                           !f[EV_MESSAGE].is_array
+                                       ? f[EV_MESSAGE].data
+                                       : NULL;
+    static const char prefix[] = "selfload event ";
+    const size_t plen = sizeof(prefix) - 1;
+    uint64_t k = 0;
+    size_t i = plen;
+    bool ok = msg && msg->text.length > plen && msg->text.length < plen + 21 &&
+              !memcmp(msg->text.data, prefix, plen);
+    for (; ok && i < msg->text.length; i++) {
+        uint8_t c = msg->text.data[i];
+        ok = c >= '0' && c <= '9';
+        k = k * 10 + (uint64_t)(c - '0');
+    }
+    if (!ok) {
+        run->other_events++; /* e.g. an EventQueueOverflowEventType event */
+        return;
+    }
+    if (k >= run->ev_base && k - run->ev_base < UINT32_MAX)
+        uas_rx_set_add(&it->rx, (uint32_t)(k - run->ev_base));
+    if (win && f[EV_TIME].type == UAS_TYPE(DATE_TIME) && !f[EV_TIME].is_array) {
+        /* Reported (the event's Time, the server's clock) to received
+         * (this machine's clock: the same one). */
+        int64_t now = uas_datetime_now(), t = *(const uas_datetime *)f[EV_TIME].data;
+        if (now > t)
+            uas_hist_add(&run->lat, (uint64_t)(now - t) * 100);
+        else
+            uas_hist_add(&run->lat, 0);
+    }
+}
+
 static sb_sub *find_sub(sb_sess *s, uint32_t id)
 {
     for (unsigned i = 0; i < s->nsubs; i++)
@@ -430,6 +530,16 @@ static void handle_publish(sb_sess *s, const uas_publish_response *r, uint64_t n
                     continue;
                 }
                 on_value(run, &s->items[h], &dc->monitored_items[j].value, now);
+            }
+        } else if (eo->content.decoded.type == UAS_TYPE(EVENT_NOTIFICATION_LIST)) {
+            const uas_event_notification_list *el = eo->content.decoded.data;
+            for (size_t j = 0; j < el->events_count; j++) {
+                uint32_t h = el->events[j].client_handle;
+                if (h >= s->nitems) {
+                    run->bad_handles++;
+                    continue;
+                }
+                on_event(run, &s->items[h], &el->events[j]);
             }
         } else if (eo->content.decoded.type == UAS_TYPE(STATUS_CHANGE_NOTIFICATION)) {
             run->status_changes++;
@@ -709,7 +819,7 @@ static int build(sb_run *run)
         }
     }
     assign(run);
-    if (!run->counters && o->write_nodes > 0) {
+    if (!run->counters && !run->events && o->write_nodes > 0) {
         run->nwriters = dedicated ? dedicated : 1;
         if (run->nwriters > o->write_nodes)
             run->nwriters = o->write_nodes;
@@ -818,6 +928,37 @@ static void evaluate_writes(sb_run *run, uint64_t end_ns, uas_result *r)
         total.expected ? 100.0 * (double)total.delivered / (double)total.expected : 0.0;
 }
 
+/* Every event numbered in [ev_a, ev_b) must have reached every item. */
+static void evaluate_events(sb_run *run, uas_result *r)
+{
+    r->has_events = true;
+    r->events_reported = run->ev_b - run->ev_a;
+    r->events_reported_per_s = (double)r->events_reported / r->duration_s;
+    r->other_events = run->other_events;
+    for (unsigned i = 0; i < run->nsubscribers; i++) {
+        sb_sess *s = &run->sess[i];
+        if (!s->t_ready)
+            continue;
+        bool drops = s->state != SS_READY;
+        for (unsigned h = 0; h < s->nitems; h++) {
+            uint64_t got = 0;
+            for (uint64_t k = run->ev_a; k < run->ev_b; k++)
+                got += uas_rx_set_has(&s->items[h].rx, (uint32_t)(k - run->ev_base));
+            r->notif_expected += r->events_reported;
+            r->notif_delivered += got;
+            r->values_seen += got;
+            if (got < r->events_reported) {
+                r->items_missing++;
+                drops = true;
+            }
+        }
+        r->sessions_with_drops += drops;
+    }
+    r->notif_missed = r->notif_expected - r->notif_delivered;
+    r->delivery_pct =
+        r->notif_expected ? 100.0 * (double)r->notif_delivered / (double)r->notif_expected : 0.0;
+}
+
 static void evaluate_counters(sb_run *run, uas_result *r)
 {
     sb_sess *s = &run->sess[0];
@@ -867,6 +1008,9 @@ int lg_sub_run_once(const lg_opts *o, const lg_variant *var, unsigned round, uas
         return -1;
     }
     run->counters = o->scenario == SC_COUNTERS;
+    run->events = o->scenario == SC_EVENTS;
+    if (run->events)
+        build_event_filter(run);
     run->rev_queue = UINT32_MAX;
     uas_hist_init(&run->lat);
     uas_hist_init(&run->write_rtt);
@@ -896,7 +1040,12 @@ int lg_sub_run_once(const lg_opts *o, const lg_variant *var, unsigned round, uas
     if (!url) {
         const char *extra[12];
         int n = lg_sec_child_args(&sec, extra, 0);
-        char counters_s[16];
+        char counters_s[16], rate_s[16];
+        if (run->events) {
+            snprintf(rate_s, sizeof(rate_s), "%u", o->event_rate);
+            extra[n++] = "--event-rate";
+            extra[n++] = rate_s;
+        }
         if (run->counters) {
             snprintf(counters_s, sizeof(counters_s), "%u", o->nodes);
             extra[n++] = "--counters";
@@ -1002,10 +1151,19 @@ int lg_sub_run_once(const lg_opts *o, const lg_variant *var, unsigned round, uas
 
     /* Warm-up with the writers running, then the window. */
     run->phase = PH_WARMUP;
+    if (run->events && lg_read_u64(ctrl, "uastack.EventsReported", &run->ev_base) != 0) {
+        fprintf(stderr,
+                "\nself-load: %s has no ns=1;s=uastack.EventsReported (the events "
+                "scenario needs a uaserver started with --event-rate)\n",
+                url);
+        goto out;
+    }
     writers_start(run);
     run_until(run, lg_now_ns() + (uint64_t)(o->warmup * 1e9), "warm-up", round);
     uint64_t heap_a = 0, heap_b = 0, allocs_a = 0, allocs_b = 0;
     bool heap_ok = !o->target && lg_read_heap(ctrl, &heap_a, &allocs_a) == 0;
+    if (run->events && lg_read_u64(ctrl, "uastack.EventsReported", &run->ev_a) != 0)
+        goto out;
     if (r->has_server)
         lg_child_sample(&child, &a);
     run->t0 = lg_now_ns();
@@ -1020,7 +1178,9 @@ int lg_sub_run_once(const lg_opts *o, const lg_variant *var, unsigned round, uas
     if (r->has_server)
         lg_child_sample(&child, &b);
     heap_ok = heap_ok && lg_read_heap(ctrl, &heap_b, &allocs_b) == 0;
-    /* Collect what the last writes must still bring. */
+    if (run->events && lg_read_u64(ctrl, "uastack.EventsReported", &run->ev_b) != 0)
+        goto out;
+    /* Collect what the last writes (events) must still bring. */
     double tail_ms = run->rev_pub_ms + run->rev_sampling_ms + run->rev_pub_ms / 10 + 50 + 3000;
     run_until(run, lg_now_ns() + (uint64_t)(tail_ms * 1e6), "draining", round);
     uint64_t end_ns = lg_now_ns();
@@ -1047,6 +1207,8 @@ int lg_sub_run_once(const lg_opts *o, const lg_variant *var, unsigned round, uas
     }
     if (run->counters)
         evaluate_counters(run, r);
+    else if (run->events)
+        evaluate_events(run, r);
     else
         evaluate_writes(run, end_ns, r);
     uint64_t ops = run->notifications;
@@ -1077,6 +1239,13 @@ int lg_sub_run_once(const lg_opts *o, const lg_variant *var, unsigned round, uas
 
     /* The verdict. */
     switch (o->scenario) {
+    case SC_EVENTS:
+        snprintf(r->criterion, sizeof(r->criterion),
+                 "every event reported in the window reaches every item, no other events");
+        r->pass = r->sessions_ready == run->nsubscribers && r->sessions_lost == 0 &&
+                  r->events_reported > 0 && r->notif_missed == 0 && r->other_events == 0 &&
+                  r->seq_gaps == 0;
+        break;
     case SC_COUNTERS:
         snprintf(r->criterion, sizeof(r->criterion),
                  "every item >= 99 %% of its samples and of its publishing cycles");

@@ -185,33 +185,51 @@ static void free_sess(lg_sess *s)
     free(s->slots);
 }
 
-int lg_read_heap(uas_client *ctrl, uint64_t *bytes, uint64_t *allocs)
+/* UInt64 variables ns=1;s=<name> of the child, read in one request. */
+static int read_u64s(uas_client *ctrl, const char *const *names, size_t n, uint64_t *out)
 {
-    uas_read_value_id ids[2];
+    uas_read_value_id ids[4];
     memset(ids, 0, sizeof(ids));
-    ids[0].node_id = uas_nodeid_string(1, "uastack.HeapBytesAllocated");
-    ids[1].node_id = uas_nodeid_string(1, "uastack.HeapAllocations");
-    ids[0].attribute_id = ids[1].attribute_id = 13;
+    for (size_t i = 0; i < n; i++) {
+        ids[i].node_id = uas_nodeid_string(1, names[i]);
+        ids[i].attribute_id = 13;
+    }
     uas_read_request req;
     memset(&req, 0, sizeof(req));
     req.nodes_to_read = ids;
-    req.nodes_to_read_count = 2;
+    req.nodes_to_read_count = n;
     uas_read_response resp;
     uint8_t mem[4096];
     uas_arena a;
     uas_arena_init(&a, mem, sizeof(mem), 1 << 20);
     uas_status st = uas_client_call_sync(ctrl, &req, UAS_TYPE(READ_REQUEST), &resp,
                                          UAS_TYPE(READ_RESPONSE), &a, 10000);
-    int rc = -1;
-    if (st == UAS_GOOD && resp.results_count == 2 && resp.results[0].value.type &&
-        resp.results[0].value.type->kind == UAS_BUILTIN_UINT64 && resp.results[1].value.type &&
-        resp.results[1].value.type->kind == UAS_BUILTIN_UINT64) {
-        *bytes = *(uint64_t *)resp.results[0].value.data;
-        *allocs = *(uint64_t *)resp.results[1].value.data;
-        rc = 0;
+    int rc = st == UAS_GOOD && resp.results_count == n ? 0 : -1;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        const uas_variant *v = &resp.results[i].value;
+        if (!v->type || v->type->kind != UAS_BUILTIN_UINT64 || v->is_array)
+            rc = -1;
+        else
+            out[i] = *(const uint64_t *)v->data;
     }
     uas_arena_free(&a);
     return rc;
+}
+
+int lg_read_heap(uas_client *ctrl, uint64_t *bytes, uint64_t *allocs)
+{
+    static const char *const names[] = {"uastack.HeapBytesAllocated", "uastack.HeapAllocations"};
+    uint64_t v[2];
+    if (read_u64s(ctrl, names, 2, v) != 0)
+        return -1;
+    *bytes = v[0];
+    *allocs = v[1];
+    return 0;
+}
+
+int lg_read_u64(uas_client *ctrl, const char *name, uint64_t *value)
+{
+    return read_u64s(ctrl, &name, 1, value);
 }
 
 static void on_tick(struct ev_loop *ev, ev_timer *w, int revents)
@@ -413,7 +431,8 @@ static void variant_name(const lg_opts *o, unsigned v, char *buf, size_t len)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: uaserver --self-load read|write|browse|sub|sessions|counters [options]\n"
+    fprintf(f, "usage: uaserver --self-load read|write|browse|sub|sessions|counters|events\n"
+               "       [options]\n"
                "  --sessions N      concurrent sessions (10; sessions: the target, 500;\n"
                "                    counters: always 1)\n"
                "  --inflight N      outstanding requests per session, closed loop (10)\n"
@@ -447,7 +466,10 @@ static void usage(FILE *f)
                "  --ramp-rate N     sessions started per second (0: as fast as allowed)\n"
                "  --connect-parallel N  session set-ups in flight at once (64)\n"
                "  --sources N       loopback source addresses 127.0.0.2.. (0: one per 4096\n"
-               "                    sessions)\n");
+               "                    sessions)\n"
+               "events (event items on the Server object, --subs per session):\n"
+               "  --event-rate N    events per second the server reports (100); the queue\n"
+               "                    size defaults to two publishing intervals of events\n");
 }
 
 static int parse_uint(const char *opt, const char *v, unsigned lo, unsigned hi, unsigned *out)
@@ -477,10 +499,18 @@ static void scenario_defaults(lg_opts *o)
     if (o->scenario == SC_COUNTERS)
         o->sessions = 1;
     DEF(nodes, o->scenario == SC_COUNTERS ? 1000 : 1);
-    if (o->scenario == SC_SESSIONS)
+    if (o->scenario == SC_SESSIONS || o->scenario == SC_EVENTS)
         o->nodes = 1;
+    DEF(event_rate, 100);
     DEF(subs, 1);
     DEF(pub_ms, 1000);
+    if (o->scenario == SC_EVENTS) {
+        /* Room for two publishing intervals of events (the server caps
+         * event queues at 10,000). */
+        uint64_t q = 2ull * o->event_rate * o->pub_ms / 1000 + 10;
+        DEF(queue_size, q < 100 ? 100 : q > 10000 ? 10000 : (unsigned)q);
+        o->writers = o->write_nodes = 0;
+    }
     DEF(queue_size, 1);
     DEF(sampling_ms, o->scenario == SC_COUNTERS ? 100 : 0);
     DEF(writers, o->scenario == SC_SESSIONS ? 1 : 0);
@@ -520,7 +550,7 @@ static int parse_opts(int argc, char **argv, lg_opts *o)
     o->warmup = -1;
     o->subs = o->pub_ms = o->queue_size = o->sampling_ms = UNSET;
     o->writers = o->write_nodes = o->write_interval_ms = o->publish_requests = UNSET;
-    o->ramp_rate = o->connect_parallel = o->sources = o->keep_alive = UNSET;
+    o->ramp_rate = o->connect_parallel = o->sources = o->keep_alive = o->event_rate = UNSET;
     size_t len = 0;
     for (int i = 0; i < argc && len < sizeof(o->args) - 1; i++)
         len +=
@@ -542,10 +572,12 @@ static int parse_opts(int argc, char **argv, lg_opts *o)
         o->scenario = SC_SESSIONS;
     else if (!strcmp(argv[1], "counters"))
         o->scenario = SC_COUNTERS;
+    else if (!strcmp(argv[1], "events"))
+        o->scenario = SC_EVENTS;
     else {
         fprintf(stderr,
                 "uaserver --self-load: unknown scenario '%s' (read, write, browse, sub, "
-                "sessions, counters)\n",
+                "sessions, counters, events)\n",
                 argv[1]);
         return -1;
     }
@@ -566,6 +598,7 @@ static int parse_opts(int argc, char **argv, lg_opts *o)
         {"--ramp-rate", offsetof(lg_opts, ramp_rate), 0, 1000000},
         {"--connect-parallel", offsetof(lg_opts, connect_parallel), 1, 100000},
         {"--sources", offsetof(lg_opts, sources), 0, 250},
+        {"--event-rate", offsetof(lg_opts, event_rate), 1, 1000000},
     };
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -576,8 +609,8 @@ static int parse_opts(int argc, char **argv, lg_opts *o)
         if (k < sizeof(sub_opts) / sizeof(sub_opts[0])) {
             if (o->scenario < SC_SUB) {
                 fprintf(stderr,
-                        "uaserver --self-load: %s is an option of sub, sessions and "
-                        "counters\n",
+                        "uaserver --self-load: %s is an option of sub, sessions, counters "
+                        "and events\n",
                         a);
                 return -1;
             }
@@ -804,7 +837,9 @@ static void print_sub_summary(FILE *f, const lg_opts *o, uas_result res[][MAX_VA
             "| server | notif/s | %s | %s | server CPU/notif (µs) | "
             "server heap B/notif | busy cores | server RSS (MiB) |%s passed |\n",
             cnt ? "samples/s | worst item samples %" : "delivery % | missed",
-            cnt ? "worst item cycles % | server CPU/sample (µs)" : "write→notify p50 / p99 (ms)",
+            cnt                        ? "worst item cycles % | server CPU/sample (µs)"
+            : o->scenario == SC_EVENTS ? "report→notify p50 / p99 (ms)"
+                                       : "write→notify p50 / p99 (ms)",
             sess ? " sessions/s | server CPU/session set-up (µs) | KiB/session |" : "");
     fprintf(f, "|---|---|---|---|---|---|---|---|---|%s---|\n",
             sess  ? "---|---|---|"

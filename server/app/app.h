@@ -11,4 +11,14 @@ uas_status app_add_demo_nodes(uas_server *s);
  * returns it. */
 uas_status app_add_counter_nodes(uas_server *s, uint32_t n);
 
+/* The event source of --event-rate (app_events.c): rate BaseEventType
+ * events per second from ns=1;s=Demo with SourceName APP_EVENT_SOURCE_NAME,
+ * counted in ns=1;s=uastack.EventsReported. add: before listening; start:
+ * once the server runs (0, or -1 when the thread cannot start); stop:
+ * before the server is deleted. */
+#define APP_EVENT_SOURCE_NAME "uastack.EventSource"
+uas_status app_event_source_add(uas_server *s, uint32_t rate);
+int app_event_source_start(void);
+void app_event_source_stop(void);
+
 #endif

@@ -37,6 +37,9 @@ static void usage(FILE *f)
                "  --array-sizes N,...  contract Int32 arrays at ns=1;i=2001+k\n"
                "  --counters N         contract UInt64 counters at ns=1;i=100001.., advanced\n"
                "                       by every read (each sample of a monitored item)\n"
+               "  --event-rate N       report N BaseEventType events per second from\n"
+               "                       ns=1;s=Demo (SourceName uastack.EventSource), counted\n"
+               "                       in ns=1;s=uastack.EventsReported\n"
                "  --security LIST      offered endpoints, Policy[:Mode],... or None\n"
                "                       (default: None and every RSA policy in Sign and\n"
                "                       SignAndEncrypt; --contract: None)\n"
@@ -124,7 +127,7 @@ int main(int argc, char **argv)
     bool contract = false, print_config = false;
     uint32_t sizes[16];
     size_t nsizes = 0;
-    uint32_t ncounters = 0;
+    uint32_t ncounters = 0, event_rate = 0;
     /* The config file first, so flags override it whatever their order. */
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--config")) {
@@ -177,6 +180,10 @@ int main(int argc, char **argv)
             i++;
         } else if (!strcmp(a, "--counters")) {
             if (parse_u32(a, v, 10000000, &ncounters))
+                goto out;
+            i++;
+        } else if (!strcmp(a, "--event-rate")) {
+            if (parse_u32(a, v, 10000000, &event_rate))
                 goto out;
             i++;
         } else if (!strcmp(a, "--security") && v) {
@@ -261,6 +268,8 @@ int main(int argc, char **argv)
         st = app_add_contract_nodes(s, sizes, nsizes);
     if (st == UAS_GOOD && contract)
         st = app_add_counter_nodes(s, ncounters);
+    if (st == UAS_GOOD && event_rate)
+        st = app_event_source_add(s, event_rate);
     if (st == UAS_GOOD)
         st = uas_server_listen(s);
     if (st != UAS_GOOD) {
@@ -280,7 +289,13 @@ int main(int argc, char **argv)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
+    if (app_event_source_start() != 0) {
+        fprintf(stderr, "uaserver: cannot start the event source thread\n");
+        uas_server_delete(s);
+        goto out;
+    }
     st = uas_server_run(s);
+    app_event_source_stop();
     running = NULL;
     uas_log(UAS_LOG_INFO, "server", "stopped");
     uas_server_delete(s);

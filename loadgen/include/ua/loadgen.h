@@ -225,6 +225,12 @@ typedef struct uas_result {
     double min_sample_pct; /* worst item: samples / expected samples */
     double min_notif_pct;  /* worst item: notifications / publishing cycles */
     double server_cpu_us_per_sample;
+    /* events: what the child's event source reported in the window, and
+     * the events (BaseEventType, selected by a where clause) received. */
+    bool has_events;
+    double events_reported_per_s;
+    uint64_t events_reported;
+    uint64_t other_events; /* unparsable, overflow or unexpected events */
     /* The scenario's pass criterion and its outcome. */
     char criterion[96];
     bool pass;
