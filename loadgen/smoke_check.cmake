@@ -10,7 +10,15 @@ if(NOT rc EQUAL 0)
   message(FATAL_ERROR "uaserver --self-load ${ARGS} exited ${rc}\n${out}\n${err}")
 endif()
 set(needles "| run record |" "### Summary: ${scenario}")
-if(scenario MATCHES "^(read|write|browse)$")
+if(scenario STREQUAL "capacity")
+  set(needles "| run record |" "## Request throughput" "| read | SignAndEncrypt |"
+              "## Publish and event delivery" "| events |" "| counters |"
+              "## Session scalability" "| 20 | SignAndEncrypt | 20 |" "## Capability matrix")
+  string(FIND "${out}" "**no**" pos)
+  if(NOT pos EQUAL -1)
+    message(FATAL_ERROR "a capacity row failed its verdict:\n${out}\n${err}")
+  endif()
+elseif(scenario MATCHES "^(read|write|browse)$")
   list(APPEND needles "| operations |" "(errors 0)" "| throughput |" "| latency p50 / p99 / max |"
                       "| server CPU per op |" "| server heap per op |" "| server RSS |"
                       "| server busy cores |")

@@ -73,6 +73,22 @@ int lg_read_u64(uas_client *ctrl, const char *name, uint64_t *value);
  * 0 when it ran (r->pass holds the verdict), -1 when it could not run. */
 int lg_sub_run_once(const lg_opts *o, const lg_variant *v, unsigned round, uas_result *r);
 
+/* The options of `--self-load SCENARIO ...` (argv[0] is "--self-load"):
+ * 0, 1 for --help, -1 on a usage error (reported on stderr). */
+int lg_parse_opts(int argc, char **argv, lg_opts *o);
+/* Runs o's rounds, alternating its variants, into res; each result block
+ * also goes to the non-NULL files of blocks. 0 when every run ran
+ * (*verdict_failed set when a subscription verdict failed), -1 when one
+ * could not run. */
+int lg_run_rounds(const lg_opts *o, uas_result res[][LG_MAX_VARIANTS], const uas_run_record *rec,
+                  FILE *blocks[2], bool *verdict_failed);
+/* The Markdown summary of the rounds: median and range per variant. */
+void lg_print_summary(FILE *f, const lg_opts *o, uas_result res[][LG_MAX_VARIANTS]);
+/* Raises the descriptor limit to the hard limit; returns the limit. */
+unsigned long lg_raise_fd_limit(void);
+/* `--self-load capacity ...` (capacity.c). */
+int lg_capacity_main(int argc, char **argv, const char *exe);
+
 /* The variant's label in results ("threads=2 encrypt"), "" with one. */
 void lg_variant_label(const lg_opts *o, const lg_variant *v, char *buf, size_t len);
 

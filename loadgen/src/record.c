@@ -113,7 +113,8 @@ static void print_notif(FILE *f, const uas_result *r)
         fprintf(f, "| server heap per notification | %.1f bytes, %.3f allocations |\n",
                 r->server_bytes_per_op, r->server_allocs_per_op);
     else
-        fprintf(f, "| server heap per notification | not available (external server) |\n");
+        fprintf(f, "| server heap per notification | not available (external server, or its "
+                   "counters were unreadable) |\n");
     fprintf(f, "| server RSS | %llu KiB (idle %llu KiB", (unsigned long long)r->server_rss_kb,
             (unsigned long long)r->server_rss_idle_kb);
     if (r->sessions_ready && !counters)
@@ -148,7 +149,8 @@ void uas_result_print(FILE *f, const uas_result *r, const uas_run_record *rec)
             fprintf(f, "| server heap per op | %.1f bytes, %.3f allocations |\n",
                     r->server_bytes_per_op, r->server_allocs_per_op);
         else
-            fprintf(f, "| server heap per op | not available (external server) |\n");
+            fprintf(f, "| server heap per op | not available (external server, or its counters "
+                       "were unreadable) |\n");
         fprintf(f, "| server RSS | %llu KiB |\n", (unsigned long long)r->server_rss_kb);
         fprintf(f, "| server busy cores | %.2f |\n", r->busy_cores);
         fprintf(f, "| disturbed | %s |\n", r->disturbed ? "yes (server starved of CPU)" : "no");

@@ -1092,6 +1092,8 @@ int lg_sub_run_once(const lg_opts *o, const lg_variant *var, unsigned round, uas
     uas_client_config_default(&cc);
     cc.endpoint_url = url;
     cc.session_name = "self-load control";
+    /* It idles through set-ups that can outlast the default minute. */
+    cc.session_timeout_ms = 3600000;
     lg_sec_apply(&sec, &cc);
     ctrl = uas_client_new(run->loop, &cc, NULL, NULL);
     if (!ctrl || uas_client_connect(ctrl) != UAS_GOOD ||

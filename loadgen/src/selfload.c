@@ -278,6 +278,7 @@ static int connect_all(lg_run *run, const char *url, uas_client **ctrl)
         if (!s->c || uas_client_connect(s->c) != UAS_GOOD)
             return -1;
     }
+    cc.session_timeout_ms = 3600000; /* the control session idles through set-up */
     *ctrl = uas_client_new(run->loop, &cc, NULL, NULL);
     if (!*ctrl || uas_client_connect(*ctrl) != UAS_GOOD)
         return -1;
@@ -534,7 +535,7 @@ static void scenario_defaults(lg_opts *o)
 #undef DEF
 }
 
-static int parse_opts(int argc, char **argv, lg_opts *o)
+int lg_parse_opts(int argc, char **argv, lg_opts *o)
 {
     memset(o, 0, sizeof(*o));
     o->sessions = UNSET;
@@ -888,7 +889,7 @@ static void print_sub_summary(FILE *f, const lg_opts *o, uas_result res[][MAX_VA
 
 /* Subscription scenarios open a socket per session on both sides: raise the
  * descriptor limit to the hard limit (the child inherits it). */
-static unsigned long raise_fd_limit(void)
+unsigned long lg_raise_fd_limit(void)
 {
     struct rlimit rl;
     if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
@@ -901,15 +902,50 @@ static unsigned long raise_fd_limit(void)
     return (unsigned long)rl.rlim_cur;
 }
 
+int lg_run_rounds(const lg_opts *o, uas_result res[][LG_MAX_VARIANTS], const uas_run_record *rec,
+                  FILE *blocks[2], bool *verdict_failed)
+{
+    bool sub = o->scenario >= SC_SUB;
+    for (unsigned r = 0; r < o->rounds; r++) {
+        for (unsigned k = 0; k < o->nvariants; k++) {
+            /* Alternate the variants, reversed every other round, so slow
+             * drift of the machine does not favour one of them. */
+            unsigned v = r % 2 ? o->nvariants - 1 - k : k;
+            int rc = sub ? lg_sub_run_once(o, &o->variants[v], r + 1, &res[r][v])
+                         : run_once(o, &o->variants[v], r + 1, &res[r][v]);
+            if (rc != 0)
+                return -1;
+            if (sub && !res[r][v].pass)
+                *verdict_failed = true;
+            for (int i = 0; i < 2; i++)
+                if (blocks[i]) {
+                    uas_result_print(blocks[i], &res[r][v], rec);
+                    fflush(blocks[i]);
+                }
+        }
+    }
+    return 0;
+}
+
+void lg_print_summary(FILE *f, const lg_opts *o, uas_result res[][LG_MAX_VARIANTS])
+{
+    if (o->scenario >= SC_SUB)
+        print_sub_summary(f, o, res, o->rounds);
+    else
+        print_summary(f, o, res, o->rounds);
+}
+
 int uas_selfload_main(int argc, char **argv, const char *exe)
 {
     lg_opts o;
-    int prc = parse_opts(argc, argv, &o);
+    if (argc > 1 && !strcmp(argv[1], "capacity"))
+        return lg_capacity_main(argc, argv, exe);
+    int prc = lg_parse_opts(argc, argv, &o);
     if (prc != 0)
         return prc > 0 ? 0 : 2;
     o.exe = exe;
     uas_log_set_level(UAS_LOG_WARN);
-    (void)raise_fd_limit();
+    (void)lg_raise_fd_limit();
     uas_run_record rec;
     uas_run_record_fill(&rec);
     static uas_result res[MAX_ROUNDS][MAX_VARIANTS];
@@ -918,37 +954,13 @@ int uas_selfload_main(int argc, char **argv, const char *exe)
         fprintf(stderr, "uaserver --self-load: cannot open %s\n", o.out);
         return 2;
     }
-    bool sub = o.scenario >= SC_SUB;
-    int failed = 0, verdict_failed = 0;
-    for (unsigned r = 0; r < o.rounds && !failed; r++) {
-        for (unsigned k = 0; k < o.nvariants && !failed; k++) {
-            /* Alternate the variants, reversed every other round, so slow
-             * drift of the machine does not favour one of them. */
-            unsigned v = r % 2 ? o.nvariants - 1 - k : k;
-            int rc = sub ? lg_sub_run_once(&o, &o.variants[v], r + 1, &res[r][v])
-                         : run_once(&o, &o.variants[v], r + 1, &res[r][v]);
-            if (rc != 0) {
-                failed = 1;
-                break;
-            }
-            if (sub && !res[r][v].pass)
-                verdict_failed = 1;
-            uas_result_print(stdout, &res[r][v], &rec);
-            if (out)
-                uas_result_print(out, &res[r][v], &rec);
-            fflush(stdout);
-        }
-    }
+    bool verdict_failed = false;
+    FILE *blocks[2] = {stdout, out};
+    int failed = lg_run_rounds(&o, res, &rec, blocks, &verdict_failed) != 0;
     if (!failed) {
-        if (sub) {
-            print_sub_summary(stdout, &o, res, o.rounds);
-            if (out)
-                print_sub_summary(out, &o, res, o.rounds);
-        } else {
-            print_summary(stdout, &o, res, o.rounds);
-            if (out)
-                print_summary(out, &o, res, o.rounds);
-        }
+        lg_print_summary(stdout, &o, res);
+        if (out)
+            lg_print_summary(out, &o, res);
     }
     if (out)
         fclose(out);
