@@ -9,6 +9,8 @@
 #include <ev.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -17,6 +19,7 @@
 #include <unistd.h>
 
 #include <ua/nodeids.h>
+#include <ua/pki.h>
 
 /* ---- server nodes ---- */
 
@@ -154,6 +157,8 @@ void env_start(env *e, const env_options *o)
         cfg.hello_timeout_ms = o->hello_timeout_ms;
     if (o && o->max_references_per_node)
         cfg.max_references_per_node = o->max_references_per_node;
+    if (o && o->configure)
+        o->configure(&cfg, o->configure_ud);
     e->threads = cfg.threads;
     uas_status st = UAS_GOOD;
     e->server = uas_server_new(&cfg, &st);
@@ -414,4 +419,276 @@ size_t raw_build_hel(env *e, uint8_t *out, size_t cap)
     put_u32(out + 28, (uint32_t)url_len);
     memcpy(out + 32, e->url, url_len);
     return n;
+}
+
+/* ---- log capture ---- */
+
+/* Server threads log concurrently with the test thread. */
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+static char *log_buf;
+static size_t log_len, log_cap;
+
+static void capture_line(void *ud, uas_log_level level, const char *module, const char *msg)
+{
+    (void)ud;
+    (void)level;
+    size_t m = strlen(module), n = strlen(msg);
+    pthread_mutex_lock(&log_lock);
+    if (log_len + m + n + 3 > log_cap) {
+        size_t cap = (log_cap ? log_cap * 2 : 65536) + m + n + 3;
+        char *grown = realloc(log_buf, cap);
+        if (!grown) {
+            pthread_mutex_unlock(&log_lock);
+            return;
+        }
+        log_buf = grown;
+        log_cap = cap;
+    }
+    memcpy(log_buf + log_len, module, m);
+    log_buf[log_len + m] = ' ';
+    memcpy(log_buf + log_len + m + 1, msg, n);
+    log_buf[log_len + m + 1 + n] = '\n';
+    log_len += m + n + 2;
+    log_buf[log_len] = 0;
+    pthread_mutex_unlock(&log_lock);
+}
+
+void env_log_capture(void)
+{
+    uas_log_set_sink(capture_line, NULL);
+}
+
+void env_log_release(void)
+{
+    uas_log_set_sink(NULL, NULL);
+    pthread_mutex_lock(&log_lock);
+    free(log_buf);
+    log_buf = NULL;
+    log_len = log_cap = 0;
+    pthread_mutex_unlock(&log_lock);
+}
+
+bool env_log_has_bytes(const void *data, size_t len)
+{
+    pthread_mutex_lock(&log_lock);
+    bool found = log_buf && len && memmem(log_buf, log_len, data, len) != NULL;
+    pthread_mutex_unlock(&log_lock);
+    return found;
+}
+
+bool env_log_has(const char *text)
+{
+    return env_log_has_bytes(text, strlen(text));
+}
+
+/* ---- certificates ---- */
+
+void env_make_cert(const char *dir, const char *name, const char *uri, uas_bytestring *cert,
+                   uas_bytestring *key)
+{
+    uas_pki_store *store = NULL;
+    cr_assert_eq(uas_pki_store_open(dir, NULL, &store), UAS_GOOD);
+    uas_pki_create_params p;
+    memset(&p, 0, sizeof(p));
+    p.application_uri = uri;
+    p.file_name = name;
+    uas_status st = uas_pki_ensure_own(store, &p, uas_datetime_now(), cert, key);
+    uas_pki_store_close(store);
+    cr_assert_eq(st, UAS_GOOD, "certificate for %s: %s", uri, uas_status_name(st));
+}
+
+/* ---- a secured channel driven by hand ---- */
+
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Writes what it can: the server may already have closed the socket (a
+ * CLO after its ERR), which is no failure of the test. */
+static void send_quietly(int fd, const uint8_t *p, size_t len)
+{
+    while (len > 0) {
+        ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+        if (n <= 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return;
+        p += n;
+        len -= (size_t)n;
+    }
+}
+
+static uas_status schan_send(void *ud, uas_buf *chunk)
+{
+    env_schan *s = ud;
+    if (s->hold) {
+        cr_assert_lt(s->nheld, ENV_HELD_MAX, "too many held chunks");
+        env_held *h = &s->held[s->nheld++];
+        h->data = malloc(chunk->len);
+        cr_assert(h->data);
+        memcpy(h->data, chunk->data, chunk->len);
+        h->len = chunk->len;
+    } else {
+        send_quietly(s->fd, chunk->data, chunk->len);
+    }
+    uas_buf_put(s->pool, chunk);
+    return UAS_GOOD;
+}
+
+static void schan_message(void *ud, uint32_t request_id, const uint8_t *body, size_t len)
+{
+    env_schan *s = ud;
+    if (request_id != s->want || s->answer)
+        return;
+    s->answer = malloc(len ? len : 1);
+    cr_assert(s->answer);
+    memcpy(s->answer, body, len);
+    s->answer_len = len;
+}
+
+static void schan_state(void *ud, uas_channel_state state, uas_status reason)
+{
+    env_schan *s = ud;
+    if (state == UAS_CHANNEL_CLOSED)
+        s->closed = reason;
+}
+
+bool env_schan_pump(env_schan *s, int ms)
+{
+    static uint8_t buf[1u << 17];
+    struct pollfd p = {s->fd, POLLIN, 0};
+    if (poll(&p, 1, ms) != 1)
+        return false;
+    ssize_t n = recv(s->fd, buf, sizeof(buf), 0);
+    if (n <= 0)
+        return false;
+    return uas_channel_recv(s->ch, buf, (size_t)n, mono_ms()) == UAS_GOOD;
+}
+
+void env_schan_connect(env *e, env_schan *s, const char *policy_uri, int32_t mode,
+                       const uas_bytestring *cert, const uas_bytestring *key,
+                       const uas_bytestring *server_cert)
+{
+    memset(s, 0, sizeof(*s));
+    s->pool = uas_bufpool_new(1u << 20);
+    cr_assert(s->pool);
+    cr_assert_eq(uas_secpol_cred_new(cert->data, cert->length, key->data, key->length, &s->cred),
+                 UAS_GOOD);
+    uas_channel_config cc;
+    uas_channel_config_default(&cc, UAS_CHANNEL_CLIENT);
+    cc.cred = s->cred;
+    cc.policy = uas_security_policy(policy_uri, false);
+    cr_assert(cc.policy, "unknown policy %s", policy_uri);
+    cc.mode = mode;
+    cc.server_cert = server_cert->data;
+    cc.server_cert_len = server_cert->length;
+    uas_channel_callbacks cb;
+    memset(&cb, 0, sizeof(cb));
+    cb.send = schan_send;
+    cb.on_message = schan_message;
+    cb.on_state = schan_state;
+    s->fd = raw_connect(e);
+    s->ch = uas_channel_new(&cc, &cb, s, s->pool, mono_ms());
+    cr_assert(s->ch);
+    cr_assert_eq(uas_channel_connect(s->ch, e->url, mono_ms()), UAS_GOOD);
+}
+
+void env_schan_open(env *e, env_schan *s, const char *policy_uri, int32_t mode,
+                    const uas_bytestring *cert, const uas_bytestring *key,
+                    const uas_bytestring *server_cert)
+{
+    env_schan_connect(e, s, policy_uri, mode, cert, key, server_cert);
+    int64_t end = mono_ms() + ENV_WAIT_MS;
+    while (uas_channel_get_state(s->ch) != UAS_CHANNEL_OPEN && mono_ms() < end &&
+           env_schan_pump(s, ENV_WAIT_MS))
+        ;
+    cr_assert_eq(uas_channel_get_state(s->ch), UAS_CHANNEL_OPEN,
+                 "the secured channel did not open");
+}
+
+void env_schan_drop_held(env_schan *s)
+{
+    for (size_t i = 0; i < s->nheld; i++)
+        free(s->held[i].data);
+    s->nheld = 0;
+}
+
+void env_schan_close(env_schan *s)
+{
+    if (s->ch) {
+        s->hold = false;
+        uas_channel_close(s->ch, UAS_GOOD);
+        uas_channel_delete(s->ch);
+    }
+    if (s->fd >= 0)
+        close(s->fd);
+    env_schan_drop_held(s);
+    free(s->answer);
+    uas_secpol_cred_unref(s->cred);
+    if (s->pool)
+        uas_bufpool_delete(s->pool);
+    memset(s, 0, sizeof(*s));
+    s->fd = -1;
+}
+
+uint32_t env_schan_send(env_schan *s, void *req, const uas_type *req_type)
+{
+    static uint32_t handle;
+    uas_request_header *h = req; /* the first member of every request */
+    uas_request_header saved = *h;
+    h->timestamp = uas_datetime_now();
+    h->request_handle = ++handle;
+    uint32_t id = uas_channel_next_request_id(s->ch);
+    uas_status st = uas_channel_send(s->ch, id, req, req_type);
+    *h = saved;
+    cr_assert_eq(st, UAS_GOOD, "uas_channel_send: %s", uas_status_name(st));
+    return id;
+}
+
+uas_status env_schan_wait(env_schan *s, uint32_t id, void *resp, const uas_type *resp_type,
+                          uas_arena *arena)
+{
+    if (resp)
+        memset(resp, 0, resp_type->size);
+    free(s->answer);
+    s->answer = NULL;
+    s->answer_len = 0;
+    s->want = id;
+    int64_t end = mono_ms() + ENV_WAIT_MS;
+    while (!s->answer && uas_channel_get_state(s->ch) == UAS_CHANNEL_OPEN && mono_ms() < end)
+        (void)env_schan_pump(s, (int)(end - mono_ms()));
+    if (!s->answer) {
+        if (uas_channel_get_state(s->ch) == UAS_CHANNEL_OPEN)
+            return UAS_BAD_TIMEOUT;
+        return uas_is_bad(s->closed) ? s->closed : UAS_BAD_CONNECTION_CLOSED;
+    }
+    uas_decoder d;
+    uas_decoder_init(&d, s->answer, s->answer_len, arena, NULL);
+    uas_nodeid type_id;
+    cr_assert_eq(uas_decode(&d, &type_id, &uas_types[UAS_TYPES_NODE_ID]), UAS_GOOD);
+    const uas_type *t = type_id.kind == UAS_NODEID_NUMERIC && type_id.ns == 0
+                            ? uas_type_by_encoding_id(type_id.id.numeric)
+                            : NULL;
+    cr_assert(t, "an answer of an unknown type");
+    if (t == UAS_TYPE(SERVICE_FAULT)) {
+        uas_service_fault f;
+        cr_assert_eq(uas_decode(&d, &f, t), UAS_GOOD);
+        cr_assert(uas_is_bad(f.response_header.service_result));
+        return f.response_header.service_result;
+    }
+    cr_assert_eq(t, resp_type, "answer %s, expected %s", t->name, resp_type->name);
+    if (!resp)
+        return UAS_GOOD;
+    uas_status st = uas_decode(&d, resp, t);
+    cr_assert_eq(st, UAS_GOOD, "decoding %s: %s", t->name, uas_status_name(st));
+    return ((const uas_response_header *)resp)->service_result;
+}
+
+uas_status env_schan_call(env_schan *s, void *req, const uas_type *req_type, void *resp,
+                          const uas_type *resp_type, uas_arena *arena)
+{
+    return env_schan_wait(s, env_schan_send(s, req, req_type), resp, resp_type, arena);
 }
