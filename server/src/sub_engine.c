@@ -405,24 +405,39 @@ static void watch_update(uas_sub_engine *e, uas_sub_watch *w)
     }
 }
 
+uas_sub_watch *sub_watch_get(uas_sub_engine *e, const uas_nodeid *node)
+{
+    uint32_t h = nodeid_hash(node);
+    uas_sub_watch *w = watch_find(e, node, h);
+    if (w)
+        return w;
+    w = uas_calloc(1, sizeof(*w));
+    if (!w)
+        return NULL;
+    w->hash = h;
+    sub_list_init(&w->items);
+    if (uas_copy(node, &w->node, &uas_types[UAS_TYPES_NODE_ID]) != UAS_GOOD ||
+        sub_map_put(&e->watches, h, w) != UAS_GOOD) {
+        uas_clear(&w->node, &uas_types[UAS_TYPES_NODE_ID]);
+        uas_free(w, sizeof(*w));
+        return NULL;
+    }
+    e->nwatches++;
+    return w;
+}
+
+void sub_watch_forget_unused(uas_sub_engine *e, const uas_nodeid *node)
+{
+    uas_sub_watch *w = watch_find(e, node, nodeid_hash(node));
+    if (w && sub_list_empty(&w->items))
+        watch_update(e, w);
+}
+
 uas_status sub_watch_attach(uas_sub_engine *e, sub_item *it)
 {
-    uint32_t h = nodeid_hash(&it->node);
-    uas_sub_watch *w = watch_find(e, &it->node, h);
-    if (!w) {
-        w = uas_calloc(1, sizeof(*w));
-        if (!w)
-            return UAS_BAD_OUT_OF_MEMORY;
-        w->hash = h;
-        sub_list_init(&w->items);
-        if (uas_copy(&it->node, &w->node, &uas_types[UAS_TYPES_NODE_ID]) != UAS_GOOD ||
-            sub_map_put(&e->watches, h, w) != UAS_GOOD) {
-            uas_clear(&w->node, &uas_types[UAS_TYPES_NODE_ID]);
-            uas_free(w, sizeof(*w));
-            return UAS_BAD_OUT_OF_MEMORY;
-        }
-        e->nwatches++;
-    }
+    uas_sub_watch *w = sub_watch_get(e, &it->node);
+    if (!w)
+        return UAS_BAD_OUT_OF_MEMORY;
     sub_list_push_back(&w->items, &it->watch_link);
     it->watch = w;
     watch_update(e, w);

@@ -227,6 +227,18 @@ uas_status uas_sub_transfer_subscriptions(uas_sub_session *s,
                                           const uas_transfer_subscriptions_request *req,
                                           uas_transfer_subscriptions_response *resp, uas_arena *a,
                                           int64_t now_ms);
+/* One subscription of TransferSubscriptions, taken from engine src
+ * (to's own engine or another one) into session `to`, with its monitored
+ * items, queues, retransmission queue and sequence numbers. The old session
+ * gets a GoodSubscriptionTransferred StatusChangeNotification; with
+ * send_initial_values every data item queues its current value again.
+ * Between engines the caller holds both (always locked in one fixed order).
+ * r: Good with availableSequenceNumbers (from a), BadSubscriptionIdInvalid
+ * (src has no such subscription), BadUserAccessDenied (may_transfer),
+ * BadOutOfMemory (the subscription stays where it was). */
+void uas_sub_transfer_from(uas_sub_engine *src, uint32_t sub_id, uas_sub_session *to,
+                           bool send_initial_values, uas_transfer_result *r, uas_arena *a,
+                           int64_t now_ms);
 /* Acknowledgements are processed first; then the request is answered at
  * once (a late subscription, more notifications, a pending status change,
  * BadNoSubscription) or parked until a subscription needs it, its

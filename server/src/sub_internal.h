@@ -199,6 +199,12 @@ sub_parked *sub_parked_get(uas_sub_engine *e);
 void sub_parked_put(uas_sub_engine *e, sub_parked *p);
 /* Attach a pushed/event item to its node's watch (BadOutOfMemory). */
 uas_status sub_watch_attach(uas_sub_engine *e, sub_item *it);
+/* The node's watch, created without items when there is none (NULL: out
+ * of memory): a transfer reserves its watches before it moves anything,
+ * so that attaching afterwards cannot fail. */
+uas_sub_watch *sub_watch_get(uas_sub_engine *e, const uas_nodeid *node);
+/* Free the node's watch if it has no items (a reservation not used). */
+void sub_watch_forget_unused(uas_sub_engine *e, const uas_nodeid *node);
 void sub_watch_detach(uas_sub_engine *e, sub_item *it);
 void sub_mark_dirty(uas_sub_session *s);
 sub_sub *sub_find(uas_sub_session *s, uint32_t id); /* in this session only */
@@ -219,6 +225,11 @@ void sub_item_set_mode(sub_item *it, uas_monitoring_mode mode, int64_t now);
 void sub_item_delete(sub_item *it);
 void sub_item_push(sub_item *it, const uas_datavalue *dv, int64_t now);
 void sub_item_event(sub_item *it, const uas_sub_event *ev, int64_t now);
+/* A pushed item moved to another engine may have missed a write that was
+ * handed to the engines one after the other while it moved: sample the
+ * node's current value (at the sampling interval). True when that queued
+ * a notification. */
+bool sub_item_resync(sub_item *it, int64_t now);
 /* Queue the last value again (TransferSubscriptions sendInitialValues). */
 void sub_item_resend_last(sub_item *it, int64_t now);
 /* Move up to max queued notifications into m (0 when m cannot grow). */

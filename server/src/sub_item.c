@@ -380,26 +380,29 @@ static bool data_changed(const sub_item *it, const uas_datavalue *old, const uas
 
 /* ---- sampling ---- */
 
-static void sample(sub_item *it, const uas_datavalue *dv, int64_t now)
+/* Returns whether the sample was queued (it passed the filter). */
+static bool sample(sub_item *it, const uas_datavalue *dv, int64_t now)
 {
     if (it->has_last && !data_changed(it, &it->last.dv, dv))
-        return;
+        return false;
     sub_dv_release(&it->last.dv, &it->last.inl);
     it->has_last = sub_dv_store(&it->last.dv, &it->last.inl, dv) == UAS_GOOD;
     enqueue_value(it, dv, now);
     notify(it);
+    return true;
 }
 
-static void read_and_sample(sub_item *it, int64_t now)
+static bool read_and_sample(sub_item *it, int64_t now)
 {
     uas_sub_engine *e = it->sub->e;
     if (!e->cfg.cb.read_value)
-        return;
+        return false;
     uas_datavalue dv;
     memset(&dv, 0, sizeof(dv));
     e->cfg.cb.read_value(e->cfg.ud, &it->node, it->attr, &it->index_range, &dv, &e->scratch);
-    sample(it, &dv, now);
+    bool queued = sample(it, &dv, now);
     sub_scratch_reset(e);
+    return queued;
 }
 
 static void drop_pending(sub_item *it)
@@ -507,6 +510,26 @@ void sub_item_set_mode(sub_item *it, uas_monitoring_mode mode, int64_t now)
     } else if (!it->triggered) {
         sub_list_remove(&it->ready_link);
     }
+}
+
+bool sub_item_resync(sub_item *it, int64_t now)
+{
+    if (it->mode == UAS_MONITORING_MODE_DISABLED || !it->pushed)
+        return false;
+    if (it->sampling_ms == 0 || now >= it->next_sample_at) {
+        drop_pending(it);
+        sub_wheel_cancel(&it->sub->e->wheel, &it->sample_timer);
+        bool queued = read_and_sample(it, now);
+        it->next_sample_at = now + it->sampling_ms;
+        return queued;
+    }
+    /* Inside the sampling interval: look again when it ends (a pending
+     * value, if any, is at least as new as what a read would give). */
+    if (it->pending == SUB_PENDING_NONE)
+        it->pending = SUB_PENDING_READ;
+    if (!sub_timer_armed(&it->sample_timer))
+        sub_wheel_arm(&it->sub->e->wheel, &it->sample_timer, it->next_sample_at);
+    return false;
 }
 
 void sub_item_resend_last(sub_item *it, int64_t now)

@@ -205,49 +205,23 @@ uas_status uas_sub_delete_subscriptions(uas_sub_session *ss,
     return done(&resp->response_header, UAS_GOOD);
 }
 
-/* Part 4, 5.13.7: the subscription moves with its items and its
- * retransmission queue; the old session learns it through a
- * StatusChangeNotification GoodSubscriptionTransferred. */
+/* Part 4, 5.13.7, for the subscriptions of this engine (sub_transfer.c);
+ * the server looks for the others in the other engines. */
 uas_status uas_sub_transfer_subscriptions(uas_sub_session *ss,
                                           const uas_transfer_subscriptions_request *req,
                                           uas_transfer_subscriptions_response *resp, uas_arena *a,
                                           int64_t now)
 {
-    uas_sub_engine *e = ss->e;
     size_t n = req->subscription_ids_count;
-    uas_status st = check_count(e, n);
+    uas_status st = check_count(ss->e, n);
     if (st != UAS_GOOD)
         return done(&resp->response_header, st);
     if (!(resp->results = uas_arena_calloc(a, n, sizeof(uas_transfer_result))))
         return done(&resp->response_header, UAS_BAD_OUT_OF_MEMORY);
     resp->results_count = n;
-    for (size_t i = 0; i < n; i++) {
-        uas_transfer_result *r = &resp->results[i];
-        sub_sub *s = sub_map_get(&e->subs_by_id, req->subscription_ids[i]);
-        if (!s) {
-            r->status_code = UAS_BAD_SUBSCRIPTION_ID_INVALID;
-            continue;
-        }
-        uas_sub_session *from = s->session;
-        if (e->cfg.cb.may_transfer &&
-            !e->cfg.cb.may_transfer(e->cfg.ud, from->orphans ? NULL : from->ud, ss->ud)) {
-            r->status_code = UAS_BAD_USER_ACCESS_DENIED;
-            continue;
-        }
-        if (from != ss) {
-            sub_detach(s);
-            sub_attach(s, ss);
-            sub_queue_status(from, s->id, s->next_seq, UAS_GOOD_SUBSCRIPTION_TRANSFERRED);
-            sub_session_dispatch(from, now);
-        }
-        s->lifetime_ctr = 0;
-        if (req->send_initial_values)
-            for (sub_list *ln = s->items.next; ln != &s->items; ln = ln->next)
-                sub_item_resend_last(SUB_CONTAINER(ln, sub_item, sub_link), now);
-        r->available_sequence_numbers =
-            sub_available_seqs(s, &r->available_sequence_numbers_count, a);
-    }
-    sub_session_dispatch(ss, now);
+    for (size_t i = 0; i < n; i++)
+        uas_sub_transfer_from(ss->e, req->subscription_ids[i], ss, req->send_initial_values,
+                              &resp->results[i], a, now);
     return done(&resp->response_header, UAS_GOOD);
 }
 

@@ -5,14 +5,18 @@
  * live on another loop.
  *
  * Threading. A session's subscriptions live in the engine of the loop that
- * first served one of its subscription requests. An engine is normally used
+ * first served one of its subscription requests; TransferSubscriptions
+ * moves a subscription into the engine of the session that takes it, so a
+ * subscription id names a subscription in exactly one engine, not
+ * necessarily the one that gave the id out. An engine is normally used
  * only by its own loop, but a write on another loop, a session reactivated
  * on a connection of another loop, or a session expiring on loop 0 also
  * reach it, so each engine has a mutex (uncontended on the single-loop
  * path). A Publish response for a connection of another loop is deep-copied
  * and handed over through that loop's inbox (ev_async); the engine's timer
  * is re-armed by its own loop, told through the same inbox. Lock order:
- * session, then engine, then address space. */
+ * session, then engine, then address space; a transfer between loops holds
+ * two engines, the lower loop's first. */
 #include <ev.h>
 #include <string.h>
 
@@ -428,8 +432,6 @@ SUB_SERVICE(uas_svc_set_publishing_mode, uas_sub_set_publishing_mode,
 SUB_SERVICE(uas_svc_delete_subscriptions, uas_sub_delete_subscriptions,
             uas_delete_subscriptions_request, uas_delete_subscriptions_response)
 SUB_SERVICE(uas_svc_republish, uas_sub_republish, uas_republish_request, uas_republish_response)
-SUB_SERVICE(uas_svc_transfer_subscriptions, uas_sub_transfer_subscriptions,
-            uas_transfer_subscriptions_request, uas_transfer_subscriptions_response)
 SUB_SERVICE(uas_svc_create_monitored_items, uas_sub_create_monitored_items,
             uas_create_monitored_items_request, uas_create_monitored_items_response)
 SUB_SERVICE(uas_svc_modify_monitored_items, uas_sub_modify_monitored_items,
@@ -440,6 +442,63 @@ SUB_SERVICE(uas_svc_set_monitoring_mode, uas_sub_set_monitoring_mode,
             uas_set_monitoring_mode_request, uas_set_monitoring_mode_response)
 SUB_SERVICE(uas_svc_set_triggering, uas_sub_set_triggering, uas_set_triggering_request,
             uas_set_triggering_response)
+
+/* Two engines at once only ever here, always the lower loop first, so two
+ * transfers in opposite directions cannot deadlock. */
+static void lock_pair(uas_sloop_subs *a, uas_sloop_subs *b)
+{
+    if (a->loop->index > b->loop->index) {
+        uas_sloop_subs *t = a;
+        a = b;
+        b = t;
+    }
+    pthread_mutex_lock(&a->lock);
+    pthread_mutex_lock(&b->lock);
+}
+
+static void unlock_pair(uas_sloop_subs *a, uas_sloop_subs *b)
+{
+    pthread_mutex_unlock(&a->lock);
+    pthread_mutex_unlock(&b->lock);
+}
+
+/* The subscriptions of the session's own engine are transferred first;
+ * an id it does not know may live in another loop's engine (its session
+ * was served there), and is moved from there into this session's engine,
+ * with both engines locked for the move. Ids are looked up under the
+ * locks, so a subscription moved meanwhile by a concurrent transfer is at
+ * worst reported BadSubscriptionIdInvalid, never half-moved. */
+void uas_svc_transfer_subscriptions(uas_request_ctx *ctx, const void *vreq, void *vresp)
+{
+    const uas_transfer_subscriptions_request *req = vreq;
+    uas_transfer_subscriptions_response *resp = vresp;
+    uas_server *s = ctx->server;
+    uas_sloop_subs *ss = subs_of(ctx);
+    if (!ss) {
+        resp->response_header.service_result = UAS_BAD_OUT_OF_MEMORY;
+        return;
+    }
+    pthread_mutex_lock(&ss->lock);
+    uas_status st =
+        uas_sub_transfer_subscriptions(ctx->session->sub, req, resp, ctx->arena, ctx->now_ms);
+    pthread_mutex_unlock(&ss->lock);
+    for (size_t i = 0; st == UAS_GOOD && i < resp->results_count; i++) {
+        uas_transfer_result *r = &resp->results[i];
+        for (unsigned k = 0; k < s->nloops && r->status_code == UAS_BAD_SUBSCRIPTION_ID_INVALID;
+             k++) {
+            uas_sloop_subs *src = s->loops[k].subs;
+            if (src == ss)
+                continue;
+            lock_pair(ss, src);
+            uas_sub_transfer_from(src->engine, req->subscription_ids[i], ctx->session->sub,
+                                  req->send_initial_values, r, ctx->arena, ctx->now_ms);
+            unlock_pair(ss, src);
+            if (r->status_code != UAS_BAD_SUBSCRIPTION_ID_INVALID)
+                engine_touched(src);
+        }
+    }
+    engine_touched(ss);
+}
 
 void uas_svc_publish(uas_request_ctx *ctx, const void *req, void *resp)
 {

@@ -517,23 +517,20 @@ for (const { threads, server } of servers) {
             await close();
         });
 
-        // SERVER DEVIATION (the "other loop" variants, --threads 2 only; fail
-        // against uastack at the time of writing). TransferSubscriptions
-        // from a session whose subscriptions live on one event loop to a
-        // session on the other loop answers BadSubscriptionIdInvalid for a
-        // subscription that exists: each loop's engine looks only at its own
-        // subscriptions (svc_subscription.c subs_of / sub_services.c
-        // uas_sub_transfer_subscriptions). OPC 10000-4 5.14.7: the Server
-        // transfers the Subscription (Good, availableSequenceNumbers) when
-        // the user may access it; Bad_SubscriptionIdInvalid is for ids that
-        // do not exist. A client that loses its connection and recovers on a
-        // new session (node-opcua does this when the old session cannot be
-        // re-activated) lands on a random loop, so with N loops the transfer
-        // fails with probability (N-1)/N.
+        // Was a SERVER DEVIATION for the "other loop" variants (--threads 2),
+        // fixed: a transfer to a session on the other loop answered
+        // BadSubscriptionIdInvalid, because each loop's engine looked only at
+        // its own subscriptions; the subscription is now moved into the
+        // engine of the session that takes it (sub_transfer.c). OPC 10000-4
+        // 5.14.7: the Server transfers the Subscription (Good,
+        // availableSequenceNumbers) when the user may access it. A client
+        // that loses its connection and recovers on a new session
+        // (node-opcua does this when the old session cannot be re-activated)
+        // lands on a random loop, so this is the common case with N loops.
         for (const how of ["disconnect", "destroy"]) {
             const loops = threads > 1 ? ["same loop", "other loop"] : ["same loop"];
             for (const where of loops) {
-                test(`TransferSubscriptions after the channel is dropped (${how}) to a session on the ${where}`, { todo: where === "other loop" ? "known gap: TransferSubscriptions across event loops (see docs/Architecture.md)" : false }, async () => {
+                test(`TransferSubscriptions after the channel is dropped (${how}) to a session on the ${where}`, async () => {
                     const N = node(
                         how === "disconnect" ? (where === "same loop" ? 10 : 11) : where === "same loop" ? 12 : 13
                     );
@@ -613,10 +610,9 @@ for (const { threads, server } of servers) {
             }
         }
 
-        // SERVER DEVIATION for "other loop" (--threads 2): see the transfer
-        // tests above.
+        // "other loop" (--threads 2): see the transfer tests above.
         for (const where of threads > 1 ? ["same loop", "other loop"] : ["same loop"]) {
-            test(`TransferSubscriptions between two live sessions (${where}): the old one is told GoodSubscriptionTransferred`, { todo: where === "other loop" ? "known gap: TransferSubscriptions across event loops (see docs/Architecture.md)" : false }, async () => {
+            test(`TransferSubscriptions between two live sessions (${where}): the old one is told GoodSubscriptionTransferred`, async () => {
                 const a = await open(server);
                 const N = node(where === "same loop" ? 14 : 15);
                 await write(a.session, N, 140);
