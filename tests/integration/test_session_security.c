@@ -528,6 +528,7 @@ Test(session_security, oversized_and_malformed_opn_get_err_and_close, .timeout =
     cr_expect_eq(env_read_i32(other, 1001), 0);
 
     cr_expect(env_log_has("closed: BadTcpMessageTooLarge"));
+    cr_expect(env_log_has("closed: BadTcpMessageTypeInvalid"));
     cr_expect(env_log_has("refused: BadCertificateInvalid"));
     free(buf);
     env_client_close(other);
@@ -575,6 +576,7 @@ Test(session_security, tampered_opn_is_refused, .timeout = 60)
     cr_assert_eq(uas_channel_get_state(c.ch), UAS_CHANNEL_OPEN);
     session_works(&s, &c);
     env_schan_close(&c);
+    cr_expect(env_log_has("closed: BadSecurityChecksFailed"));
     env_client_close(other);
     sec_stop(&s);
 }
