@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Produces the measurements of docs/Benchmarks.md from a Release build:
-# the codec micro-benchmark and the --self-load request scenarios, each over
-# several rounds (median and range). Markdown on stdout, progress on stderr.
+# the codec and secure channel micro-benchmarks and the --self-load request
+# scenarios, each over several rounds (median and range). Markdown on stdout,
+# progress on stderr.
 # Usage: benchmarks/run.sh [BUILD_DIR] [ROUNDS]
 set -euo pipefail
 build=${1:-build/release}
@@ -11,6 +12,10 @@ server=$build/server/uaserver
 echo "## Codec micro-benchmark"
 echo
 "$build/benchmarks/codec_bench" --rounds "$rounds"
+echo
+echo "## Secure channel micro-benchmark"
+echo
+"$build/benchmarks/secure_bench" --rounds "$rounds"
 echo
 echo "## Request throughput (--self-load)"
 echo
