@@ -82,8 +82,12 @@ struct sub_item {
     uas_event_filter *efilter;
     /* queue: ring of qsize entries, qcount used from qhead */
     uint32_t qsize, qhead, qcount;
-    sub_val *dq;  /* data items */
-    sub_evq *eq;  /* event items */
+    sub_val *dq; /* data items */
+    sub_evq *eq; /* event items */
+    /* An EventQueueOverflowEventType event waiting to be reported, in
+     * addition to the queue: first (discardOldest) or last. */
+    sub_evq ovf;
+    bool has_ovf;
     sub_val last; /* the last value that passed the filter */
     sub_val pending_v;
     sub_timer sample_timer;

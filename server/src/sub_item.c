@@ -18,6 +18,8 @@ static bool filter_is(const uas_extensionobject *f, const uas_type *t)
            f->content.decoded.data;
 }
 
+static void event_overflow(sub_item *it, int64_t now);
+
 /* Integer milliseconds, never below the request (Part 4, 7.21: "equal or
  * higher than the requested samplingInterval"), within the limits. */
 static double revise_interval(double req, double lo, double hi)
@@ -89,7 +91,7 @@ static void set_overflow(uas_datavalue *dv)
 
 /* A ring of n slots holding the newest min(count, n) entries of the old
  * one; the caller swaps it in. */
-static uas_status queue_resize(sub_item *it, uint32_t n)
+static uas_status queue_resize(sub_item *it, uint32_t n, uint32_t *dropped)
 {
     bool data = it->kind == SUB_ITEM_DATA;
     size_t esz = data ? sizeof(sub_val) : sizeof(sub_evq);
@@ -122,6 +124,7 @@ static uas_status queue_resize(sub_item *it, uint32_t n)
     it->qsize = n;
     it->qhead = 0;
     it->qcount -= drop;
+    *dropped = drop;
     return UAS_GOOD;
 }
 
@@ -172,7 +175,8 @@ uas_status sub_item_configure(sub_item *it, const uas_monitoring_parameters *p, 
     }
     if (qs > qmax)
         qs = qmax;
-    if ((create || qs != it->qsize) && (st = queue_resize(it, qs)) != UAS_GOOD) {
+    uint32_t dropped = 0;
+    if ((create || qs != it->qsize) && (st = queue_resize(it, qs, &dropped)) != UAS_GOOD) {
         uas_delete(flt.efilter, UAS_TYPE(EVENT_FILTER));
         return st;
     }
@@ -202,6 +206,8 @@ uas_status sub_item_configure(sub_item *it, const uas_monitoring_parameters *p, 
             sub_wheel_arm(&e->wheel, &it->sample_timer, now + it->sampling_ms);
         }
     }
+    if (dropped && it->kind == SUB_ITEM_EVENT)
+        event_overflow(it, now); /* a smaller queue lost events too */
     *rev_sampling = si;
     *rev_queue = qs;
     return UAS_GOOD;
@@ -282,7 +288,7 @@ static void notify(sub_item *it)
         make_ready(it);
         for (uint32_t k = 0; k < it->nlinks; k++) {
             sub_item *t = sub_map_get(&it->sub->item_map, it->links[k]);
-            if (t && t->mode == UAS_MONITORING_MODE_SAMPLING && t->qcount > 0) {
+            if (t && t->mode == UAS_MONITORING_MODE_SAMPLING && (t->qcount > 0 || t->has_ovf)) {
                 t->triggered = true;
                 make_ready(t);
             }
@@ -478,6 +484,11 @@ static void queue_clear(sub_item *it)
             uas_array_delete(it->eq[i].fields, it->eq[i].n, T_VARIANT);
     }
     it->qhead = it->qcount = 0;
+    if (it->has_ovf)
+        uas_array_delete(it->ovf.fields, it->ovf.n, T_VARIANT);
+    it->ovf.fields = NULL;
+    it->ovf.n = 0;
+    it->has_ovf = false;
 }
 
 /* Disabled: no sampling, nothing queued, and the next enable starts over
@@ -505,7 +516,7 @@ void sub_item_set_mode(sub_item *it, uas_monitoring_mode mode, int64_t now)
         sub_item_start(it, now);
     } else if (mode == UAS_MONITORING_MODE_REPORTING) {
         it->triggered = false;
-        if (it->qcount > 0)
+        if (it->qcount > 0 || it->has_ovf)
             make_ready(it);
     } else if (!it->triggered) {
         sub_list_remove(&it->ready_link);
@@ -540,38 +551,146 @@ void sub_item_resend_last(sub_item *it, int64_t now)
     notify(it);
 }
 
-void sub_item_event(sub_item *it, const uas_sub_event *ev, int64_t now)
+/* The select clauses of the item's filter evaluated on ev, copied to the
+ * heap (NULL: filtered out by the where clause, or out of memory). */
+static uas_variant *select_fields(sub_item *it, const uas_sub_event *ev, bool where)
 {
-    (void)now;
     uas_sub_engine *e = it->sub->e;
-    if (it->mode == UAS_MONITORING_MODE_DISABLED || !it->efilter)
-        return;
     /* Evaluate in the scratch arena; only a passing event is copied to
      * the heap for the queue. */
     size_t n = it->efilter->select_clauses_count;
     uas_variant *tmp = n ? uas_arena_calloc(&e->scratch, n, sizeof(uas_variant)) : NULL;
     uas_variant *fields = NULL;
-    if ((n == 0 || tmp) && sub_filter_match(&it->efilter->where_clause, ev, &e->scratch) &&
+    if ((n == 0 || tmp) &&
+        (!where || sub_filter_match(&it->efilter->where_clause, ev, &e->scratch)) &&
         sub_filter_select(it->efilter, ev, tmp, &e->scratch) == UAS_GOOD)
         fields = uas_array_new(n, T_VARIANT);
     bool ok = fields != NULL;
     for (size_t i = 0; ok && i < n; i++)
         ok = uas_copy(&tmp[i], &fields[i], T_VARIANT) == UAS_GOOD;
     sub_scratch_reset(e);
-    if (!ok) {
-        if (fields)
-            uas_array_delete(fields, n, T_VARIANT);
-        return;
+    if (!ok && fields) {
+        uas_array_delete(fields, n, T_VARIANT);
+        fields = NULL;
     }
+    return fields;
+}
+
+void sub_item_event(sub_item *it, const uas_sub_event *ev, int64_t now)
+{
+    if (it->mode == UAS_MONITORING_MODE_DISABLED || !it->efilter)
+        return;
+    uas_variant *fields = select_fields(it, ev, true);
+    if (!fields)
+        return;
     bool overflow_new, discarded;
     uint32_t i = queue_slot(it, &overflow_new, &discarded);
-    /* TODO(events): queue an EventQueueOverflowEventType event on loss
-     * (Part 4, 5.12.1.5); for now the discard policy alone applies. */
     if (discarded)
         uas_array_delete(it->eq[i].fields, it->eq[i].n, T_VARIANT);
     it->eq[i].fields = fields;
-    it->eq[i].n = n;
+    it->eq[i].n = it->efilter->select_clauses_count;
+    if (discarded)
+        event_overflow(it, now);
     notify(it);
+}
+
+/* ---- EventQueueOverflowEventType (Part 4, 5.12.1.5) ---- */
+
+enum {
+    NS0_BASE_EVENT_TYPE = 2041,
+    NS0_SERVER = 2253,
+    NS0_EVENT_QUEUE_OVERFLOW_EVENT_TYPE = 3035,
+};
+
+typedef struct ovf_event {
+    uas_sub_event base;
+    uint8_t event_id[16];
+    uas_datetime time;
+} ovf_event;
+
+static bool ovf_is_of_type(const uas_sub_event *ev, const uas_nodeid *type)
+{
+    (void)ev;
+    return type->ns == 0 && type->kind == UAS_NODEID_NUMERIC &&
+           (type->id.numeric == NS0_BASE_EVENT_TYPE ||
+            type->id.numeric == NS0_EVENT_QUEUE_OVERFLOW_EVENT_TYPE);
+}
+
+static uas_status put(uas_variant *out, uas_arena *a, const void *v, size_t size, const uas_type *t)
+{
+    void *p = uas_arena_alloc(a, size);
+    if (!p)
+        return UAS_BAD_OUT_OF_MEMORY;
+    memcpy(p, v, size);
+    uas_variant_set_scalar(out, p, t);
+    return UAS_GOOD;
+}
+
+/* The BaseEventType fields of the event; EventQueueOverflowEventType adds
+ * none. The engine makes this event itself, so it answers without the
+ * address space: a field of another type is null like any missing one. */
+static uas_status ovf_field(const uas_sub_event *ev, const uas_simple_attribute_operand *op,
+                            uas_variant *out, uas_arena *a)
+{
+    const ovf_event *o = (const ovf_event *)ev;
+    const uas_nodeid *td = &op->type_definition_id;
+    bool known_type = (td->ns == 0 && td->kind == UAS_NODEID_NUMERIC && td->id.numeric == 0) ||
+                      ovf_is_of_type(ev, td);
+    if (op->attribute_id != UAS_SUB_ATTR_VALUE || !known_type || op->browse_path_count != 1 ||
+        op->browse_path[0].ns != 0)
+        return UAS_BAD_NO_DATA;
+    const uas_string *name = &op->browse_path[0].name;
+    if (uas_string_eq_cstr(name, "EventId")) {
+        /* Points into ev: the selected fields are deep-copied for the queue. */
+        uas_bytestring b = {sizeof(o->event_id), (uint8_t *)o->event_id};
+        return put(out, a, &b, sizeof(b), UAS_TYPE(BYTE_STRING));
+    }
+    if (uas_string_eq_cstr(name, "EventType")) {
+        uas_nodeid t = uas_nodeid_numeric(0, NS0_EVENT_QUEUE_OVERFLOW_EVENT_TYPE);
+        return put(out, a, &t, sizeof(t), UAS_TYPE(NODE_ID));
+    }
+    if (uas_string_eq_cstr(name, "SourceNode")) {
+        uas_nodeid n = uas_nodeid_numeric(0, NS0_SERVER);
+        return put(out, a, &n, sizeof(n), UAS_TYPE(NODE_ID));
+    }
+    if (uas_string_eq_cstr(name, "SourceName")) {
+        uas_string n = uas_string_from("Server");
+        return put(out, a, &n, sizeof(n), UAS_TYPE(STRING));
+    }
+    if (uas_string_eq_cstr(name, "Time") || uas_string_eq_cstr(name, "ReceiveTime"))
+        return put(out, a, &o->time, sizeof(o->time), UAS_TYPE(DATE_TIME));
+    if (uas_string_eq_cstr(name, "Message")) {
+        uas_localizedtext t = {uas_string_from("en"),
+                               uas_string_from("Events were lost: the queue overflowed")};
+        return put(out, a, &t, sizeof(t), UAS_TYPE(LOCALIZED_TEXT));
+    }
+    if (uas_string_eq_cstr(name, "Severity")) {
+        uint16_t sev = 100; /* low: the client learns of a loss, nothing failed */
+        return put(out, a, &sev, sizeof(sev), UAS_TYPE(UINT16));
+    }
+    return UAS_BAD_NO_DATA;
+}
+
+/* Events were lost: report it with one EventQueueOverflowEventType event
+ * beside the queue, which the where clause does not filter (Part 4,
+ * 7.22.3) and which is not repeated while one is waiting. When memory
+ * runs out, the loss goes unreported, as the lost events do. */
+static void event_overflow(sub_item *it, int64_t now)
+{
+    if (it->has_ovf || !it->efilter)
+        return;
+    ovf_event ev;
+    memset(&ev, 0, sizeof(ev));
+    ev.base.get_field = ovf_field;
+    ev.base.is_of_type = ovf_is_of_type;
+    uas_random_bytes(ev.event_id, sizeof(ev.event_id));
+    ev.time = sub_utc(it->sub->e, now);
+    uas_variant *fields = select_fields(it, &ev.base, false);
+    if (!fields)
+        return;
+    it->ovf.fields = fields;
+    it->ovf.n = it->efilter->select_clauses_count;
+    it->has_ovf = true;
 }
 
 /* ---- lifecycle ---- */

@@ -223,13 +223,32 @@ static bool msg_reserve(sub_msg *m, bool data, uint32_t need)
     return true;
 }
 
+static void drain_event(sub_item *it, sub_msg *m, sub_evq *q)
+{
+    uas_event_field_list *fl = &m->ev[m->nev++];
+    fl->client_handle = it->client_handle;
+    fl->event_fields_count = q->n;
+    fl->event_fields = q->fields;
+    q->fields = NULL;
+    q->n = 0;
+}
+
 uint32_t sub_item_drain(sub_item *it, sub_msg *m, uint32_t max)
 {
     bool data = it->kind == SUB_ITEM_DATA;
-    uint32_t n = it->qcount < max ? it->qcount : max;
+    uint32_t queued = it->qcount + (it->has_ovf ? 1 : 0);
+    uint32_t n = queued < max ? queued : max;
     if (!msg_reserve(m, data, (data ? m->ndc : m->nev) + n))
         return 0;
-    for (uint32_t k = 0; k < n; k++) {
+    uint32_t k = 0;
+    /* The overflow event heads the queue when the oldest events were the
+     * ones discarded, and ends it when the newest were (Part 4, 5.12.1.5). */
+    if (it->has_ovf && it->discard_oldest && n > 0) {
+        drain_event(it, m, &it->ovf);
+        it->has_ovf = false;
+        k++;
+    }
+    for (; k < n && it->qcount > 0; k++) {
         uint32_t i = it->qhead;
         if (data) {
             uas_monitored_item_notification *mn = &m->dc[m->ndc];
@@ -237,17 +256,16 @@ uint32_t sub_item_drain(sub_item *it, sub_msg *m, uint32_t max)
             sub_dv_move(&mn->value, &m->dc_inl[m->ndc], &it->dq[i].dv, &it->dq[i].inl);
             m->ndc++;
         } else {
-            uas_event_field_list *fl = &m->ev[m->nev++];
-            fl->client_handle = it->client_handle;
-            fl->event_fields_count = it->eq[i].n;
-            fl->event_fields = it->eq[i].fields;
-            it->eq[i].fields = NULL;
-            it->eq[i].n = 0;
+            drain_event(it, m, &it->eq[i]);
         }
         it->qhead = (it->qhead + 1) % it->qsize;
         it->qcount--;
     }
-    if (it->qcount == 0) {
+    if (k < n && it->has_ovf) {
+        drain_event(it, m, &it->ovf);
+        it->has_ovf = false;
+    }
+    if (it->qcount == 0 && !it->has_ovf) {
         it->triggered = false;
         sub_list_remove(&it->ready_link);
     }

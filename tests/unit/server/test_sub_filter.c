@@ -397,6 +397,24 @@ static void post(uint16_t severity)
     uas_sub_engine_post_event(H.e, &n, &e.base, H.now);
 }
 
+/* Selected as EventType, Severity, Message: an EventQueueOverflowEventType
+ * event (ns=0;i=3035) made by the engine. */
+static bool is_overflow(const uas_event_field_list *f)
+{
+    if (f->event_fields_count != 3 || f->event_fields[0].type != &uas_types[UAS_TYPES_NODE_ID])
+        return false;
+    const uas_nodeid *t = f->event_fields[0].data;
+    return t->ns == 0 && t->id.numeric == 3035 &&
+           f->event_fields[1].type == &uas_types[UAS_TYPES_UINT16] &&
+           f->event_fields[2].type == &uas_types[UAS_TYPES_LOCALIZED_TEXT];
+}
+
+static uint16_t severity_of(const uas_event_field_list *f)
+{
+    cr_assert_eq(f->event_fields[1].type, &uas_types[UAS_TYPES_UINT16]);
+    return *(uint16_t *)f->event_fields[1].data;
+}
+
 Test(filter, event_items_filter_and_publish)
 {
     uas_sub_session *s = h_session();
@@ -446,9 +464,10 @@ Test(filter, event_queue_discard_and_modes)
     h_run(1000);
     cr_assert_eq(H.n, 1);
     const uas_event_notification_list *l = events_of(0);
-    cr_assert_eq(l->events_count, 2);
-    cr_expect_eq(*(uint16_t *)l->events[0].event_fields[1].data, 3, "oldest discarded");
-    cr_expect_eq(*(uint16_t *)l->events[1].event_fields[1].data, 4);
+    cr_assert_eq(l->events_count, 3, "the queue and the overflow event");
+    cr_expect(is_overflow(&l->events[0]), "the overflow event first");
+    cr_expect_eq(*(uint16_t *)l->events[1].event_fields[1].data, 3, "oldest discarded");
+    cr_expect_eq(*(uint16_t *)l->events[2].event_fields[1].data, 4);
     uint32_t ids[] = {item};
     uas_set_monitoring_mode_request req;
     memset(&req, 0, sizeof(req));
@@ -463,6 +482,119 @@ Test(filter, event_queue_discard_and_modes)
     h_run(2000);
     cr_assert_eq(H.n, 2);
     cr_expect_eq(H.light[1].ndata, 0, "disabled: a keep-alive");
+}
+
+Test(filter, event_queue_overflow_event_ends_a_discard_newest_queue_and_skips_the_where_clause)
+{
+    uas_sub_session *s = h_session();
+    uint32_t id = h_sub(s, 1000, 5);
+    h_publish(s, 1);
+    /* Only severities >= 200 pass; the overflow event (severity 100) is
+     * queued all the same. */
+    h_item_opts o = event_opts(2, event_filter_where_severity(200));
+    o.discard_oldest = false;
+    h_item(s, id, 9, 5, o);
+    for (uint16_t v = 300; v <= 304; v++)
+        post(v);
+    post(1); /* filtered out: no loss */
+    h_run(1000);
+    cr_assert_eq(H.n, 1);
+    const uas_event_notification_list *l = events_of(0);
+    cr_assert_eq(l->events_count, 3);
+    cr_expect_eq(severity_of(&l->events[0]), 300);
+    cr_expect_eq(severity_of(&l->events[1]), 304, "the newest overwritten");
+    cr_expect(is_overflow(&l->events[2]), "the overflow event last");
+    cr_expect_eq(l->events[2].client_handle, 5);
+    cr_expect_eq(severity_of(&l->events[2]), 100);
+}
+
+Test(filter, one_overflow_event_while_one_waits_then_a_new_one)
+{
+    uas_sub_session *s = h_session();
+    uint32_t id = h_sub(s, 1000, 5);
+    h_publish(s, 1);
+    h_publish(s, 2);
+    h_publish(s, 3);
+    uint32_t item = h_item(s, id, 9, 1, event_opts(1, event_filter_where_severity(0)));
+    for (uint16_t v = 1; v <= 10; v++)
+        post(v);
+    h_run(1000);
+    cr_assert_eq(H.n, 1);
+    cr_assert_eq(events_of(0)->events_count, 2, "one overflow event for nine losses");
+    cr_expect(is_overflow(&events_of(0)->events[0]));
+    cr_expect_eq(severity_of(&events_of(0)->events[1]), 10);
+    /* No loss in the next cycle, no overflow event. */
+    post(11);
+    h_run(2000);
+    cr_assert_eq(H.n, 2);
+    cr_assert_eq(events_of(1)->events_count, 1);
+    cr_expect_eq(severity_of(&events_of(1)->events[0]), 11);
+    /* A smaller queue loses events too: ModifyMonitoredItems 3 -> 1. */
+    uas_monitored_item_modify_request mr;
+    memset(&mr, 0, sizeof(mr));
+    mr.monitored_item_id = item;
+    mr.requested_parameters.queue_size = 3;
+    mr.requested_parameters.discard_oldest = true;
+    mr.requested_parameters.filter = event_filter_where_severity(0);
+    uas_modify_monitored_items_request req;
+    memset(&req, 0, sizeof(req));
+    req.subscription_id = id;
+    req.timestamps_to_return = UAS_TIMESTAMPS_TO_RETURN_BOTH;
+    req.items_to_modify = &mr;
+    req.items_to_modify_count = 1;
+    uas_modify_monitored_items_response resp;
+    memset(&resp, 0, sizeof(resp));
+    cr_assert_eq(uas_sub_modify_monitored_items(s, &req, &resp, &H.a, H.now), UAS_GOOD);
+    cr_assert_eq(resp.results[0].status_code, UAS_GOOD);
+    post(12);
+    post(13);
+    post(14);
+    mr.requested_parameters.queue_size = 1;
+    memset(&resp, 0, sizeof(resp));
+    cr_assert_eq(uas_sub_modify_monitored_items(s, &req, &resp, &H.a, H.now), UAS_GOOD);
+    cr_assert_eq(resp.results[0].revised_queue_size, 1);
+    h_run(3000);
+    cr_assert_eq(H.n, 3);
+    cr_assert_eq(events_of(2)->events_count, 2);
+    cr_expect(is_overflow(&events_of(2)->events[0]));
+    cr_expect_eq(severity_of(&events_of(2)->events[1]), 14);
+}
+
+Test(filter, overflow_event_fields_follow_the_select_clauses)
+{
+    uas_sub_session *s = h_session();
+    uint32_t id = h_sub(s, 1000, 5);
+    h_publish(s, 1);
+    uas_event_filter f = filter_of(NULL, 0);
+    uas_simple_attribute_operand *sel = uas_arena_calloc(&H.a, 6, sizeof(*sel));
+    sel[0] = sao("EventId", 13);
+    sel[1] = sao("SourceNode", 13);
+    sel[2] = sao("Time", 13);
+    sel[3] = sao("Severity", 13);
+    sel[3].type_definition_id = uas_nodeid_numeric(1, 9000); /* another event type */
+    sel[4] = sao("NoSuchField", 13);
+    sel[5] = sao("EventType", 13);
+    sel[5].type_definition_id = uas_nodeid_numeric(0, 3035);
+    f.select_clauses = sel;
+    f.select_clauses_count = 6;
+    h_item(s, id, 9, 1, event_opts(1, xo(UAS_TYPE(EVENT_FILTER), &f, sizeof(f))));
+    H.now = 500;
+    post(1);
+    post(2);
+    h_run(1000);
+    cr_assert_eq(H.n, 1);
+    const uas_event_field_list *o = &events_of(0)->events[0];
+    cr_assert_eq(o->event_fields_count, 6);
+    cr_assert_eq(o->event_fields[0].type, &uas_types[UAS_TYPES_BYTE_STRING]);
+    cr_expect_eq(((uas_bytestring *)o->event_fields[0].data)->length, 16);
+    cr_assert_eq(o->event_fields[1].type, &uas_types[UAS_TYPES_NODE_ID]);
+    cr_expect_eq(((uas_nodeid *)o->event_fields[1].data)->id.numeric, 2253, "the Server object");
+    cr_assert_eq(o->event_fields[2].type, &uas_types[UAS_TYPES_DATE_TIME]);
+    cr_expect_eq(*(uas_datetime *)o->event_fields[2].data, H_UTC0 + 500 * 10000);
+    cr_expect_null(o->event_fields[3].type, "a field of another event type is null");
+    cr_expect_null(o->event_fields[4].type);
+    cr_assert_eq(o->event_fields[5].type, &uas_types[UAS_TYPES_NODE_ID]);
+    cr_expect_eq(((uas_nodeid *)o->event_fields[5].data)->id.numeric, 3035);
 }
 
 Test(filter, event_item_errors)
