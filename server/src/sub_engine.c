@@ -389,11 +389,8 @@ static uas_sub_watch *watch_find(uas_sub_engine *e, const uas_nodeid *node, uint
  * watch when nothing does. */
 static void watch_update(uas_sub_engine *e, uas_sub_watch *w)
 {
-    unsigned mask = 0;
-    for (sub_list *n = w->items.next; n != &w->items; n = n->next) {
-        sub_item *it = SUB_CONTAINER(n, sub_item, watch_link);
-        mask |= it->kind == SUB_ITEM_EVENT ? UAS_SUB_WATCH_EVENTS : UAS_SUB_WATCH_VALUE;
-    }
+    unsigned mask =
+        (w->ndata ? UAS_SUB_WATCH_VALUE : 0u) | (w->nevents ? UAS_SUB_WATCH_EVENTS : 0u);
     if (mask != w->mask && e->cfg.cb.watch)
         e->cfg.cb.watch(e->cfg.ud, &w->node, w, mask);
     w->mask = mask;
@@ -440,6 +437,10 @@ uas_status sub_watch_attach(uas_sub_engine *e, sub_item *it)
         return UAS_BAD_OUT_OF_MEMORY;
     sub_list_push_back(&w->items, &it->watch_link);
     it->watch = w;
+    if (it->kind == SUB_ITEM_EVENT)
+        w->nevents++;
+    else
+        w->ndata++;
     watch_update(e, w);
     return UAS_GOOD;
 }
@@ -451,6 +452,10 @@ void sub_watch_detach(uas_sub_engine *e, sub_item *it)
         return;
     sub_list_remove(&it->watch_link);
     it->watch = NULL;
+    if (it->kind == SUB_ITEM_EVENT)
+        w->nevents--;
+    else
+        w->ndata--;
     watch_update(e, w);
 }
 

@@ -48,6 +48,9 @@ struct uas_sub_watch {
     uint32_t hash;
     unsigned mask; /* what the address space was told */
     sub_list items;
+    /* Items of each kind in the list: the mask follows from them without
+     * a walk, so adding or removing one of many items on a node is O(1). */
+    uint32_t ndata, nevents;
 };
 
 enum { SUB_ITEM_DATA = 0, SUB_ITEM_EVENT = 1 };

@@ -1,6 +1,9 @@
 /* Monitored items driven with an injected clock: queues and the overflow
  * bit, deadbands, triggers, sampling of pushed and data-source nodes,
  * monitoring modes, triggering links, revision and error codes. */
+#define _POSIX_C_SOURCE 200809L
+#include <time.h>
+
 #include "test_sub_harness.h"
 
 TestSuite(items, .init = h_setup, .fini = h_teardown);
@@ -583,4 +586,91 @@ Test(items, value_changed_by_node_id)
     uas_sub_engine_value_changed(H.e, &n, &dv, 10);
     h_run(1000);
     expect_values(0, (double[]){0, 8}, 2);
+}
+
+/* Many items on one node: each creation and deletion updates the node's
+ * watch in constant time (it kept one list walk per change, quadratic in
+ * the items of the node). No timing assertion: the log shows the time. */
+Test(items, twenty_thousand_items_on_one_node)
+{
+    enum { N = 10000 }; /* data items, and as many event items */
+    H.capture = false;
+    H.nodes[9].pushed = true;
+    uas_sub_session *s = h_session();
+    uint32_t id = h_sub(s, 100, 10);
+    uas_simple_attribute_operand sel;
+    memset(&sel, 0, sizeof(sel));
+    sel.attribute_id = UAS_SUB_ATTR_VALUE;
+    uas_event_filter ef;
+    memset(&ef, 0, sizeof(ef));
+    ef.select_clauses = &sel;
+    ef.select_clauses_count = 1;
+    uas_monitored_item_create_request *its =
+        uas_arena_calloc(&H.a, 2 * N, sizeof(uas_monitored_item_create_request));
+    cr_assert_not_null(its);
+    for (uint32_t k = 0; k < 2 * N; k++) {
+        its[k].item_to_monitor.node_id = uas_nodeid_numeric(1, 9);
+        its[k].monitoring_mode = UAS_MONITORING_MODE_REPORTING;
+        its[k].requested_parameters.client_handle = k;
+        its[k].requested_parameters.queue_size = 1;
+        if (k % 2) {
+            its[k].item_to_monitor.attribute_id = UAS_SUB_ATTR_EVENT_NOTIFIER;
+            its[k].requested_parameters.filter.encoding = UAS_EXTOBJ_DECODED;
+            its[k].requested_parameters.filter.content.decoded.type = UAS_TYPE(EVENT_FILTER);
+            its[k].requested_parameters.filter.content.decoded.data = &ef;
+        } else {
+            its[k].item_to_monitor.attribute_id = UAS_SUB_ATTR_VALUE;
+        }
+    }
+    uas_create_monitored_items_request req;
+    memset(&req, 0, sizeof(req));
+    req.subscription_id = id;
+    req.timestamps_to_return = UAS_TIMESTAMPS_TO_RETURN_BOTH;
+    req.items_to_create = its;
+    req.items_to_create_count = 2 * N;
+    uas_create_monitored_items_response resp;
+    memset(&resp, 0, sizeof(resp));
+    struct timespec t0, t1, t2;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    cr_assert_eq(uas_sub_create_monitored_items(s, &req, &resp, &H.a, H.now), UAS_GOOD);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    for (uint32_t k = 0; k < 2 * N; k++)
+        cr_assert_eq(resp.results[k].status_code, UAS_GOOD);
+    cr_expect_eq(H.nodes[9].mask, UAS_SUB_WATCH_VALUE | UAS_SUB_WATCH_EVENTS);
+    uas_sub_stats st;
+    uas_sub_engine_get_stats(H.e, &st);
+    cr_expect_eq(st.monitored_items, 2 * N);
+    cr_expect_eq(st.watched_nodes, 1);
+    /* Every data item takes the write. */
+    h_write(9, 5);
+    h_publish(s, 1);
+    h_run(100);
+    cr_assert_eq(H.n, 1);
+    cr_expect_eq(H.light[0].nitems, 2 * N > 10000 ? 10000 : 2 * N, "first message full");
+    /* Deleting the data items leaves the node watched for events only;
+     * deleting the rest forgets it. */
+    uint32_t *ids = uas_arena_calloc(&H.a, N, sizeof(uint32_t));
+    cr_assert_not_null(ids);
+    for (uint32_t k = 0; k < N; k++)
+        ids[k] = resp.results[2 * k].monitored_item_id;
+    uas_delete_monitored_items_request dr;
+    memset(&dr, 0, sizeof(dr));
+    dr.subscription_id = id;
+    dr.monitored_item_ids = ids;
+    dr.monitored_item_ids_count = N;
+    uas_delete_monitored_items_response dresp;
+    memset(&dresp, 0, sizeof(dresp));
+    cr_assert_eq(uas_sub_delete_monitored_items(s, &dr, &dresp, &H.a, H.now), UAS_GOOD);
+    cr_expect_eq(H.nodes[9].mask, UAS_SUB_WATCH_EVENTS);
+    for (uint32_t k = 0; k < N; k++)
+        ids[k] = resp.results[2 * k + 1].monitored_item_id;
+    memset(&dresp, 0, sizeof(dresp));
+    cr_assert_eq(uas_sub_delete_monitored_items(s, &dr, &dresp, &H.a, H.now), UAS_GOOD);
+    clock_gettime(CLOCK_MONOTONIC, &t2);
+    cr_expect_eq(H.nodes[9].mask, 0);
+    uas_sub_engine_get_stats(H.e, &st);
+    cr_expect_eq(st.watched_nodes, 0);
+    cr_log_info("%d items on one node: created in %.1f ms, all done in %.1f ms", 2 * N,
+                (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6,
+                (double)(t2.tv_sec - t0.tv_sec) * 1e3 + (double)(t2.tv_nsec - t0.tv_nsec) / 1e6);
 }
