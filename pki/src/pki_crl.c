@@ -145,5 +145,6 @@ out:
     X509_free(ca);
     X509_CRL_free(crl);
     ERR_clear_error();
+    pki_cache_invalidate(s);
     return st;
 }

@@ -32,11 +32,38 @@ typedef enum pki_dir {
     PKI_DIR_COUNT
 } pki_dir;
 
+typedef struct pki_cache pki_cache;
+
 struct uas_pki_store {
     char *root;
     char *dirs[PKI_DIR_COUNT];
     uas_pki_options opts;
+    pki_cache *cache; /* pki_cache.c */
 };
+
+/* ---- what validations share (pki_cache.c; thread-safe) ---- */
+
+enum { PKI_SNAPSHOT_DIRS = 4, PKI_VERDICT_KEY = 32 };
+typedef struct pki_snapshot pki_snapshot;
+
+uas_status pki_cache_init(uas_pki_store *s);
+void pki_cache_free(uas_pki_store *s);
+/* After this process changed the trust list, issuers or CRLs. */
+void pki_cache_invalidate(uas_pki_store *s);
+/* The current trust list (loaded again when stale), with a reference for
+ * the caller; *gen names it for the verdict cache. NULL: out of memory. */
+pki_snapshot *pki_snapshot_get(uas_pki_store *s, uint64_t *gen);
+void pki_snapshot_put(uas_pki_store *s, pki_snapshot *p);
+void pki_snapshot_sources(const pki_snapshot *p, STACK_OF(X509) * *trusted,
+                          STACK_OF(X509) * *issuers, STACK_OF(X509_CRL) * *crls);
+/* Good verdicts of recent validations, keyed by the certificate and every
+ * parameter of the validation except the time. */
+void pki_verdict_key(const uint8_t *der, size_t len, const char *uri, uint32_t usage,
+                     uint32_t min_bits, uint32_t max_bits, uint8_t key[PKI_VERDICT_KEY]);
+bool pki_verdict_lookup(uas_pki_store *s, const uint8_t key[PKI_VERDICT_KEY], uint64_t gen,
+                        time_t at, uas_pki_verdict *out);
+void pki_verdict_store(uas_pki_store *s, const uint8_t key[PKI_VERDICT_KEY], uint64_t gen,
+                       time_t at, const uas_pki_verdict *v);
 
 /* A file's content read into memory (uas_malloc). */
 typedef struct pki_buf {

@@ -43,7 +43,9 @@ uas_status uas_pki_store_open(const char *dir, const uas_pki_options *opts, uas_
         if (s->opts.max_chain < 1)
             s->opts.max_chain = 10;
     }
-    uas_status st = UAS_GOOD;
+    uas_status st = pki_cache_init(s);
+    if (st != UAS_GOOD)
+        goto fail;
     s->root = pki_strdup_printf("%s", dir);
     if (!s->root) {
         st = UAS_BAD_OUT_OF_MEMORY;
@@ -86,6 +88,7 @@ void uas_pki_store_close(uas_pki_store *s)
 {
     if (!s)
         return;
+    pki_cache_free(s);
     pki_str_free(s->root);
     for (int i = 0; i < PKI_DIR_COUNT; i++)
         pki_str_free(s->dirs[i]);

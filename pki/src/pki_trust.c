@@ -165,6 +165,8 @@ uas_status uas_pki_add(uas_pki_store *s, uas_pki_folder f, const uint8_t *der, s
         remove_from(s->dirs[PKI_DIR_REJECTED_CERTS], tp);
 out:
     pki_buf_free(&d, false);
+    if (f != UAS_PKI_REJECTED)
+        pki_cache_invalidate(s);
     return st;
 }
 
@@ -227,5 +229,6 @@ uas_status uas_pki_remove(uas_pki_store *s, const char *thumbprint, size_t *remo
         st = UAS_BAD_NOT_FOUND;
     if (removed)
         *removed = total;
+    pki_cache_invalidate(s);
     return st;
 }

@@ -282,20 +282,6 @@ static uas_status check_revocation(vctx *c)
     return UAS_GOOD;
 }
 
-static void load_sources(vctx *c)
-{
-    c->src.trusted = pki_load_certs(c->s->dirs[PKI_DIR_TRUSTED_CERTS]);
-    c->src.issuers = pki_load_certs(c->s->dirs[PKI_DIR_ISSUERS_CERTS]);
-    c->crls = pki_load_crls(c->s->dirs[PKI_DIR_TRUSTED_CRL]);
-    STACK_OF(X509_CRL) *more = pki_load_crls(c->s->dirs[PKI_DIR_ISSUERS_CRL]);
-    while (c->crls && more && sk_X509_CRL_num(more) > 0) {
-        X509_CRL *crl = sk_X509_CRL_pop(more);
-        if (!sk_X509_CRL_push(c->crls, crl))
-            X509_CRL_free(crl);
-    }
-    sk_X509_CRL_pop_free(more, X509_CRL_free);
-}
-
 /* Parses the leaf and the certificates that may follow it. */
 static X509 *parse_input(vctx *c, const uint8_t *der, size_t len, size_t *leaf_len)
 {
@@ -338,6 +324,18 @@ uas_status uas_pki_validate(uas_pki_store *s, const uint8_t *der, size_t len,
         return v->status;
     }
     uas_status st;
+    /* A Good verdict of the same certificate, parameters and trust list,
+     * a moment ago, stands without parsing anything. */
+    uint64_t gen = 0;
+    pki_snapshot *snap = pki_snapshot_get(s, &gen);
+    if (!snap) {
+        st = verdict(&c, UAS_BAD_OUT_OF_MEMORY, 0, "out of memory");
+        goto out;
+    }
+    uint8_t key[PKI_VERDICT_KEY];
+    pki_verdict_key(der, len, expected_uri, usage, min_key_bits, max_key_bits, key);
+    if (pki_verdict_lookup(s, key, gen, c.now, v))
+        goto out;
     size_t leaf_len = 0;
     X509 *leaf = len > 0 ? parse_input(&c, der, len, &leaf_len) : NULL;
     if (!leaf) {
@@ -354,12 +352,7 @@ uas_status uas_pki_validate(uas_pki_store *s, const uint8_t *der, size_t len,
         X509_free(leaf);
         goto out;
     }
-    load_sources(&c);
-    if (!c.src.trusted || !c.src.issuers || !c.crls) {
-        X509_free(leaf);
-        st = verdict(&c, UAS_BAD_OUT_OF_MEMORY, 0, "out of memory");
-        goto out;
-    }
+    pki_snapshot_sources(snap, &c.src.trusted, &c.src.issuers, &c.crls);
     /* 2. chain and signatures, then the structure of the issuers */
     uint32_t depth = 0;
     st = pki_chain_build(&c.chain, leaf, &c.src, s->opts.max_chain, c.now, &depth, v->reason,
@@ -379,15 +372,14 @@ uas_status uas_pki_validate(uas_pki_store *s, const uint8_t *der, size_t len,
         goto out;
     v->status = UAS_GOOD;
     snprintf(v->reason, sizeof(v->reason), "%s", v->auto_accepted ? "auto-accepted" : "trusted");
+    pki_verdict_store(s, key, gen, c.now, v);
 out:
     if (v->status != UAS_GOOD)
         uas_log(UAS_LOG_INFO, PKI_LOG, "certificate [%s] refused: %s: %s",
                 v->thumbprint[0] ? v->thumbprint : "-", uas_status_name(v->status), v->reason);
     pki_chain_free(&c.chain);
-    sk_X509_pop_free(c.src.trusted, X509_free);
-    sk_X509_pop_free(c.src.issuers, X509_free);
+    pki_snapshot_put(s, snap); /* holds trusted, issuers and crls */
     sk_X509_pop_free(c.src.sent, X509_free);
-    sk_X509_CRL_pop_free(c.crls, X509_CRL_free);
     ERR_clear_error();
     return v->status;
 }
