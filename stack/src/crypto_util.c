@@ -3,10 +3,12 @@
 #include <pthread.h>
 #include <string.h>
 
+#include <openssl/core_dispatch.h>
 #include <openssl/core_names.h>
 #include <openssl/crypto.h>
 #include <openssl/err.h>
 #include <openssl/pem.h>
+#include <openssl/provider.h>
 #include <openssl/rsa.h>
 #include <sodium.h>
 
@@ -14,20 +16,42 @@
 
 #include "crypto_util.h"
 
+enum { HMAC_BLOCK = 64 }; /* the block of SHA-1 and SHA-256 */
+
 /* ---- one-time setup and per-thread contexts ---- */
+
+/* The functions of one digest implementation, from the dispatch table of
+ * the provider EVP_MD_fetch chose (the interface of provider-digest(7)).
+ *
+ * Why not EVP: in OpenSSL 3.0 every EVP_DigestInit_ex frees and re-makes
+ * the digest's state, EVP_MD_CTX_copy_ex duplicates it into a new one (3.0
+ * has no in-place copy), and HMAC through EVP_MAC does both: 5 allocations
+ * per MAC keyed on each call, 2 when the MAC context stays keyed. The
+ * implementation's own init resets its state in place, so HMAC (RFC 2104)
+ * is run on these functions with one state per thread and no allocation.
+ * A known-answer test at start-up proves the functions found compute the
+ * digest asked for. */
+typedef struct md_funcs {
+    void *provctx;
+    OSSL_FUNC_digest_newctx_fn *newctx;
+    OSSL_FUNC_digest_freectx_fn *freectx;
+    OSSL_FUNC_digest_init_fn *init;
+    OSSL_FUNC_digest_update_fn *update;
+    OSSL_FUNC_digest_final_fn *final;
+} md_funcs;
 
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static bool g_ok;
 static EVP_MD *g_md[2];
-static EVP_MAC *g_hmac;
+static md_funcs g_mdf[2];
 static EVP_CIPHER *g_aes[2]; /* 0: AES-128-CBC, 1: AES-256-CBC */
 static pthread_key_t g_tls_key;
 
 /* Contexts of one thread, created on first use and freed when the thread
  * ends. They hold no secret between calls: every use sets the key again,
- * and the key schedules they keep are overwritten by the next use. */
+ * and what they keep is overwritten by the next use. */
 typedef struct tls_ctx {
-    EVP_MAC_CTX *hmac[2];
+    void *md[2]; /* digest states of g_mdf */
     EVP_CIPHER_CTX *aes[2];
 } tls_ctx;
 
@@ -54,11 +78,73 @@ static void tls_free(void *p)
         n->next->prev = n->prev;
     pthread_mutex_unlock(&g_tls_lock);
     for (int i = 0; i < 2; i++) {
-        EVP_MAC_CTX_free(n->ctx.hmac[i]);
+        if (n->ctx.md[i])
+            g_mdf[i].freectx(n->ctx.md[i]);
         EVP_CIPHER_CTX_free(n->ctx.aes[i]);
     }
     uas_free(n, sizeof(*n));
 }
+
+/* True when one of the colon-separated names of an implementation names
+ * md. */
+static bool names_md(const char *names, const EVP_MD *md)
+{
+    char name[64];
+    while (*names) {
+        size_t n = strcspn(names, ":");
+        if (n < sizeof(name)) {
+            memcpy(name, names, n);
+            name[n] = 0;
+            if (EVP_MD_is_a(md, name))
+                return true;
+        }
+        names += n;
+        if (*names == ':')
+            names++;
+    }
+    return false;
+}
+
+static bool find_md_funcs(const EVP_MD *md, md_funcs *f)
+{
+    const OSSL_PROVIDER *prov = EVP_MD_get0_provider(md);
+    if (!prov || EVP_MD_get_block_size(md) != HMAC_BLOCK)
+        return false;
+    int no_cache = 0;
+    const OSSL_ALGORITHM *algs = OSSL_PROVIDER_query_operation(prov, OSSL_OP_DIGEST, &no_cache);
+    const OSSL_ALGORITHM *a = algs;
+    while (a && a->algorithm_names && !names_md(a->algorithm_names, md))
+        a++;
+    if (a && a->algorithm_names) {
+        for (const OSSL_DISPATCH *d = a->implementation; d->function_id; d++) {
+            switch (d->function_id) {
+            case OSSL_FUNC_DIGEST_NEWCTX:
+                f->newctx = OSSL_FUNC_digest_newctx(d);
+                break;
+            case OSSL_FUNC_DIGEST_FREECTX:
+                f->freectx = OSSL_FUNC_digest_freectx(d);
+                break;
+            case OSSL_FUNC_DIGEST_INIT:
+                f->init = OSSL_FUNC_digest_init(d);
+                break;
+            case OSSL_FUNC_DIGEST_UPDATE:
+                f->update = OSSL_FUNC_digest_update(d);
+                break;
+            case OSSL_FUNC_DIGEST_FINAL:
+                f->final = OSSL_FUNC_digest_final(d);
+                break;
+            default:
+                break;
+            }
+        }
+    }
+    if (algs)
+        OSSL_PROVIDER_unquery_operation(prov, OSSL_OP_DIGEST, algs);
+    f->provctx = OSSL_PROVIDER_get0_provider_ctx(prov);
+    return f->newctx && f->freectx && f->init && f->update && f->final;
+}
+
+static bool hmac_self_test(void);
 
 static void init_algs(void)
 {
@@ -67,14 +153,15 @@ static void init_algs(void)
     /* Fetched once: every later use is a pointer, not a name lookup. */
     g_md[UAS_DIGEST_SHA1] = EVP_MD_fetch(NULL, "SHA1", NULL);
     g_md[UAS_DIGEST_SHA256] = EVP_MD_fetch(NULL, "SHA256", NULL);
-    g_hmac = EVP_MAC_fetch(NULL, "HMAC", NULL);
     g_aes[0] = EVP_CIPHER_fetch(NULL, "AES-128-CBC", NULL);
     g_aes[1] = EVP_CIPHER_fetch(NULL, "AES-256-CBC", NULL);
-    if (!g_md[0] || !g_md[1] || !g_hmac || !g_aes[0] || !g_aes[1])
+    if (!g_md[0] || !g_md[1] || !g_aes[0] || !g_aes[1])
+        return;
+    if (!find_md_funcs(g_md[0], &g_mdf[0]) || !find_md_funcs(g_md[1], &g_mdf[1]))
         return;
     if (pthread_key_create(&g_tls_key, tls_free) != 0)
         return;
-    g_ok = true;
+    g_ok = hmac_self_test();
 }
 
 static void init_once(void)
@@ -110,11 +197,6 @@ static tls_ctx *tls_get(void)
     g_tls_list = n;
     pthread_mutex_unlock(&g_tls_lock);
     return &n->ctx;
-}
-
-static const char *md_name(uas_digest d)
-{
-    return d == UAS_DIGEST_SHA1 ? "SHA1" : "SHA256";
 }
 
 size_t uas_digest_len(uas_digest d)
@@ -157,36 +239,95 @@ uas_status uas_crypto_digest(uas_digest d, const uint8_t *data, size_t len, uint
     return UAS_GOOD;
 }
 
-uas_status uas_crypto_hmac(uas_digest d, const uint8_t *key, size_t key_len, const uint8_t *a,
-                           size_t a_len, const uint8_t *b, size_t b_len, uint8_t *out)
+/* This thread's state of digest d, made on first use. */
+static void *tls_md(uas_digest d)
 {
     tls_ctx *t = tls_get();
     if (!t)
-        return UAS_BAD_OUT_OF_MEMORY;
-    if (!t->hmac[d]) {
-        EVP_MAC_CTX *c = EVP_MAC_CTX_new(g_hmac);
-        OSSL_PARAM p[] = {
-            OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, (char *)md_name(d), 0),
-            OSSL_PARAM_construct_end(),
-        };
-        if (!c || EVP_MAC_CTX_set_params(c, p) != 1) {
-            EVP_MAC_CTX_free(c);
-            ERR_clear_error();
-            return UAS_BAD_OUT_OF_MEMORY;
-        }
-        t->hmac[d] = c;
-    }
-    EVP_MAC_CTX *c = t->hmac[d];
+        return NULL;
+    if (!t->md[d])
+        t->md[d] = g_mdf[d].newctx(g_mdf[d].provctx);
+    return t->md[d];
+}
+
+/* H(a | b) on the digest state st. */
+static bool md_run(uas_digest d, void *st, const uint8_t *a, size_t a_len, const uint8_t *b,
+                   size_t b_len, uint8_t *out)
+{
+    const md_funcs *f = &g_mdf[d];
     size_t n = 0;
-    /* A zero-length key is legal HMAC; OpenSSL wants a non-NULL pointer. */
-    static const uint8_t empty[1];
-    if (EVP_MAC_init(c, key_len ? key : empty, key_len, NULL) != 1 ||
-        EVP_MAC_update(c, a, a_len) != 1 || (b && EVP_MAC_update(c, b, b_len) != 1) ||
-        EVP_MAC_final(c, out, &n, uas_digest_len(d)) != 1 || n != uas_digest_len(d)) {
-        ERR_clear_error();
-        return UAS_BAD_INTERNAL_ERROR;
+    return f->init(st, NULL) == 1 && (a_len == 0 || f->update(st, a, a_len) == 1) &&
+           (b_len == 0 || f->update(st, b, b_len) == 1) &&
+           f->final(st, out, &n, uas_digest_len(d)) == 1 && n == uas_digest_len(d);
+}
+
+/* HMAC with a key of at most one block:
+ * H((K ^ opad) | H((K ^ ipad) | a | b)), K zero-padded to the block. */
+static uas_status hmac_short_key(uas_digest d, void *st, const uint8_t *key, size_t key_len,
+                                 const uint8_t *a, size_t a_len, const uint8_t *b, size_t b_len,
+                                 uint8_t *out)
+{
+    const md_funcs *f = &g_mdf[d];
+    size_t hl = uas_digest_len(d), n = 0;
+    uint8_t pad[HMAC_BLOCK], inner[UAS_MAX_DIGEST_LEN];
+    for (size_t i = 0; i < HMAC_BLOCK; i++)
+        pad[i] = (uint8_t)((i < key_len ? key[i] : 0) ^ 0x36);
+    bool ok = f->init(st, NULL) == 1 && f->update(st, pad, HMAC_BLOCK) == 1 &&
+              (a_len == 0 || f->update(st, a, a_len) == 1) &&
+              (b_len == 0 || f->update(st, b, b_len) == 1) && f->final(st, inner, &n, hl) == 1 &&
+              n == hl;
+    for (size_t i = 0; i < HMAC_BLOCK; i++)
+        pad[i] ^= 0x36 ^ 0x5c;
+    ok = ok && md_run(d, st, pad, HMAC_BLOCK, inner, hl, out);
+    OPENSSL_cleanse(pad, sizeof(pad));
+    OPENSSL_cleanse(inner, sizeof(inner));
+    return ok ? UAS_GOOD : UAS_BAD_INTERNAL_ERROR;
+}
+
+uas_status uas_crypto_hmac(uas_digest d, const uint8_t *key, size_t key_len, const uint8_t *a,
+                           size_t a_len, const uint8_t *b, size_t b_len, uint8_t *out)
+{
+    void *st = tls_md(d);
+    if (!st)
+        return uas_crypto_init() == UAS_GOOD ? UAS_BAD_OUT_OF_MEMORY : UAS_BAD_INTERNAL_ERROR;
+    if (!b)
+        b_len = 0;
+    if (key_len <= HMAC_BLOCK)
+        return hmac_short_key(d, st, key, key_len, a, a_len, b, b_len, out);
+    /* RFC 2104: a longer key is replaced by its digest. */
+    uint8_t k[UAS_MAX_DIGEST_LEN];
+    uas_status rc = md_run(d, st, key, key_len, NULL, 0, k)
+                        ? hmac_short_key(d, st, k, uas_digest_len(d), a, a_len, b, b_len, out)
+                        : UAS_BAD_INTERNAL_ERROR;
+    OPENSSL_cleanse(k, sizeof(k));
+    return rc;
+}
+
+/* RFC 4231 and RFC 2202, test case 2 of each: the dispatch functions found
+ * really are SHA-256 and SHA-1. Runs inside the one-time setup, so on
+ * states of its own rather than the thread's. */
+static bool hmac_self_test(void)
+{
+    static const uint8_t want[2][32] = {
+        [UAS_DIGEST_SHA1] = {0xef, 0xfc, 0xdf, 0x6a, 0xe5, 0xeb, 0x2f, 0xa2, 0xd2, 0x74,
+                             0x16, 0xd5, 0xf1, 0x84, 0xdf, 0x9c, 0x25, 0x9a, 0x7c, 0x79},
+        [UAS_DIGEST_SHA256] = {0x5b, 0xdc, 0xc1, 0x46, 0xbf, 0x60, 0x75, 0x4e, 0x6a, 0x04, 0x24,
+                               0x26, 0x08, 0x95, 0x75, 0xc7, 0x5a, 0x00, 0x3f, 0x08, 0x9d, 0x27,
+                               0x39, 0x83, 0x9d, 0xec, 0x58, 0xb9, 0x64, 0xec, 0x38, 0x43},
+    };
+    static const char msg[] = "what do ya want for nothing?";
+    bool ok = true;
+    for (int d = 0; d < 2; d++) {
+        uint8_t out[UAS_MAX_DIGEST_LEN];
+        void *st = g_mdf[d].newctx(g_mdf[d].provctx);
+        ok = ok && st &&
+             hmac_short_key((uas_digest)d, st, (const uint8_t *)"Jefe", 4, (const uint8_t *)msg,
+                            sizeof(msg) - 1, NULL, 0, out) == UAS_GOOD &&
+             memcmp(out, want[d], uas_digest_len((uas_digest)d)) == 0;
+        if (st)
+            g_mdf[d].freectx(st);
     }
-    return UAS_GOOD;
+    return ok;
 }
 
 uas_status uas_crypto_hmac_verify(uas_digest d, const uint8_t *key, size_t key_len,
@@ -253,6 +394,89 @@ uas_status uas_crypto_aes_cbc(bool encrypt, const uint8_t *key, size_t key_len,
         ERR_clear_error();
         return UAS_BAD_INTERNAL_ERROR;
     }
+    return UAS_GOOD;
+}
+
+static void xor_block(uint8_t *dst, const uint8_t *a, const uint8_t *b)
+{
+    for (size_t i = 0; i < UAS_AES_BLOCK; i++)
+        dst[i] = a[i] ^ b[i];
+}
+
+uas_status uas_crypto_aes_cbc_keyed(uas_aes_cbc *c, bool encrypt, const uint8_t *key,
+                                    size_t key_len)
+{
+    memset(c, 0, sizeof(*c));
+    if (key_len != 16 && key_len != 32)
+        return UAS_BAD_INVALID_ARGUMENT;
+    if (uas_crypto_init() != UAS_GOOD)
+        return UAS_BAD_INTERNAL_ERROR;
+    c->ctx = EVP_CIPHER_CTX_new();
+    if (!c->ctx ||
+        EVP_CipherInit_ex2(c->ctx, g_aes[key_len == 32], key, c->chain, encrypt ? 1 : 0, NULL) !=
+            1 ||
+        EVP_CIPHER_CTX_set_padding(c->ctx, 0) != 1) {
+        uas_crypto_aes_cbc_free(c);
+        ERR_clear_error();
+        return UAS_BAD_OUT_OF_MEMORY;
+    }
+    return UAS_GOOD;
+}
+
+void uas_crypto_aes_cbc_free(uas_aes_cbc *c)
+{
+    /* The provider clears its context, key schedule included, on free. */
+    EVP_CIPHER_CTX_free(c->ctx);
+    memset(c, 0, sizeof(*c));
+}
+
+/* Every chunk is CBC from the token's IV, yet the context is never
+ * re-initialised: in OpenSSL 3.0 EVP_CipherInit_ex with only an IV costs
+ * about as much as encrypting a small chunk (it re-applies the padding
+ * setting and queries the IV length through parameter lists). Instead the
+ * context goes on from its chain block V, the last ciphertext block it
+ * saw, as a CBC stream does, and the first block is corrected by IV ^ V:
+ * encrypting P1 ^ IV ^ V from V gives E(P1 ^ IV), the ciphertext CBC from
+ * IV; decrypting from V gives D(C1) ^ V, and ^ V ^ IV makes it
+ * D(C1) ^ IV. Every later block chains on the previous ciphertext block
+ * as usual. */
+uas_status uas_crypto_aes_cbc_run(uas_aes_cbc *c, const uint8_t iv[UAS_AES_BLOCK], uint8_t *data,
+                                  size_t len)
+{
+    if (!c->ctx || len % UAS_AES_BLOCK != 0 || len > INT32_MAX)
+        return UAS_BAD_INVALID_ARGUMENT;
+    if (len == 0)
+        return UAS_GOOD;
+    if (c->chain_lost) {
+        static const uint8_t zero[UAS_AES_BLOCK];
+        if (EVP_CipherInit_ex(c->ctx, NULL, NULL, NULL, zero, -1) != 1) {
+            ERR_clear_error();
+            return UAS_BAD_INTERNAL_ERROR;
+        }
+        memset(c->chain, 0, sizeof(c->chain));
+        c->chain_lost = false;
+    }
+    bool encrypt = EVP_CIPHER_CTX_is_encrypting(c->ctx) == 1;
+    uint8_t fix[UAS_AES_BLOCK], last[UAS_AES_BLOCK];
+    xor_block(fix, iv, c->chain);
+    if (encrypt)
+        xor_block(data, data, fix);
+    else
+        memcpy(last, data + len - UAS_AES_BLOCK, UAS_AES_BLOCK);
+    int out = 0;
+    if (EVP_CipherUpdate(c->ctx, data, &out, data, (int)len) != 1 || (size_t)out != len) {
+        c->chain_lost = true;
+        OPENSSL_cleanse(fix, sizeof(fix));
+        ERR_clear_error();
+        return UAS_BAD_INTERNAL_ERROR;
+    }
+    if (encrypt) {
+        memcpy(c->chain, data + len - UAS_AES_BLOCK, UAS_AES_BLOCK);
+    } else {
+        xor_block(data, data, fix);
+        memcpy(c->chain, last, UAS_AES_BLOCK);
+    }
+    OPENSSL_cleanse(fix, sizeof(fix));
     return UAS_GOOD;
 }
 

@@ -1,17 +1,21 @@
-/* Cryptographic primitives of the RSA security policies, over OpenSSL 3 EVP
- * (no deprecated low-level calls) and libsodium (zeroing, randomness).
+/* Cryptographic primitives of the RSA security policies, over OpenSSL 3
+ * (EVP, and for HMAC the digest functions of the provider EVP fetched; no
+ * deprecated low-level calls) and libsodium (zeroing, randomness).
  *
  * Every function returns UAS_GOOD or one Bad code; none leaves an entry on
  * OpenSSL's error queue. Verification and decryption failures are always
  * UAS_BAD_SECURITY_CHECKS_FAILED, whatever went wrong inside, so callers
  * cannot leak the reason by accident.
  *
- * The symmetric primitives (HMAC, AES-CBC) run on per-thread contexts that
- * are keyed on every call: a channel keeps only its raw keys (a few hundred
- * bytes) instead of OpenSSL contexts, and re-keying AES costs no allocation.
- * OpenSSL 3.0 allocates when an HMAC is initialised whatever one does (its
- * digest contexts are duplicated), so a per-channel MAC context would buy
- * nothing but memory. */
+ * The symmetric path of a channel allocates nothing per chunk. HMAC runs
+ * on a per-thread digest state of the provider's SHA-1/SHA-256 functions
+ * (EVP would make new digest states for every MAC in OpenSSL 3.0; see
+ * crypto_util.c) and is keyed on every call, which costs only the two pad
+ * blocks. AES-CBC, whose key schedule is the expensive part of keying, has
+ * a context per token and direction, keyed once when the token's keys are
+ * derived (uas_crypto_aes_cbc_keyed), about 600 bytes of OpenSSL memory
+ * each. The one-shot uas_crypto_aes_cbc keeps per-thread contexts and keys
+ * them on every call. */
 #ifndef UAS_CRYPTO_UTIL_H
 #define UAS_CRYPTO_UTIL_H
 
@@ -93,6 +97,27 @@ uas_status uas_crypto_p_hash(uas_digest d, const uint8_t *secret, size_t secret_
  * key_len 16 (AES-128) or 32 (AES-256). BadInvalidArgument otherwise. */
 uas_status uas_crypto_aes_cbc(bool encrypt, const uint8_t *key, size_t key_len,
                               const uint8_t iv[UAS_AES_BLOCK], uint8_t *data, size_t len);
+
+/* AES-CBC keyed once for one direction (the keys of one security token),
+ * so that a chunk costs neither an allocation nor a key schedule nor even
+ * a re-initialisation: see uas_crypto_aes_cbc_run. */
+typedef struct uas_aes_cbc {
+    EVP_CIPHER_CTX *ctx; /* NULL until keyed */
+    /* The CBC state the context holds: the last ciphertext block it went
+     * through (zero after keying). Public data, like every ciphertext. */
+    uint8_t chain[UAS_AES_BLOCK];
+    bool chain_lost; /* an OpenSSL call failed: start over from an IV */
+} uas_aes_cbc;
+
+/* key_len 16 or 32 (BadInvalidArgument otherwise); BadOutOfMemory. */
+uas_status uas_crypto_aes_cbc_keyed(uas_aes_cbc *c, bool encrypt, const uint8_t *key,
+                                    size_t key_len);
+/* Frees the context, which wipes the key schedule, and zeroes c. */
+void uas_crypto_aes_cbc_free(uas_aes_cbc *c);
+/* Encrypts or decrypts (as keyed) len bytes in place as CBC from iv; len
+ * must be a multiple of 16. BadInvalidArgument, BadInternalError. */
+uas_status uas_crypto_aes_cbc_run(uas_aes_cbc *c, const uint8_t iv[UAS_AES_BLOCK], uint8_t *data,
+                                  size_t len);
 
 /* ---- RSA ---- */
 

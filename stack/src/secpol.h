@@ -11,7 +11,10 @@
  *   - the peer's certificate (its public key and SHA1 thumbprint),
  *   - the message security mode (Sign or SignAndEncrypt),
  *   - the symmetric keys derived from the nonces, for both directions, for
- *     the newest security token and the previous one (renewal overlap).
+ *     the newest security token and the previous one (renewal overlap);
+ *     in SignAndEncrypt also an AES context per token and direction, keyed
+ *     once at derivation (about 640 bytes of OpenSSL memory each), so that
+ *     a chunk costs no allocation and no key setup.
  * A symmetric chunk selects its keys by the TokenId in its security header
  * (the last 4 bytes before header_len), so the channel needs no call to
  * switch keys when a token is renewed.
@@ -154,7 +157,10 @@ const uas_secpol *uas_secpol_keys_policy(const uas_secpol_keys *k);
 
 /* The MessageSecurityMode of the channel (UAS_MESSAGE_SECURITY_MODE_SIGN
  * or _SIGN_AND_ENCRYPT); anything else gives BadSecurityModeRejected. Must
- * be set before the first symmetric chunk; the default is SignAndEncrypt. */
+ * be set before the first symmetric chunk; the default is SignAndEncrypt.
+ * Set before the keys are derived, as the channel does; a later switch to
+ * SignAndEncrypt keys the AES contexts of the tokens already derived
+ * (BadOutOfMemory when that fails). */
 uas_status uas_secpol_keys_set_mode(uas_secpol_keys *k, int32_t mode);
 int32_t uas_secpol_keys_mode(const uas_secpol_keys *k);
 
@@ -185,13 +191,14 @@ uas_status uas_secpol_make_nonce(const uas_secpol *pol, uint8_t *out, size_t len
  * Basic256). is_server tells which nonce is whose: the local keys secure
  * what we send, the remote keys what we receive. The new token becomes the
  * newest; the previous newest is kept for chunks still carrying its token
- * id; an older one is zeroed. Both nonces must have the policy's length
- * (BadNonceInvalid). The caller zeroes its nonces afterwards. */
+ * id; an older one is zeroed and its AES contexts freed. Both nonces must
+ * have the policy's length (BadNonceInvalid); BadOutOfMemory when the AES
+ * contexts cannot be made. The caller zeroes its nonces afterwards. */
 uas_status uas_secpol_derive_keys(uas_secpol_keys *k, uint32_t token_id, const uint8_t *local_nonce,
                                   size_t local_len, const uint8_t *remote_nonce, size_t remote_len,
                                   bool is_server);
-/* Forgets (zeroes) the keys of every token but the newest: call when the
- * previous token may no longer be used. */
+/* Forgets (zeroes, frees the contexts of) the keys of every token but the
+ * newest: call when the previous token may no longer be used. */
 void uas_secpol_keys_drop_prev(uas_secpol_keys *k);
 
 /* Writes the asymmetric security header of an OPN chunk at p (the bytes

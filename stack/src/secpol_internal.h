@@ -46,6 +46,12 @@ typedef struct uas_sym_gen {
     bool valid;
     uas_sym_keys local;  /* what we send */
     uas_sym_keys remote; /* what we receive */
+    /* AES contexts keyed once with local.enc (encrypting) and remote.enc
+     * (decrypting) while the mode encrypts, else empty: keying per chunk
+     * would redo the key schedule every time. About 640 bytes of OpenSSL
+     * memory each, freed (and wiped) with the keys. */
+    uas_aes_cbc enc_local;
+    uas_aes_cbc dec_remote;
 } uas_sym_gen;
 
 /* Per channel. The peer's public key is kept as its DER
@@ -65,8 +71,9 @@ struct uas_secpol_keys {
     uas_sym_gen gen[2]; /* [0] newest token, [1] the previous one */
 };
 
-/* The keys of the token with this id, or NULL. */
-const uas_sym_gen *uas__secpol_gen(const uas_secpol_keys *k, uint32_t token_id);
+/* The keys of the token with this id, or NULL. Not const: securing a
+ * chunk moves the state of the token's AES contexts. */
+uas_sym_gen *uas__secpol_gen(uas_secpol_keys *k, uint32_t token_id);
 
 /* The header length of our OPN chunks: 12 bytes of MessageHeader and
  * SecureChannelId plus uas_secpol_asym_header() (0 without a peer). */

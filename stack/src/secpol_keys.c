@@ -161,10 +161,35 @@ uas_status uas_secpol_keys_new(const uas_secpol *pol, uas_secpol_cred *cred, uas
     return UAS_GOOD;
 }
 
+/* Frees a token's AES contexts and zeroes its keys. */
+static void gen_clear(uas_sym_gen *g)
+{
+    uas_crypto_aes_cbc_free(&g->enc_local);
+    uas_crypto_aes_cbc_free(&g->dec_remote);
+    uas_crypto_zero(g, sizeof(*g));
+}
+
+/* Keys a token's AES contexts once, if the mode encrypts and they are not
+ * there yet. */
+static uas_status gen_ciphers(const uas_secpol_keys *k, uas_sym_gen *g)
+{
+    if (!g->valid || k->mode != UAS_MESSAGE_SECURITY_MODE_SIGN_AND_ENCRYPT)
+        return UAS_GOOD;
+    size_t el = k->pol->algs->sym_enc_key_len;
+    uas_status st = UAS_GOOD;
+    if (!g->enc_local.ctx)
+        st = uas_crypto_aes_cbc_keyed(&g->enc_local, true, g->local.enc, el);
+    if (st == UAS_GOOD && !g->dec_remote.ctx)
+        st = uas_crypto_aes_cbc_keyed(&g->dec_remote, false, g->remote.enc, el);
+    return st;
+}
+
 void uas_secpol_keys_free(uas_secpol_keys *k)
 {
     if (!k)
         return;
+    gen_clear(&k->gen[0]);
+    gen_clear(&k->gen[1]);
     if (k->peer_spki)
         uas_free(k->peer_spki, k->peer_spki_len);
     uas_secpol_cred_unref(k->cred);
@@ -183,7 +208,12 @@ uas_status uas_secpol_keys_set_mode(uas_secpol_keys *k, int32_t mode)
                mode != UAS_MESSAGE_SECURITY_MODE_SIGN_AND_ENCRYPT))
         return UAS_BAD_SECURITY_MODE_REJECTED;
     k->mode = mode;
-    return UAS_GOOD;
+    /* Normally set before any token exists; a later switch to encryption
+     * keys the contexts of the tokens already derived. */
+    uas_status st = gen_ciphers(k, &k->gen[0]);
+    if (st == UAS_GOOD)
+        st = gen_ciphers(k, &k->gen[1]);
+    return st;
 }
 
 int32_t uas_secpol_keys_mode(const uas_secpol_keys *k)
@@ -312,15 +342,21 @@ uas_status uas_secpol_derive_keys(uas_secpol_keys *k, uint32_t token_id, const u
     uas_status st = derive_dir(pol->algs, server, n, client, n, client_keys);
     if (st == UAS_GOOD)
         st = derive_dir(pol->algs, client, n, server, n, server_keys);
-    if (st != UAS_GOOD) {
-        uas_crypto_zero(&g, sizeof(g));
-        return st;
-    }
     g.token_id = token_id;
     g.valid = true;
-    if (k->gen[0].valid && k->gen[0].token_id != token_id)
+    if (st == UAS_GOOD)
+        st = gen_ciphers(k, &g);
+    if (st != UAS_GOOD) {
+        gen_clear(&g);
+        return st;
+    }
+    if (k->gen[0].valid && k->gen[0].token_id != token_id) {
+        gen_clear(&k->gen[1]);
         k->gen[1] = k->gen[0];
-    k->gen[0] = g;
+    } else {
+        gen_clear(&k->gen[0]);
+    }
+    k->gen[0] = g; /* the contexts move with it */
     uas_crypto_zero(&g, sizeof(g));
     return UAS_GOOD;
 }
@@ -328,10 +364,10 @@ uas_status uas_secpol_derive_keys(uas_secpol_keys *k, uint32_t token_id, const u
 void uas_secpol_keys_drop_prev(uas_secpol_keys *k)
 {
     if (k)
-        uas_crypto_zero(&k->gen[1], sizeof(k->gen[1]));
+        gen_clear(&k->gen[1]);
 }
 
-const uas_sym_gen *uas__secpol_gen(const uas_secpol_keys *k, uint32_t token_id)
+uas_sym_gen *uas__secpol_gen(uas_secpol_keys *k, uint32_t token_id)
 {
     for (int i = 0; i < 2; i++) {
         if (k->gen[i].valid && k->gen[i].token_id == token_id)

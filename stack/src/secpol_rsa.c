@@ -133,7 +133,7 @@ static uas_status rsa_sym_protect(void *keys, uint8_t *chunk, size_t header_len,
     uas_secpol_keys *k = keys;
     if (!k || header_len < UAS_SYM_HEADER_LEN || *len < header_len + UAS_SEQ_HEADER_LEN)
         return UAS_BAD_INTERNAL_ERROR;
-    const uas_sym_gen *g = uas__secpol_gen(k, get_u32(chunk + header_len - 4));
+    uas_sym_gen *g = uas__secpol_gen(k, get_u32(chunk + header_len - 4));
     if (!g)
         return UAS_BAD_INTERNAL_ERROR;
     const struct uas_secpol_algs *a = k->pol->algs;
@@ -160,8 +160,8 @@ static uas_status rsa_sym_protect(void *keys, uint8_t *chunk, size_t header_len,
     uas_status st = uas_crypto_hmac(a->sym_mac, g->local.sign, a->sym_sign_key_len, chunk, end,
                                     NULL, 0, chunk + end);
     if (st == UAS_GOOD && sym_encrypts(k))
-        st = uas_crypto_aes_cbc(true, g->local.enc, a->sym_enc_key_len, g->local.iv,
-                                chunk + header_len, total - header_len);
+        st = uas_crypto_aes_cbc_run(&g->enc_local, g->local.iv, chunk + header_len,
+                                    total - header_len);
     if (st != UAS_GOOD)
         return st;
     *len = total;
@@ -173,7 +173,7 @@ static uas_status rsa_sym_unprotect(void *keys, uint8_t *chunk, size_t header_le
     uas_secpol_keys *k = keys;
     if (!k || header_len < UAS_SYM_HEADER_LEN || *len < header_len)
         return UAS_BAD_SECURITY_CHECKS_FAILED;
-    const uas_sym_gen *g = uas__secpol_gen(k, get_u32(chunk + header_len - 4));
+    uas_sym_gen *g = uas__secpol_gen(k, get_u32(chunk + header_len - 4));
     if (!g)
         return UAS_BAD_SECURITY_CHECKS_FAILED;
     const struct uas_secpol_algs *a = k->pol->algs;
@@ -183,8 +183,8 @@ static uas_status rsa_sym_unprotect(void *keys, uint8_t *chunk, size_t header_le
     /* Length checks are on public data and may end early. */
     if (n < UAS_SEQ_HEADER_LEN + sig + (enc ? 1u : 0u) || (enc && n % UAS_AES_BLOCK != 0))
         return UAS_BAD_SECURITY_CHECKS_FAILED;
-    if (enc && uas_crypto_aes_cbc(false, g->remote.enc, a->sym_enc_key_len, g->remote.iv,
-                                  chunk + header_len, n) != UAS_GOOD)
+    if (enc &&
+        uas_crypto_aes_cbc_run(&g->dec_remote, g->remote.iv, chunk + header_len, n) != UAS_GOOD)
         return UAS_BAD_SECURITY_CHECKS_FAILED;
     size_t sig_at = *len - sig;
     unsigned bad = uas_crypto_hmac_verify(a->sym_mac, g->remote.sign, a->sym_sign_key_len, chunk,

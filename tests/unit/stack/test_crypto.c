@@ -14,8 +14,41 @@
 #include <openssl/rsa.h>
 #include <openssl/x509.h>
 
+#include <ua/mem.h>
+
 #include "crypto_util.h"
 #include "helper_keys.h"
+
+/* OpenSSL's allocations, counted to prove the symmetric path makes none.
+ * The functions must be installed before OpenSSL allocates anything (it
+ * refuses them afterwards), hence a constructor. */
+static unsigned long long ossl_allocs;
+static bool ossl_counting;
+
+static void *count_malloc(size_t n, const char *file, int line)
+{
+    (void)file, (void)line;
+    ossl_allocs++;
+    return malloc(n);
+}
+
+static void *count_realloc(void *p, size_t n, const char *file, int line)
+{
+    (void)file, (void)line;
+    ossl_allocs++;
+    return realloc(p, n);
+}
+
+static void count_free(void *p, const char *file, int line)
+{
+    (void)file, (void)line;
+    free(p);
+}
+
+__attribute__((constructor)) static void count_openssl_allocations(void)
+{
+    ossl_counting = CRYPTO_set_mem_functions(count_malloc, count_realloc, count_free) == 1;
+}
 
 ReportHook(PRE_ALL)(struct criterion_test_set *set)
 {
@@ -242,6 +275,88 @@ Test(crypto, aes_cbc_interleaved_keys_and_directions_stay_independent)
     cr_assert(memcmp(a, ref_a, 64) == 0);
     uas_crypto_aes_cbc(false, k2, 32, iv, b, 64);
     cr_assert(memcmp(b, ref_b, 64) == 0);
+}
+
+/* A keyed context runs every message as CBC from the IV it is given,
+ * whatever went through it before and whatever the lengths. */
+Test(crypto, aes_cbc_keyed_restarts_from_the_iv_for_every_message)
+{
+    static const char *f25 = "f58c4c04d6e5f1ba779eabfb5f7bfbd69cfc4e967edb808d679f777bc6702c7d"
+                             "39f23369a9d9bacfa530e26304231461b2eb05e2c39be9fcda6c19078c6a9d1b";
+    uint8_t key[32], iv[16], other_iv[16], buf[64], ref[64], plain[64];
+    unhex("603deb1015ca71be2b73aef0857d77811f352c073b6108d72d9810a30914dff4", key);
+    unhex("000102030405060708090a0b0c0d0e0f", iv);
+    uas_aes_cbc enc, dec;
+    cr_assert_eq(uas_crypto_aes_cbc_keyed(&enc, true, key, 32), UAS_GOOD);
+    cr_assert_eq(uas_crypto_aes_cbc_keyed(&dec, false, key, 32), UAS_GOOD);
+    for (int round = 0; round < 3; round++) {
+        unhex(sp800_38a_plain, buf);
+        cr_assert_eq(uas_crypto_aes_cbc_run(&enc, iv, buf, 64), UAS_GOOD);
+        assert_hex(buf, 64, f25);
+        cr_assert_eq(uas_crypto_aes_cbc_run(&dec, iv, buf, 64), UAS_GOOD);
+        assert_hex(buf, 64, sp800_38a_plain);
+        /* Other lengths and IVs in between, against the one-shot function. */
+        for (size_t n = 16; n <= 48; n += 16) {
+            memset(other_iv, round * 16 + (int)n, sizeof(other_iv));
+            for (size_t i = 0; i < n; i++)
+                plain[i] = buf[i] = ref[i] = (uint8_t)(i * 13 + n + (size_t)round);
+            cr_assert_eq(uas_crypto_aes_cbc(true, key, 32, other_iv, ref, n), UAS_GOOD);
+            cr_assert_eq(uas_crypto_aes_cbc_run(&enc, other_iv, buf, n), UAS_GOOD);
+            cr_assert(memcmp(buf, ref, n) == 0, "round %d, %zu bytes", round, n);
+            cr_assert_eq(uas_crypto_aes_cbc_run(&dec, other_iv, buf, n), UAS_GOOD);
+            cr_assert(memcmp(buf, plain, n) == 0, "round %d, %zu bytes", round, n);
+        }
+    }
+    /* Refused and empty inputs leave the contexts as they were. */
+    cr_assert_eq(uas_crypto_aes_cbc_run(&enc, iv, buf, 15), UAS_BAD_INVALID_ARGUMENT);
+    cr_assert_eq(uas_crypto_aes_cbc_run(&dec, iv, buf, 0), UAS_GOOD);
+    unhex(sp800_38a_plain, buf);
+    cr_assert_eq(uas_crypto_aes_cbc_run(&enc, iv, buf, 64), UAS_GOOD);
+    assert_hex(buf, 64, f25);
+    cr_assert_eq(uas_crypto_aes_cbc_run(&dec, iv, buf, 64), UAS_GOOD);
+    assert_hex(buf, 64, sp800_38a_plain);
+    /* Freeing zeroes the state; a freed or unkeyed context refuses. */
+    uas_crypto_aes_cbc_free(&enc);
+    uas_crypto_aes_cbc_free(&dec);
+    static const uas_aes_cbc zero;
+    cr_assert(memcmp(&enc, &zero, sizeof(zero)) == 0);
+    cr_assert_eq(uas_crypto_aes_cbc_run(&enc, iv, buf, 16), UAS_BAD_INVALID_ARGUMENT);
+    cr_assert_eq(uas_crypto_aes_cbc_keyed(&enc, true, key, 24), UAS_BAD_INVALID_ARGUMENT);
+    cr_assert_null(enc.ctx);
+    uas_crypto_aes_cbc_free(&enc); /* harmless twice */
+}
+
+/* The per-chunk primitives allocate nothing, neither through the stack's
+ * allocator nor inside OpenSSL, once the thread's digest state exists. */
+Test(crypto, hmac_and_keyed_aes_allocate_nothing_per_message)
+{
+    cr_assert(ossl_counting, "OpenSSL's allocations cannot be counted");
+    uint8_t key[32], iv[16] = {7}, data[160], mac[32];
+    memset(key, 0x5a, sizeof(key));
+    for (size_t i = 0; i < sizeof(data); i++)
+        data[i] = (uint8_t)i;
+    uas_aes_cbc enc, dec;
+    cr_assert_eq(uas_crypto_aes_cbc_keyed(&enc, true, key, 32), UAS_GOOD);
+    cr_assert_eq(uas_crypto_aes_cbc_keyed(&dec, false, key, 16), UAS_GOOD);
+    /* Warm-up: the thread's digest states are made on first use. */
+    cr_assert_eq(uas_crypto_hmac(UAS_DIGEST_SHA256, key, 32, data, 100, NULL, 0, mac), UAS_GOOD);
+    cr_assert_eq(uas_crypto_hmac(UAS_DIGEST_SHA1, key, 24, data, 100, NULL, 0, mac), UAS_GOOD);
+    uas_mem_stats s0, s1;
+    uas_mem_get_stats(&s0);
+    unsigned long long o0 = ossl_allocs;
+    for (int i = 0; i < 100; i++) {
+        cr_assert_eq(uas_crypto_hmac(UAS_DIGEST_SHA256, key, 32, data, 100, data, 7, mac),
+                     UAS_GOOD);
+        cr_assert_eq(uas_crypto_hmac(UAS_DIGEST_SHA1, key, 24, data, 100, NULL, 0, mac), UAS_GOOD);
+        cr_assert_eq(uas_crypto_hmac_verify(UAS_DIGEST_SHA1, key, 24, data, 100, mac), UAS_GOOD);
+        cr_assert_eq(uas_crypto_aes_cbc_run(&enc, iv, data, 144), UAS_GOOD);
+        cr_assert_eq(uas_crypto_aes_cbc_run(&dec, iv, data, 144), UAS_GOOD);
+    }
+    uas_mem_get_stats(&s1);
+    cr_assert_eq(s1.allocs - s0.allocs, 0, "stack allocations per message");
+    cr_assert_eq(ossl_allocs - o0, 0, "OpenSSL allocations per message");
+    uas_crypto_aes_cbc_free(&enc);
+    uas_crypto_aes_cbc_free(&dec);
 }
 
 typedef struct thread_job {

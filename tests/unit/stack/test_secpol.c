@@ -14,6 +14,7 @@
 
 #include <stdlib.h>
 
+#include <ua/mem.h>
 #include <ua/types.h>
 
 #include "helper_keys.h"
@@ -563,6 +564,108 @@ Test(secpol, renewal_keeps_the_previous_token_until_dropped)
     cr_assert_eq(pol->sym_protect(srv.keys, buf, 16, &len, sizeof(buf)), UAS_GOOD);
     end = len;
     cr_assert_eq(pol->sym_unprotect(cli.keys, buf, 16, &end), UAS_BAD_SECURITY_CHECKS_FAILED);
+    side_fini(&srv);
+    side_fini(&cli);
+}
+
+/* Consecutive chunks through the same keys are each exactly what the
+ * one-shot primitives make from the derived keys: HMAC over the plaintext,
+ * then CBC from the token's IV (the keyed AES contexts carry nothing from
+ * one chunk into the next). */
+Test(secpol, consecutive_sym_chunks_match_the_one_shot_primitives)
+{
+    for (size_t p = 0; p < N_POLICIES; p++) {
+        const uas_secpol *pol = rsa_policies[p];
+        const struct uas_secpol_algs *a = pol->algs;
+        side srv, cli;
+        pair_init(pol, UAS_MESSAGE_SECURITY_MODE_SIGN_AND_ENCRYPT, &srv, &cli);
+        const uas_sym_gen *g = uas__secpol_gen(srv.keys, 1);
+        size_t sig = uas_digest_len(a->sym_mac);
+        static const size_t sizes[] = {70, 0, 200, 15, 70};
+        for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+            uint8_t body[200], buf[512], ref[512];
+            fill_body(body, sizes[i], (unsigned)i);
+            size_t len = build_msg(buf, 1, body, sizes[i]);
+            cr_assert_eq(pol->sym_protect(srv.keys, buf, 16, &len, sizeof(buf)), UAS_GOOD);
+            /* Sending side: decrypt with the one-shot function, check the
+             * signature with the raw key. */
+            memcpy(ref, buf, len);
+            cr_assert_eq(uas_crypto_aes_cbc(false, g->local.enc, a->sym_enc_key_len, g->local.iv,
+                                            ref + 16, len - 16),
+                         UAS_GOOD);
+            cr_assert_eq(uas_crypto_hmac_verify(a->sym_mac, g->local.sign, a->sym_sign_key_len, ref,
+                                                len - sig, ref + len - sig),
+                         UAS_GOOD, "%s chunk %zu", pol->uri, i);
+            cr_assert(memcmp(ref + 24, body, sizes[i]) == 0);
+            /* Receiving side: a chunk encrypted by the one-shot function. */
+            const uas_sym_gen *cg = uas__secpol_gen(cli.keys, 1);
+            len = build_msg(buf, 1, body, sizes[i]);
+            size_t pad = (16 - (len - 16 + 1 + sig) % 16) % 16;
+            memset(buf + len, (int)pad, pad + 1);
+            len += pad + 1;
+            put_u32(buf + 4, (uint32_t)(len + sig));
+            uas_crypto_hmac(a->sym_mac, cg->local.sign, a->sym_sign_key_len, buf, len, NULL, 0,
+                            buf + len);
+            len += sig;
+            uas_crypto_aes_cbc(true, cg->local.enc, a->sym_enc_key_len, cg->local.iv, buf + 16,
+                               len - 16);
+            size_t end = len;
+            cr_assert_eq(pol->sym_unprotect(srv.keys, buf, 16, &end), UAS_GOOD, "%s chunk %zu",
+                         pol->uri, i);
+            cr_assert_eq(end, 24 + sizes[i]);
+            cr_assert(memcmp(buf + 24, body, sizes[i]) == 0);
+        }
+        side_fini(&srv);
+        side_fini(&cli);
+    }
+}
+
+/* Once a token's keys are derived, securing and checking a chunk costs no
+ * allocation (the stack's allocator; OpenSSL's is counted by test_crypto). */
+Test(secpol, sym_chunks_allocate_nothing_once_keys_are_derived)
+{
+    for (size_t p = 0; p < N_POLICIES; p++) {
+        for (size_t m = 0; m < 2; m++) {
+            const uas_secpol *pol = rsa_policies[p];
+            side srv, cli;
+            pair_init(pol, modes[m], &srv, &cli);
+            uint8_t body[70], buf[256];
+            fill_body(body, sizeof(body), 1);
+            uas_mem_stats s0, s1;
+            for (int i = 0; i < 20; i++) {
+                if (i == 1) /* the first round made the thread's digest states */
+                    uas_mem_get_stats(&s0);
+                size_t len = build_msg(buf, 1, body, sizeof(body)), end;
+                cr_assert_eq(pol->sym_protect(srv.keys, buf, 16, &len, sizeof(buf)), UAS_GOOD);
+                end = len;
+                cr_assert_eq(pol->sym_unprotect(cli.keys, buf, 16, &end), UAS_GOOD);
+            }
+            uas_mem_get_stats(&s1);
+            cr_assert_eq(s1.allocs - s0.allocs, 0, "%s mode %d", pol->uri, (int)modes[m]);
+            side_fini(&srv);
+            side_fini(&cli);
+        }
+    }
+}
+
+/* The mode may still change after a token's keys exist: switching to
+ * SignAndEncrypt keys the AES contexts then. Deriving the same token again
+ * replaces its keys. */
+Test(secpol, encryption_switched_on_after_derivation_still_works)
+{
+    const uas_secpol *pol = &uas_secpol_aes128_sha256_rsaoaep;
+    side srv, cli;
+    pair_init(pol, UAS_MESSAGE_SECURITY_MODE_SIGN, &srv, &cli);
+    cr_assert_null(uas__secpol_gen(srv.keys, 1)->enc_local.ctx, "Sign keys no AES context");
+    cr_assert_eq(uas_secpol_keys_set_mode(srv.keys, UAS_MESSAGE_SECURITY_MODE_SIGN_AND_ENCRYPT),
+                 UAS_GOOD);
+    cr_assert_eq(uas_secpol_keys_set_mode(cli.keys, UAS_MESSAGE_SECURITY_MODE_SIGN_AND_ENCRYPT),
+                 UAS_GOOD);
+    sym_round_trip(pol, &srv, &cli, 8192, 70, false);
+    sym_round_trip(pol, &cli, &srv, 8192, 70, false);
+    derive_both(pol, &srv, &cli, 1);
+    sym_round_trip(pol, &srv, &cli, 8192, 70, false);
+    sym_round_trip(pol, &cli, &srv, 8192, 70, false);
     side_fini(&srv);
     side_fini(&cli);
 }
