@@ -7,6 +7,7 @@
 #include <ua/nodeids.h>
 
 #include "aspace.h"
+#include "sub_diag.h"
 
 #define OL(name)   UAS_NS0ID_SERVER_SERVERCAPABILITIES_OPERATIONLIMITS_##name
 #define CAP(name)  UAS_NS0ID_SERVER_SERVERCAPABILITIES_##name
@@ -140,6 +141,32 @@ static uas_status read_status(uas_server *s, uint32_t id, uas_datavalue *out, ua
     }
 }
 
+/* What the subscription engines enforce. The counts are per event loop,
+ * so the server as a whole honours at least these. */
+static uas_status read_sub_limit(uas_server *s, uint32_t id, uas_datavalue *out, uas_arena *a)
+{
+    const uas_sub_limits *l = uas_subs_limits(s);
+    if (!l)
+        return UAS_BAD_RESOURCE_UNAVAILABLE;
+    switch (id) {
+    case CAP(MAXSUBSCRIPTIONS):
+        return set_u32(out, a, l->max_subscriptions);
+    case CAP(MAXMONITOREDITEMS):
+        return set_u32(out, a, l->max_monitored_items);
+    case CAP(MAXSUBSCRIPTIONSPERSESSION):
+        return set_u32(out, a, l->max_subscriptions_per_session);
+    case CAP(MAXMONITOREDITEMSPERSUBSCRIPTION):
+        return set_u32(out, a, l->max_items_per_subscription);
+    case CAP(MAXMONITOREDITEMSQUEUESIZE):
+        /* The larger of the data and the event item maximum. */
+        return set_u32(out, a,
+                       l->max_queue_size > l->max_event_queue_size ? l->max_queue_size
+                                                                   : l->max_event_queue_size);
+    default: /* OL(MAXMONITOREDITEMSPERCALL), 0: no limit */
+        return set_u32(out, a, l->max_operations);
+    }
+}
+
 static uas_status read_limit(uas_server *s, uint32_t id, uas_datavalue *out, uas_arena *a)
 {
     const uas_server_config *c = &s->cfg;
@@ -174,6 +201,16 @@ static uas_status read_limit(uas_server *s, uint32_t id, uas_datavalue *out, uas
         return set_u32(out, a, c->decode_limits.max_string_length);
     case CAP(MAXSESSIONS):
         return set_u32(out, a, c->max_sessions);
+    case CAP(MAXSUBSCRIPTIONS):
+    case CAP(MAXMONITOREDITEMS):
+    case CAP(MAXSUBSCRIPTIONSPERSESSION):
+    case CAP(MAXMONITOREDITEMSPERSUBSCRIPTION):
+    case CAP(MAXMONITOREDITEMSQUEUESIZE):
+    case OL(MAXMONITOREDITEMSPERCALL):
+        return read_sub_limit(s, id, out, a);
+    case CAP(MAXSELECTCLAUSEPARAMETERS):
+    case CAP(MAXWHERECLAUSEPARAMETERS):
+        return set_u32(out, a, 0); /* EventFilters are bounded by the decoder only */
     case CAP(MINSUPPORTEDSAMPLERATE): {
         double v = 0;
         void *p = scalar(a, &v, sizeof(v));
@@ -190,6 +227,8 @@ static uas_status read_limit(uas_server *s, uint32_t id, uas_datavalue *out, uas
 static uas_status read_diag(uas_server *s, uint32_t id, uas_datavalue *out, uas_arena *a)
 {
     uas_server_counters *k = &s->counters;
+    uas_subs_figures f;
+    uas_subs_get_figures(s, &f);
     switch (id) {
     case DIAG(CURRENTSESSIONCOUNT):
         return set_u32(out, a, uas_sessions_count(s->sessions));
@@ -205,11 +244,14 @@ static uas_status read_diag(uas_server *s, uint32_t id, uas_datavalue *out, uas_
         return set_u32(out, a, atomic_load(&k->security_rejected_requests));
     case DIAG(REJECTEDREQUESTSCOUNT):
         return set_u32(out, a, atomic_load(&k->rejected_requests));
+    case DIAG(PUBLISHINGINTERVALCOUNT):
+        return set_u32(out, a, f.publishing_intervals);
+    case DIAG(CURRENTSUBSCRIPTIONCOUNT):
+        return set_u32(out, a, f.current);
+    case DIAG(CUMULATEDSUBSCRIPTIONCOUNT):
+        return set_u32(out, a, f.cumulated);
     case DIAG(SERVERVIEWCOUNT):
     case DIAG(SECURITYREJECTEDSESSIONCOUNT):
-    case DIAG(PUBLISHINGINTERVALCOUNT):
-    case DIAG(CURRENTSUBSCRIPTIONCOUNT):
-    case DIAG(CUMULATEDSUBSCRIPTIONCOUNT):
         return set_u32(out, a, 0);
     default:
         return UAS_BAD_NODE_ID_UNKNOWN;
@@ -282,6 +324,11 @@ static uas_status read_server_var(void *ud, const uas_nodeid *node, uas_datavalu
         d->session_abort_count = atomic_load(&s->counters.session_aborts);
         d->security_rejected_requests_count = atomic_load(&s->counters.security_rejected_requests);
         d->rejected_requests_count = atomic_load(&s->counters.rejected_requests);
+        uas_subs_figures f;
+        uas_subs_get_figures(s, &f);
+        d->current_subscription_count = f.current;
+        d->cumulated_subscription_count = f.cumulated;
+        d->publishing_interval_count = f.publishing_intervals;
         uas_variant_set_scalar(&out->value, d, UAS_TYPE(SERVER_DIAGNOSTICS_SUMMARY_DATA_TYPE));
         return UAS_GOOD;
     }
@@ -326,6 +373,14 @@ static const uint32_t live_nodes[] = {
     CAP(MAXSTRINGLENGTH),
     CAP(MAXBYTESTRINGLENGTH),
     CAP(MAXSESSIONS),
+    CAP(MAXSUBSCRIPTIONS),
+    CAP(MAXMONITOREDITEMS),
+    CAP(MAXSUBSCRIPTIONSPERSESSION),
+    CAP(MAXMONITOREDITEMSPERSUBSCRIPTION),
+    CAP(MAXMONITOREDITEMSQUEUESIZE),
+    CAP(MAXSELECTCLAUSEPARAMETERS),
+    CAP(MAXWHERECLAUSEPARAMETERS),
+    OL(MAXMONITOREDITEMSPERCALL),
     OL(MAXNODESPERREAD),
     OL(MAXNODESPERWRITE),
     OL(MAXNODESPERMETHODCALL),

@@ -218,6 +218,18 @@ void uas_sub_engine_get_stats(const uas_sub_engine *e, uas_sub_stats *out)
     out->pooled_messages = e->nfree_msgs;
     out->messages_sent = e->messages_sent;
     out->keep_alives_sent = e->keep_alives_sent;
+    out->subscriptions_created = e->subs_created;
+}
+
+const uas_sub_limits *uas_sub_engine_limits(const uas_sub_engine *e)
+{
+    return &e->cfg.limits;
+}
+
+void sub_changed(uas_sub_engine *e, int64_t old_ms, int64_t new_ms)
+{
+    if (e->cfg.cb.sub_changed)
+        e->cfg.cb.sub_changed(e->cfg.ud, (uint32_t)old_ms, (uint32_t)new_ms);
 }
 
 /* ---- pools ---- */

@@ -119,6 +119,12 @@ typedef struct uas_sub_callbacks {
     bool (*may_transfer)(void *ud, void *from, void *to);
     /* UTC for publish times and server timestamps. NULL: system clock. */
     uas_datetime (*utc_now)(void *ud, int64_t now_ms);
+    /* A subscription was created (old_ms 0), deleted (new_ms 0: by the
+     * client, its session, its lifetime or the engine's end) or got a new
+     * publishing interval, for counters kept across engines (the server's
+     * diagnostics) that must be readable without an engine's lock. A
+     * transfer between engines is neither. May be NULL. */
+    void (*sub_changed)(void *ud, uint32_t old_interval_ms, uint32_t new_interval_ms);
 } uas_sub_callbacks;
 
 typedef struct uas_sub_limits {
@@ -162,6 +168,7 @@ typedef struct uas_sub_stats {
     uint32_t pooled_messages;
     uint64_t messages_sent; /* NotificationMessages with data */
     uint64_t keep_alives_sent;
+    uint32_t subscriptions_created; /* since the engine started */
 } uas_sub_stats;
 
 void uas_sub_config_default(uas_sub_config *cfg);
@@ -193,6 +200,8 @@ void uas_sub_engine_post_event_watch(uas_sub_engine *e, uas_sub_watch *w, const 
 /* Forget every parked Publish request of this target (connection closed). */
 void uas_sub_engine_drop_target(uas_sub_engine *e, uas_sub_publish_target *target);
 void uas_sub_engine_get_stats(const uas_sub_engine *e, uas_sub_stats *out);
+/* The limits the engine enforces (its configuration, fixed at creation). */
+const uas_sub_limits *uas_sub_engine_limits(const uas_sub_engine *e);
 
 /* session_ud is the server's session (given back to may_transfer). NULL on
  * out of memory. */

@@ -194,6 +194,7 @@ struct uas_sub_engine {
     uint32_t nfree_parked;
     uint32_t *seq_buf; /* availableSequenceNumbers of one response */
     uint64_t messages_sent, keep_alives_sent;
+    uint32_t subs_created;
     uas_arena scratch; /* samples, filter evaluation; reset after each use */
     uint8_t scratch_mem[4096];
 };
@@ -214,6 +215,8 @@ uas_sub_watch *sub_watch_get(uas_sub_engine *e, const uas_nodeid *node);
 void sub_watch_forget_unused(uas_sub_engine *e, const uas_nodeid *node);
 void sub_watch_detach(uas_sub_engine *e, sub_item *it);
 void sub_mark_dirty(uas_sub_session *s);
+/* cb.sub_changed, when set. */
+void sub_changed(uas_sub_engine *e, int64_t old_ms, int64_t new_ms);
 sub_sub *sub_find(uas_sub_session *s, uint32_t id); /* in this session only */
 void sub_scratch_reset(uas_sub_engine *e);
 

@@ -476,6 +476,7 @@ void sub_delete(sub_sub *s)
     if (s->session)
         sub_detach(s);
     e->nsubs--;
+    sub_changed(e, s->interval_ms, 0);
     uas_free(s, sizeof(*s));
 }
 

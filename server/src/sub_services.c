@@ -121,6 +121,8 @@ uas_status uas_sub_create_subscription(uas_sub_session *ss,
     sub_timer_init(&s->pub_timer, sub_pub_timer_fn);
     sub_attach(s, ss);
     e->nsubs++;
+    e->subs_created++;
+    sub_changed(e, 0, s->interval_ms);
     sub_wheel_arm(&e->wheel, &s->pub_timer, now + s->interval_ms);
     resp->subscription_id = s->id;
     resp->revised_publishing_interval = s->interval;
@@ -142,6 +144,7 @@ uas_status uas_sub_modify_subscription(uas_sub_session *ss,
     sub_params p = revise_sub(l, req->requested_publishing_interval, req->requested_lifetime_count,
                               req->requested_max_keep_alive_count);
     if ((int64_t)p.interval != s->interval_ms) {
+        sub_changed(ss->e, s->interval_ms, (int64_t)p.interval);
         s->interval_ms = (int64_t)p.interval;
         sub_wheel_arm(&ss->e->wheel, &s->pub_timer, now + s->interval_ms);
     }

@@ -24,6 +24,7 @@
 
 #include "aspace_monitor.h"
 #include "dispatch.h"
+#include "sub_diag.h"
 #include "sub_engine.h"
 #include "sub_map.h"
 #include "sub_methods.h"
@@ -39,9 +40,24 @@ typedef struct inbox_msg {
     uas_publish_response *resp; /* heap copy */
 } inbox_msg;
 
+/* The server-wide subscription figures of ServerDiagnosticsSummary, kept
+ * beside the engines so that reading them takes no engine's lock: a client
+ * that monitors them has them read under its own engine's lock (sampling),
+ * where taking the other engines' locks could deadlock. */
+typedef struct subs_diag {
+    atomic_uint current, cumulated;
+    pthread_mutex_t lock; /* of intervals; taken last, after any engine */
+    sub_map intervals;    /* publishing interval (ms) -> interval_count */
+} subs_diag;
+
+typedef struct interval_count {
+    uint32_t subs;
+} interval_count;
+
 struct uas_sloop_subs {
     uas_sloop *loop;
     uas_sub_engine *engine;
+    subs_diag *diag; /* shared by the loops, owned by loop 0 */
     pthread_mutex_t lock;
     ev_timer timer;
     ev_async wake;
@@ -273,6 +289,95 @@ void uas_subs_post_event(uas_server *s, const uas_nodeid *notifier, const uas_su
     }
 }
 
+/* ---- diagnostics ---- */
+
+static void interval_add(subs_diag *d, uint32_t ms)
+{
+    interval_count *c = sub_map_get(&d->intervals, ms);
+    if (c) {
+        c->subs++;
+        return;
+    }
+    c = uas_malloc(sizeof(*c));
+    if (!c || sub_map_put(&d->intervals, ms, c) != UAS_GOOD) {
+        /* The count of intervals is off by one while it lasts. */
+        uas_free(c, sizeof(*c));
+        return;
+    }
+    c->subs = 1;
+}
+
+static void interval_remove(subs_diag *d, uint32_t ms)
+{
+    interval_count *c = sub_map_get(&d->intervals, ms);
+    if (c && --c->subs == 0) {
+        sub_map_remove(&d->intervals, ms, c);
+        uas_free(c, sizeof(*c));
+    }
+}
+
+/* Called by an engine, under its lock. */
+static void cb_sub_changed(void *ud, uint32_t old_ms, uint32_t new_ms)
+{
+    uas_server *s = ud;
+    subs_diag *d = s->loops[0].subs->diag;
+    if (old_ms == 0) {
+        atomic_fetch_add(&d->current, 1);
+        atomic_fetch_add(&d->cumulated, 1);
+    } else if (new_ms == 0) {
+        atomic_fetch_sub(&d->current, 1);
+    }
+    pthread_mutex_lock(&d->lock);
+    if (old_ms)
+        interval_remove(d, old_ms);
+    if (new_ms)
+        interval_add(d, new_ms);
+    pthread_mutex_unlock(&d->lock);
+}
+
+static subs_diag *diag_new(void)
+{
+    subs_diag *d = uas_calloc(1, sizeof(*d));
+    if (!d)
+        return NULL;
+    atomic_init(&d->current, 0);
+    atomic_init(&d->cumulated, 0);
+    pthread_mutex_init(&d->lock, NULL);
+    return d;
+}
+
+static void diag_free(subs_diag *d)
+{
+    if (!d)
+        return;
+    for (uint32_t i = 0; i < d->intervals.cap; i++)
+        if (d->intervals.ents[i].val)
+            uas_free(d->intervals.ents[i].val, sizeof(interval_count));
+    sub_map_free(&d->intervals);
+    pthread_mutex_destroy(&d->lock);
+    uas_free(d, sizeof(*d));
+}
+
+void uas_subs_get_figures(uas_server *s, uas_subs_figures *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (!s->loops || !s->loops[0].subs)
+        return;
+    subs_diag *d = s->loops[0].subs->diag;
+    out->current = atomic_load(&d->current);
+    out->cumulated = atomic_load(&d->cumulated);
+    pthread_mutex_lock(&d->lock);
+    out->publishing_intervals = d->intervals.count;
+    pthread_mutex_unlock(&d->lock);
+}
+
+const uas_sub_limits *uas_subs_limits(uas_server *s)
+{
+    if (!s->loops || !s->loops[0].subs || !s->loops[0].subs->engine)
+        return NULL;
+    return uas_sub_engine_limits(s->loops[0].subs->engine);
+}
+
 /* ---- set-up ---- */
 
 uas_status uas_subs_init(uas_server *s)
@@ -284,6 +389,9 @@ uas_status uas_subs_init(uas_server *s)
             return UAS_BAD_OUT_OF_MEMORY;
         l->subs = ss;
         ss->loop = l;
+        ss->diag = i == 0 ? diag_new() : s->loops[0].subs->diag;
+        if (!ss->diag)
+            return UAS_BAD_OUT_OF_MEMORY;
         uas_sub_config cfg;
         uas_sub_config_default(&cfg);
         cfg.ud = s;
@@ -291,6 +399,7 @@ uas_status uas_subs_init(uas_server *s)
         cfg.cb.read_value = cb_read_value;
         cfg.cb.check_node = cb_check_node;
         cfg.cb.get_eu_range = cb_eu_range;
+        cfg.cb.sub_changed = cb_sub_changed;
         /* Disjoint subscription ids across loops. */
         cfg.sub_id_first = i + 1;
         cfg.sub_id_step = s->nloops;
@@ -318,19 +427,27 @@ void uas_subs_free(uas_server *s)
 {
     if (s->as)
         uas_aspace_set_change_hook(s->as, NULL, NULL);
+    /* Engines first: deleting their subscriptions updates the shared
+     * figures of loop 0. */
+    for (unsigned i = 0; s->loops && i < s->nloops; i++) {
+        uas_sloop_subs *ss = s->loops[i].subs;
+        if (!ss || !ss->engine)
+            continue;
+        struct ev_loop *ev = uas_loop_ev(s->loops[i].loop);
+        ev_ref(ev);
+        ev_async_stop(ev, &ss->wake);
+        ev_timer_stop(ev, &ss->timer);
+        uas_sub_engine_delete(ss->engine);
+        ss->engine = NULL;
+        pthread_mutex_destroy(&ss->lock);
+        pthread_mutex_destroy(&ss->inbox_lock);
+    }
     for (unsigned i = 0; s->loops && i < s->nloops; i++) {
         uas_sloop_subs *ss = s->loops[i].subs;
         if (!ss)
             continue;
-        if (ss->engine) {
-            struct ev_loop *ev = uas_loop_ev(s->loops[i].loop);
-            ev_ref(ev);
-            ev_async_stop(ev, &ss->wake);
-            ev_timer_stop(ev, &ss->timer);
-            uas_sub_engine_delete(ss->engine);
-            pthread_mutex_destroy(&ss->lock);
-            pthread_mutex_destroy(&ss->inbox_lock);
-        }
+        if (i == 0)
+            diag_free(ss->diag);
         for (inbox_msg *m = ss->head; m;) {
             inbox_msg *next = m->next;
             uas_delete(m->resp, UAS_TYPE(PUBLISH_RESPONSE));
@@ -378,16 +495,9 @@ void uas_subs_session_release(uas_server *s, uas_session *se)
 
 uint32_t uas_subs_count(uas_server *s)
 {
-    uint32_t n = 0;
-    for (unsigned i = 0; i < s->nloops; i++) {
-        uas_sloop_subs *ss = s->loops[i].subs;
-        uas_sub_stats st;
-        pthread_mutex_lock(&ss->lock);
-        uas_sub_engine_get_stats(ss->engine, &st);
-        pthread_mutex_unlock(&ss->lock);
-        n += st.subscriptions;
-    }
-    return n;
+    uas_subs_figures f;
+    uas_subs_get_figures(s, &f);
+    return f.current;
 }
 
 /* ---- services ---- */

@@ -645,3 +645,64 @@ Test(sub, sequence_numbers_wrap_to_one)
     cr_expect_eq(H.light[1].seq, 1, "0 is skipped");
     cr_expect_eq(H.light[2].seq, 2);
 }
+
+/* ---- the server's counters (cb.sub_changed) ---- */
+
+static uint32_t changes[16][2];
+static size_t nchanges;
+
+static void on_sub_changed(void *ud, uint32_t old_ms, uint32_t new_ms)
+{
+    (void)ud;
+    cr_assert(nchanges < 16);
+    changes[nchanges][0] = old_ms;
+    changes[nchanges][1] = new_ms;
+    nchanges++;
+}
+
+static void modify_interval(uas_sub_session *s, uint32_t id, double interval)
+{
+    uas_modify_subscription_request req;
+    memset(&req, 0, sizeof(req));
+    req.subscription_id = id;
+    req.requested_publishing_interval = interval;
+    req.requested_max_keep_alive_count = 1;
+    req.requested_lifetime_count = 3;
+    uas_modify_subscription_response resp;
+    memset(&resp, 0, sizeof(resp));
+    cr_assert_eq(uas_sub_modify_subscription(s, &req, &resp, &H.a, H.now), UAS_GOOD);
+}
+
+Test(sub, sub_changed_tells_creation_interval_changes_and_every_kind_of_end)
+{
+    uas_sub_engine_delete(H.e);
+    uas_sub_config c;
+    h_default_cb(&c);
+    c.cb.sub_changed = on_sub_changed;
+    c.limits.max_queue_size = 77;
+    h_start(&c);
+    nchanges = 0;
+    cr_expect_eq(uas_sub_engine_limits(H.e)->max_queue_size, 77);
+    uas_sub_session *s = h_session();
+    uint32_t a = h_sub(s, 100, 1000);
+    uint32_t b = h_sub(s, 249.5, 1000);
+    uint32_t d = h_sub(s, 100, 1000);
+    modify_interval(s, a, 500);
+    modify_interval(s, a, 499.2); /* revised to 500 again: no change */
+    uas_delete_subscriptions_request dr = {.subscription_ids = &b, .subscription_ids_count = 1};
+    uas_delete_subscriptions_response dresp;
+    memset(&dresp, 0, sizeof(dresp));
+    cr_assert_eq(uas_sub_delete_subscriptions(s, &dr, &dresp, &H.a, H.now), UAS_GOOD);
+    h_run(1500); /* a: lifetime 3 x 500 ms without a Publish request */
+    cr_expect_eq(stats().subscriptions, 1);
+    cr_expect_eq(stats().subscriptions_created, 3);
+    (void)d;
+    uas_sub_engine_delete(H.e); /* d ends with the engine */
+    H.e = NULL;
+    const uint32_t want[][2] = {{0, 100}, {0, 250}, {0, 100}, {100, 500},
+                                {250, 0}, {500, 0}, {100, 0}};
+    cr_assert_eq(nchanges, sizeof(want) / sizeof(want[0]));
+    for (size_t i = 0; i < nchanges; i++)
+        cr_expect(changes[i][0] == want[i][0] && changes[i][1] == want[i][1],
+                  "change %zu: %u -> %u", i, changes[i][0], changes[i][1]);
+}

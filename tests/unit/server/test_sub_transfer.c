@@ -9,6 +9,13 @@
 #include "test_sub_harness.h"
 
 static uas_sub_engine *E2;
+static unsigned nchanged; /* cb.sub_changed calls */
+
+static void on_changed(void *ud, uint32_t old_ms, uint32_t new_ms)
+{
+    (void)ud, (void)old_ms, (void)new_ms;
+    nchanged++;
+}
 
 /* Loop 0 hands out odd ids, loop 1 even ones, as the server does. */
 static void engines(uint32_t retrans2, bool (*may)(void *, void *, void *))
@@ -16,6 +23,7 @@ static void engines(uint32_t retrans2, bool (*may)(void *, void *, void *))
     uas_sub_config c;
     h_default_cb(&c);
     c.cb.may_transfer = may;
+    c.cb.sub_changed = on_changed;
     c.sub_id_first = 1;
     c.sub_id_step = 2;
     uas_sub_engine_delete(E2);
@@ -163,8 +171,10 @@ Test(xfer, moves_items_queues_timers_and_retransmission_queue)
     cr_expect_eq(st(H.e).watched_nodes, 2);
     cr_expect_eq(st(E2).watched_nodes, 0);
 
+    unsigned changed = nchanged;
     uas_transfer_result r = transfer(H.e, id, b, false);
     cr_assert_eq(r.status_code, UAS_GOOD, "%s", uas_status_name(r.status_code));
+    cr_expect_eq(nchanged, changed, "a move neither creates nor deletes a subscription");
     cr_assert_eq(r.available_sequence_numbers_count, 1);
     cr_expect_eq(r.available_sequence_numbers[0], 1);
     /* Nothing of it is left in loop 0: ids, items, node watches, timers. */

@@ -1,0 +1,23 @@
+/* What the Server object (server_object.c) shows of the subscriptions:
+ * ServerDiagnosticsSummary's figures and the limits of ServerCapabilities,
+ * from svc_subscription.c. Both are readable from any thread without an
+ * engine's lock, including while an engine samples them for a client. */
+#ifndef UAS_SUB_DIAG_H
+#define UAS_SUB_DIAG_H
+
+#include "server_internal.h"
+#include "sub_engine.h"
+
+typedef struct uas_subs_figures {
+    uint32_t current;              /* subscriptions now */
+    uint32_t cumulated;            /* created since the server started */
+    uint32_t publishing_intervals; /* distinct publishing intervals now */
+} uas_subs_figures;
+
+void uas_subs_get_figures(uas_server *s, uas_subs_figures *out);
+/* The limits every loop's engine enforces, NULL before the engines exist.
+ * Counts are per engine, so they hold for the server as a whole at
+ * least: it may serve up to one engine's limit per event loop. */
+const uas_sub_limits *uas_subs_limits(uas_server *s);
+
+#endif
