@@ -48,7 +48,7 @@ static void usage(FILE *f)
                "  --threads N       server event loops of every step (1)\n"
                "  --out FILE        append every result block and the tables to FILE\n"
                "The tables go to stdout, progress to stderr. A full run takes about\n"
-               "15 minutes on 2 cores; every row names the --self-load command it ran.\n");
+               "20 minutes on 2 cores; --out keeps the command and result block of each row.\n");
 }
 
 static int parse(int argc, char **argv, cap_opts *c)
@@ -297,7 +297,7 @@ static void scalability(cap_run *r, FILE *f)
             if (step(r, title, "sessions --sessions %u --security %s %s", counts[i],
                      sec ? "encrypt" : "none",
                      r->c->quick ? "--pub 200 --write-interval 100 --duration 2 --warmup 1"
-                                 : "--duration 30 --warmup 5") != 0)
+                                 : "--duration 60 --warmup 5") != 0)
                 break;
             const uas_result *x = &r->res[0][0];
             fprintf(f, "| %u | %s | %u | %.0f | %.0f | %s | %u | %llu | %.1f | %.1f |\n",
