@@ -270,8 +270,9 @@ static uas_status hmac_short_key(uas_digest d, void *st, const uint8_t *key, siz
     const md_funcs *f = &g_mdf[d];
     size_t hl = uas_digest_len(d), n = 0;
     uint8_t pad[HMAC_BLOCK], inner[UAS_MAX_DIGEST_LEN];
-    for (size_t i = 0; i < HMAC_BLOCK; i++)
-        pad[i] = (uint8_t)((i < key_len ? key[i] : 0) ^ 0x36);
+    memset(pad, 0x36, sizeof(pad));
+    for (size_t i = 0; i < key_len; i++)
+        pad[i] ^= key[i];
     bool ok = f->init(st, NULL) == 1 && f->update(st, pad, HMAC_BLOCK) == 1 &&
               (a_len == 0 || f->update(st, a, a_len) == 1) &&
               (b_len == 0 || f->update(st, b, b_len) == 1) && f->final(st, inner, &n, hl) == 1 &&
