@@ -94,15 +94,21 @@ static void arm_timer(uas_sloop_subs *ss)
         ev_timer_stop(ev, &ss->timer);
         return;
     }
+    /* A deadline already passed (the engine counts whole milliseconds, so
+     * that is common right after an early wake-up) is armed 0.5 ms ahead. */
     double after = (double)(next - uas_monotonic_ms()) / 1000.0;
-    /* A timer already due no later than the new deadline stays as it is:
-     * re-arming it on every write would keep pushing a passed deadline
-     * 0.5 ms into the future, and under a stream of writes the publishing
-     * tick would never come. */
+    if (after < 0.0005)
+        after = 0.0005;
+    /* A timer already due no later than that stays as it is: re-arming it
+     * on every write would keep pushing a passed deadline 0.5 ms into the
+     * future, and under a stream of writes (one every 0.1 ms) the
+     * publishing tick would not come until the writes pause. The check
+     * compares the clamped delay: compared with the raw, negative one it
+     * failed exactly when the deadline had passed. */
     if (ev_is_active(&ss->timer) && ev_timer_remaining(ev, &ss->timer) <= after)
         return;
     ev_timer_stop(ev, &ss->timer);
-    ev_timer_set(&ss->timer, after > 0 ? after : 0.0005, 0.0);
+    ev_timer_set(&ss->timer, after, 0.0);
     ev_timer_start(ev, &ss->timer);
 }
 
