@@ -339,6 +339,11 @@ uint32_t uas_sub_session_subscription_count(const uas_sub_session *s)
     return s->sub_count;
 }
 
+void uas_sub_session_set_owner(uas_sub_session *s, const uas_sub_owner *owner)
+{
+    s->owner = *owner;
+}
+
 sub_sub *sub_find(uas_sub_session *s, uint32_t id)
 {
     sub_sub *sub = sub_map_get(&s->e->subs_by_id, id);

@@ -91,6 +91,16 @@ typedef struct uas_sub_event {
     void *ud;
 } uas_sub_event;
 
+/* Whom a subscription belongs to: the user its session acted for when it
+ * was created or last transferred, so that only the same user may take it
+ * over (Part 4, 5.13.7), even after that session is gone. The server
+ * derives the key from its session; the engine only compares keys, so a
+ * digest is enough and the engine never sees who the user is. */
+enum { UAS_SUB_OWNER_LEN = 32 };
+typedef struct uas_sub_owner {
+    uint8_t key[UAS_SUB_OWNER_LEN];
+} uas_sub_owner;
+
 typedef struct uas_sub_callbacks {
     /* Hand over a finished PublishResponse for a parked request (valid only
      * during the call; encode it before returning). Must not call back into
@@ -113,9 +123,10 @@ typedef struct uas_sub_callbacks {
     /* The engine's interest in a node changed: mask of UAS_SUB_WATCH_*; 0
      * means forget w (it is freed after the call). May be NULL. */
     void (*watch)(void *ud, const uas_nodeid *node, uas_sub_watch *w, unsigned mask);
-    /* TransferSubscriptions: may the user of session `to` take a
-     * subscription of session `from` (session_ud values; from is NULL for
-     * a subscription whose session is gone)? NULL: yes. */
+    /* TransferSubscriptions, asked after the owners matched (see
+     * uas_sub_owner): may session `to` take a subscription of session
+     * `from` (session_ud values; from is NULL for a subscription whose
+     * session is gone)? NULL: yes. */
     bool (*may_transfer)(void *ud, void *from, void *to);
     /* UTC for publish times and server timestamps. NULL: system clock. */
     uas_datetime (*utc_now)(void *ud, int64_t now_ms);
@@ -211,6 +222,11 @@ uas_sub_session *uas_sub_session_new(uas_sub_engine *e, void *session_ud);
  * until another session transfers them or their lifetime ends. */
 void uas_sub_session_delete(uas_sub_session *s, bool delete_subscriptions, int64_t now_ms);
 uint32_t uas_sub_session_subscription_count(const uas_sub_session *s);
+/* The owner recorded on the subscriptions s creates or takes from now on;
+ * set it before such a call when the session's user may have changed
+ * (ActivateSession). A new session has the all-zero key, which every
+ * session shares until the server sets one. */
+void uas_sub_session_set_owner(uas_sub_session *s, const uas_sub_owner *owner);
 
 /* ---- services (Part 4, 5.12 and 5.13) ---- */
 
@@ -243,7 +259,8 @@ uas_status uas_sub_transfer_subscriptions(uas_sub_session *s,
  * send_initial_values every data item queues its current value again.
  * Between engines the caller holds both (always locked in one fixed order).
  * r: Good with availableSequenceNumbers (from a), BadSubscriptionIdInvalid
- * (src has no such subscription), BadUserAccessDenied (may_transfer),
+ * (src has no such subscription), BadUserAccessDenied (another owner than
+ * to's, or may_transfer said no; the subscription stays with its session),
  * BadOutOfMemory (the subscription stays where it was). */
 void uas_sub_transfer_from(uas_sub_engine *src, uint32_t sub_id, uas_sub_session *to,
                            bool send_initial_values, uas_transfer_result *r, uas_arena *a,

@@ -117,6 +117,7 @@ typedef struct sub_msg {
 struct sub_sub {
     uas_sub_engine *e;
     uas_sub_session *session;
+    uas_sub_owner owner; /* kept when orphaned and across engines */
     uint32_t id;
     double interval; /* revised, ms */
     int64_t interval_ms;
@@ -166,7 +167,8 @@ typedef struct sub_status {
 struct uas_sub_session {
     uas_sub_engine *e;
     void *ud;
-    bool orphans; /* the engine's holder of subscriptions without session */
+    uas_sub_owner owner; /* given to the subscriptions it creates or takes */
+    bool orphans;        /* the engine's holder of subscriptions without session */
     sub_list subs;
     uint32_t sub_count;
     sub_list parked;

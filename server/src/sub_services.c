@@ -98,6 +98,7 @@ uas_status uas_sub_create_subscription(uas_sub_session *ss,
         return done(&resp->response_header, UAS_BAD_OUT_OF_MEMORY);
     }
     s->e = e;
+    s->owner = ss->owner;
     s->rq = rq;
     s->id = new_sub_id(e);
     if (sub_map_put(&e->subs_by_id, s->id, s) != UAS_GOOD) {

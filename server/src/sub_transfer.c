@@ -122,9 +122,15 @@ void uas_sub_transfer_from(uas_sub_engine *src, uint32_t sub_id, uas_sub_session
         return;
     }
     uas_sub_session *from = s->session;
+    /* Part 4, 5.13.7: only a session of the same user takes it over. The
+     * owner is compared rather than the sessions' current users because
+     * an orphan has no session left to ask. A session's own subscription
+     * stays its own even when it has since been activated for another user. */
+    bool denied = from != to && memcmp(&s->owner, &to->owner, sizeof(s->owner)) != 0;
     /* The engines share their callbacks (one server), so either may ask. */
-    if (dst->cfg.cb.may_transfer &&
-        !dst->cfg.cb.may_transfer(dst->cfg.ud, from->orphans ? NULL : from->ud, to->ud)) {
+    if (!denied && dst->cfg.cb.may_transfer)
+        denied = !dst->cfg.cb.may_transfer(dst->cfg.ud, from->orphans ? NULL : from->ud, to->ud);
+    if (denied) {
         r->status_code = UAS_BAD_USER_ACCESS_DENIED;
         return;
     }

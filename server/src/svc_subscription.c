@@ -23,6 +23,7 @@
 #include <ua/nodeids.h>
 
 #include "aspace_monitor.h"
+#include "crypto_util.h"
 #include "dispatch.h"
 #include "sub_diag.h"
 #include "sub_engine.h"
@@ -525,6 +526,61 @@ static uas_sloop_subs *subs_of(uas_request_ctx *ctx)
     return se->sub_loop->subs;
 }
 
+/* The owner of the subscriptions a session creates or takes (Part 4,
+ * 5.13.7): its user (a user name, or "x509:<thumbprint>" of an X.509 user
+ * token). An anonymous user is told apart by the client application
+ * instead, whose certificate CreateSession checked against the
+ * ApplicationUri the spec compares; the spec also asks for a signed
+ * channel there, but anonymous sessions on None channels (no certificate
+ * on either side) keep taking each other's subscriptions, as clients that
+ * reconnect without security expect. The tag byte keeps a user name apart
+ * from a certificate digest. */
+static uas_status owner_of(const uas_session *se, uas_sub_owner *out)
+{
+    uint8_t in[1 + sizeof(se->user)];
+    size_t n = 1;
+    if (se->user[0]) {
+        in[0] = 'U';
+        size_t len = strlen(se->user); /* snprintf terminated it */
+        memcpy(in + 1, se->user, len);
+        n += len;
+    } else {
+        in[0] = 'A';
+        if (se->client_cert.data) {
+            /* The leaf alone: a client may send its chain one time and not
+             * the next. */
+            X509 *x = NULL;
+            size_t leaf = se->client_cert.length, first;
+            if (uas_crypto_load_cert(se->client_cert.data, se->client_cert.length, &x, &first) ==
+                UAS_GOOD) {
+                X509_free(x);
+                leaf = first;
+            }
+            uas_status st =
+                uas_crypto_digest(UAS_DIGEST_SHA256, se->client_cert.data, leaf, in + 1);
+            if (st != UAS_GOOD)
+                return st;
+            n += UAS_SHA256_LEN;
+        }
+    }
+    return uas_crypto_digest(UAS_DIGEST_SHA256, in, n, out->key);
+}
+
+/* subs_of() and the owner of the session's current user, for the services
+ * that record an owner: the user may have changed since the last one
+ * (ActivateSession). NULL with resp's service result set on failure. */
+static uas_sloop_subs *subs_owned(uas_request_ctx *ctx, uas_sub_owner *owner,
+                                  uas_response_header *resp)
+{
+    uas_sloop_subs *ss = subs_of(ctx);
+    uas_status st = ss ? owner_of(ctx->session, owner) : UAS_BAD_OUT_OF_MEMORY;
+    if (st != UAS_GOOD) {
+        resp->service_result = st;
+        return NULL;
+    }
+    return ss;
+}
+
 #define SUB_SERVICE(name, fn, req_t, resp_t)                                                       \
     void name(uas_request_ctx *ctx, const void *req, void *resp)                                   \
     {                                                                                              \
@@ -539,8 +595,20 @@ static uas_sloop_subs *subs_of(uas_request_ctx *ctx)
         engine_touched(ss);                                                                        \
     }
 
-SUB_SERVICE(uas_svc_create_subscription, uas_sub_create_subscription,
-            uas_create_subscription_request, uas_create_subscription_response)
+void uas_svc_create_subscription(uas_request_ctx *ctx, const void *req, void *resp)
+{
+    uas_create_subscription_response *r = resp;
+    uas_sub_owner owner;
+    uas_sloop_subs *ss = subs_owned(ctx, &owner, &r->response_header);
+    if (!ss)
+        return;
+    pthread_mutex_lock(&ss->lock);
+    uas_sub_session_set_owner(ctx->session->sub, &owner);
+    (void)uas_sub_create_subscription(ctx->session->sub, req, r, ctx->arena, ctx->now_ms);
+    pthread_mutex_unlock(&ss->lock);
+    engine_touched(ss);
+}
+
 SUB_SERVICE(uas_svc_modify_subscription, uas_sub_modify_subscription,
             uas_modify_subscription_request, uas_modify_subscription_response)
 SUB_SERVICE(uas_svc_set_publishing_mode, uas_sub_set_publishing_mode,
@@ -589,12 +657,12 @@ void uas_svc_transfer_subscriptions(uas_request_ctx *ctx, const void *vreq, void
     const uas_transfer_subscriptions_request *req = vreq;
     uas_transfer_subscriptions_response *resp = vresp;
     uas_server *s = ctx->server;
-    uas_sloop_subs *ss = subs_of(ctx);
-    if (!ss) {
-        resp->response_header.service_result = UAS_BAD_OUT_OF_MEMORY;
+    uas_sub_owner owner;
+    uas_sloop_subs *ss = subs_owned(ctx, &owner, &resp->response_header);
+    if (!ss)
         return;
-    }
     pthread_mutex_lock(&ss->lock);
+    uas_sub_session_set_owner(ctx->session->sub, &owner);
     uas_status st =
         uas_sub_transfer_subscriptions(ctx->session->sub, req, resp, ctx->arena, ctx->now_ms);
     pthread_mutex_unlock(&ss->lock);

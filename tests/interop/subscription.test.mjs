@@ -3,7 +3,7 @@
 // source and from writes, keep-alives, revised parameters, deadbands, queue
 // overflow, monitoring modes, triggering, Republish, TransferSubscriptions,
 // GetMonitoredItems/ResendData, deleting and closing, Publish errors, and
-// many sessions at once. Every scenario that can land on two event loops
+// many sessions at once; TransferSubscriptions only to the same user. Every scenario that can land on two event loops
 // runs against a --threads 1 and a --threads 2 server.
 //
 // Two ways of talking to the server are used:
@@ -21,6 +21,10 @@
 // write tests use that to pick sessions on the same or on the other loop.
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
 import * as opcua from "node-opcua";
 import { startServer, newClient, rawRequest, faultStatus } from "./lib/server.mjs";
 
@@ -33,6 +37,7 @@ const {
     DataChangeFilter,
     DataChangeTrigger,
     DeadbandType,
+    UserTokenType,
 } = opcua;
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -41,6 +46,23 @@ const servers = [
     { threads: 1, server: await startServer(["--threads", "1"]) },
     { threads: 2, server: await startServer(["--threads", "2"]) },
 ];
+
+// A server with two users (user name tokens need the server's certificate,
+// hence a secured offer and a store, though the clients stay on None).
+const UAPKI = process.env.UAPKI || join(dirname(dirname(process.env.UASERVER || ".")), "pki", "uapki");
+const work = mkdtempSync(join(tmpdir(), "uas-sub-"));
+process.on("exit", () => rmSync(work, { recursive: true, force: true }));
+const ALICE = { type: UserTokenType.UserName, userName: "alice", password: "wonderland" };
+const BOB = { type: UserTokenType.UserName, userName: "bob", password: "builder" };
+for (const u of [ALICE, BOB]) {
+    execFileSync(UAPKI, ["--store", join(work, "pki"), "user", "add", u.userName, "--password-stdin"], {
+        input: `${u.password}\n`,
+        stdio: ["pipe", "pipe", "pipe"],
+    });
+}
+const userServer = await startServer([
+    "--threads", "2", "--security", "None,Basic256Sha256:SignAndEncrypt", "--pki", join(work, "pki"),
+]);
 
 const node = (k) => `ns=1;i=${1000 + k}`;
 const CURRENT_TIME = "i=2258";
@@ -67,11 +89,12 @@ async function waitFor(cond, ms, what) {
     }
 }
 
-/** A client and session, closed before the server stops (if not before). */
-async function open(server, clientOptions = {}) {
+/** A client and session, closed before the server stops (if not before);
+ * identity: a node-opcua user identity (anonymous when undefined). */
+async function open(server, clientOptions = {}, identity = undefined) {
     const client = newClient(clientOptions);
     await client.connect(server.url);
-    const session = await client.createSession();
+    const session = await client.createSession(identity);
     const c = { client, session, done: false };
     c.close = async (deleteSubscriptions = true) => {
         if (c.done) return;
@@ -243,9 +266,9 @@ async function rejectsWith(promise, status, what) {
  * so a few tries find one; the probe subscription that tells the loop is
  * deleted again (the session keeps its loop).
  */
-async function openOnLoop(server, nloops, want, clientOptions = {}) {
+async function openOnLoop(server, nloops, want, clientOptions = {}, identity = undefined) {
     for (let attempt = 0; attempt < 24; attempt++) {
-        const c = await open(server, clientOptions);
+        const c = await open(server, clientOptions, identity);
         const probe = await RawSub.create(c.session);
         const loop = loopOf(probe.id, nloops);
         await rawRequest(c.session, new opcua.DeleteSubscriptionsRequest({ subscriptionIds: [probe.id] }));
@@ -1156,3 +1179,77 @@ for (const { threads, server } of servers) {
         }
     });
 }
+
+// OPC 10000-4 5.14.7 (5.13.7 in 1.04): "The Server shall validate that the
+// Client of that Session is operating on behalf of the same user", else
+// Bad_UserAccessDenied for that Subscription. Was a SERVER DEVIATION: any
+// session could take any subscription. The owner is recorded on the
+// subscription, so it holds after its session closed and across loops.
+describe("TransferSubscriptions and users (--threads 2)", { timeout: 30000 }, () => {
+    const transfer = (c, id) =>
+        rawRequest(c.session, new opcua.TransferSubscriptionsRequest({ subscriptionIds: [id], sendInitialValues: true }));
+
+    /** Another user and an anonymous session on `loop` are refused id. */
+    async function othersDenied(id, loop) {
+        for (const [who, identity] of [["bob", BOB], ["anonymous", undefined]]) {
+            const other = await openOnLoop(userServer, 2, loop, {}, identity);
+            const tr = await transfer(other, id);
+            assert.equal(
+                tr.results[0].statusCode.value,
+                StatusCodes.BadUserAccessDenied.value,
+                `${who} taking alice's subscription ${id} on loop ${loop}: ${tr.results[0].statusCode}`
+            );
+            // Nothing came along.
+            await rejectsWith(
+                new RawSub(other.session, { subscriptionId: id }).publish(),
+                StatusCodes.BadNoSubscription,
+                `Publish of ${who}`
+            );
+            await other.close();
+        }
+    }
+
+    for (const where of ["same loop", "other loop"]) {
+        test(`another user is refused and the owner keeps it; the same user takes it (${where})`, async () => {
+            const N = node(where === "same loop" ? 50 : 51);
+            const a = await open(userServer, {}, ALICE);
+            await write(a.session, N, 500);
+            const subA = await RawSub.create(a.session);
+            await subA.monitor([{ nodeId: N, handle: 1 }]);
+            await subA.collect((all) => all.length >= 1);
+            const aLoop = loopOf(subA.id, 2);
+            const loop = where === "same loop" ? aLoop : 1 - aLoop;
+            await othersDenied(subA.id, loop);
+            // A was told nothing and is still served.
+            await write(a.session, N, 501);
+            const got = await subA.collect((all) => all.length >= 1);
+            assert.deepEqual(
+                got.map((n) => n.value),
+                [501],
+                "A's subscription goes on"
+            );
+            const a2 = await openOnLoop(userServer, 2, loop, {}, ALICE);
+            const tr = await transfer(a2, subA.id);
+            assert.equal(tr.results[0].statusCode.value, StatusCodes.Good.value, `alice again: ${tr.results[0].statusCode}`);
+            const sc = statusChangesOf(await subA.publish());
+            assert.equal(sc.length, 1, "A is told");
+            assert.equal(sc[0].status.value, StatusCodes.GoodSubscriptionTransferred.value, `${sc[0].status}`);
+            await a2.close();
+            await a.close();
+        });
+    }
+
+    test("a subscription whose session closed stays its user's", async () => {
+        const a = await open(userServer, {}, ALICE);
+        const subA = await RawSub.create(a.session, { requestedLifetimeCount: 2400 });
+        await subA.monitor([{ nodeId: node(52), handle: 1 }]);
+        const aLoop = loopOf(subA.id, 2);
+        await a.close(false);
+        await othersDenied(subA.id, aLoop);
+        await othersDenied(subA.id, 1 - aLoop);
+        const a2 = await openOnLoop(userServer, 2, 1 - aLoop, {}, ALICE);
+        const tr = await transfer(a2, subA.id);
+        assert.equal(tr.results[0].statusCode.value, StatusCodes.Good.value, `alice again: ${tr.results[0].statusCode}`);
+        await a2.close();
+    });
+});

@@ -309,6 +309,96 @@ Test(xfer, access_denied_leaves_it_in_place_and_orphans_move)
     cr_expect_eq(H.n, 0, "an orphan has nobody to tell");
 }
 
+/* ---- the owner (Part 4, 5.13.7: the same user only) ---- */
+
+static uas_sub_owner owner(uint8_t who)
+{
+    uas_sub_owner o;
+    memset(o.key, who, sizeof(o.key));
+    return o;
+}
+
+static uas_sub_session *session_of(uas_sub_engine *e, uintptr_t ud, uint8_t who)
+{
+    uas_sub_session *s = uas_sub_session_new(e, (void *)ud);
+    cr_assert_not_null(s);
+    uas_sub_owner o = owner(who);
+    uas_sub_session_set_owner(s, &o);
+    return s;
+}
+
+Test(xfer, the_same_owner_takes_it_from_the_same_or_another_engine)
+{
+    uas_sub_session *a = session_of(H.e, 1, 'A');
+    uas_sub_session *same = session_of(H.e, 2, 'A');
+    uas_sub_session *there = session_of(E2, 3, 'A');
+    uint32_t id = h_sub(a, 100, 10);
+    cr_expect_eq(transfer(H.e, id, same, false).status_code, UAS_GOOD);
+    cr_expect_eq(transfer(H.e, id, there, false).status_code, UAS_GOOD);
+    cr_expect_eq(uas_sub_session_subscription_count(there), 1);
+}
+
+Test(xfer, another_owner_is_denied_and_the_old_session_keeps_it)
+{
+    uas_sub_session *a = session_of(H.e, 1, 'A');
+    uas_sub_session *b = session_of(H.e, 2, 'B');
+    uas_sub_session *b2 = session_of(E2, 3, 'B');
+    uint32_t id = h_sub(a, 100, 10);
+    h_item(a, id, 1, 1, h_opts(0, 1));
+    h_publish_acks(a, 10, 1, 0, 0, NULL);
+    cr_expect_eq(transfer(H.e, id, b, false).status_code, UAS_BAD_USER_ACCESS_DENIED);
+    cr_expect_eq(transfer(H.e, id, b2, true).status_code, UAS_BAD_USER_ACCESS_DENIED);
+    cr_expect_eq(uas_sub_session_subscription_count(a), 1);
+    cr_expect_eq(uas_sub_session_subscription_count(b) + uas_sub_session_subscription_count(b2), 0);
+    cr_expect_eq(st(E2).subscriptions, 0);
+    cr_expect_eq(st(E2).watched_nodes, 0, "nothing reserved for a denied move");
+    /* A is not told anything and goes on being served. */
+    write2(1, 5);
+    run2(100);
+    cr_assert_eq(H.n, 1);
+    cr_expect_eq(H.light[0].target, 10);
+    cr_expect_eq(h_dc_val(0, 0), 5);
+}
+
+Test(xfer, a_session_keeps_what_it_created_under_an_earlier_user)
+{
+    uas_sub_session *a = session_of(H.e, 1, 'A');
+    uint32_t id = h_sub(a, 100, 10);
+    /* Activated for B since: new subscriptions are B's, the old one A's. */
+    uas_sub_owner b = owner('B');
+    uas_sub_session_set_owner(a, &b);
+    uint32_t id2 = h_sub(a, 100, 10);
+    cr_expect_eq(transfer(H.e, id, a, false).status_code, UAS_GOOD, "its own");
+    uas_sub_session *other_b = session_of(H.e, 2, 'B');
+    cr_expect_eq(transfer(H.e, id, other_b, false).status_code, UAS_BAD_USER_ACCESS_DENIED);
+    cr_expect_eq(transfer(H.e, id2, other_b, false).status_code, UAS_GOOD);
+}
+
+Test(xfer, an_orphan_keeps_its_owner_across_engines)
+{
+    uas_sub_session *a = session_of(H.e, 1, 'A');
+    uint32_t id = h_sub(a, 100, 10);
+    h_item(a, id, 1, 1, h_opts(0, 1));
+    uas_sub_session_delete(a, false, H.now);
+    uas_sub_session *b = session_of(E2, 2, 'B');
+    cr_expect_eq(transfer(H.e, id, b, false).status_code, UAS_BAD_USER_ACCESS_DENIED);
+    cr_expect_eq(st(H.e).subscriptions, 1, "still the orphan of loop 0");
+    /* The same user on the other loop takes it; orphaned there, it is
+     * still A's when it comes back. */
+    uas_sub_session *a2 = session_of(E2, 3, 'A');
+    cr_expect_eq(transfer(H.e, id, a2, false).status_code, UAS_GOOD);
+    cr_expect_eq(st(E2).subscriptions, 1);
+    uas_sub_session_delete(a2, false, H.now);
+    uas_sub_session *b0 = session_of(H.e, 4, 'B');
+    cr_expect_eq(transfer(E2, id, b0, false).status_code, UAS_BAD_USER_ACCESS_DENIED);
+    cr_expect_eq(transfer(E2, id, b, false).status_code, UAS_BAD_USER_ACCESS_DENIED);
+    uas_sub_session *a3 = session_of(H.e, 5, 'A');
+    cr_expect_eq(transfer(E2, id, a3, false).status_code, UAS_GOOD);
+    cr_expect_eq(uas_sub_session_subscription_count(a3), 1);
+    cr_expect_eq(st(H.e).watched_nodes, 1);
+    cr_expect_eq(st(E2).watched_nodes, 0);
+}
+
 Test(xfer, a_smaller_retransmission_queue_keeps_the_newest_messages)
 {
     engines(2, NULL);
