@@ -455,10 +455,17 @@ void uas_svc_activate_session(uas_request_ctx *ctx, const void *vreq, void *vres
         set_result(resp, UAS_BAD_SECURE_CHANNEL_ID_INVALID);
         return;
     }
+    /* The identity is the one of this activation: an anonymous activation
+     * after a user's leaves none (TransferSubscriptions compares it); a
+     * refused one leaves the previous activation's. */
+    char previous_user[sizeof(se->user)];
+    memcpy(previous_user, se->user, sizeof(previous_user));
+    se->user[0] = 0;
     uas_status st = check_client_signature(ctx, req);
     if (st == UAS_GOOD)
         st = check_identity(ctx, req);
     if (st != UAS_GOOD) {
+        memcpy(se->user, previous_user, sizeof(previous_user));
         atomic_fetch_add(&ctx->server->counters.security_rejected_requests, 1);
         uas_log(UAS_LOG_INFO, "session", "ActivateSession refused: %s", uas_status_name(st));
         set_result(resp, st);

@@ -1239,6 +1239,23 @@ describe("TransferSubscriptions and users (--threads 2)", { timeout: 30000 }, ()
         });
     }
 
+    test("a session that changed from alice to anonymous no longer acts for alice", async () => {
+        const a = await open(userServer, {}, ALICE);
+        const subA = await RawSub.create(a.session);
+        await subA.monitor([{ nodeId: node(53), handle: 1 }]);
+        const b = await open(userServer, {}, ALICE);
+        const changed = await b.session.changeUser({ type: UserTokenType.Anonymous });
+        assert.equal(changed.value, StatusCodes.Good.value, `changeUser: ${changed}`);
+        const tr = await transfer(b, subA.id);
+        assert.equal(
+            tr.results[0].statusCode.value,
+            StatusCodes.BadUserAccessDenied.value,
+            `anonymous again after alice: ${tr.results[0].statusCode}`
+        );
+        await b.close();
+        await a.close();
+    });
+
     test("a subscription whose session closed stays its user's", async () => {
         const a = await open(userServer, {}, ALICE);
         const subA = await RawSub.create(a.session, { requestedLifetimeCount: 2400 });
