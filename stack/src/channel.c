@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <ua/log.h>
+
 #include "channel_internal.h"
 
 /* Which message types each role accepts in each state. */
@@ -207,6 +209,16 @@ uas_status uas__channel_fail(uas_channel *ch, uas_status reason, const char *why
     return reason;
 }
 
+/* Part 6 6.7.7: a verified chunk with a wrong sequence number is logged as
+ * Bad_SequenceNumberInvalid and answered like any failed security check,
+ * with the same words, so the answer tells nothing of which check failed. */
+static uas_status bad_sequence(uas_channel *ch, uint32_t seq)
+{
+    uas_log(UAS_LOG_WARN, "channel", "channel %u: BadSequenceNumberInvalid (%u after %u)",
+            ch->channel_id, seq, ch->recv_seq);
+    return uas__channel_fail(ch, UAS_BAD_SECURITY_CHECKS_FAILED, "chunk failed verification");
+}
+
 /* ---- little readers over one chunk ---- */
 
 typedef struct rd {
@@ -405,7 +417,7 @@ static uas_status on_symmetric(uas_channel *ch, uint8_t *chunk, size_t len, uint
     if (!rd_u32(&r, &seq) || !rd_u32(&r, &request_id))
         return uas__channel_fail(ch, UAS_BAD_TCP_MESSAGE_TYPE_INVALID, "truncated header");
     if (!seq_ok(ch, seq))
-        return uas__channel_fail(ch, UAS_BAD_SEQUENCE_NUMBER_INVALID, "sequence number");
+        return bad_sequence(ch, seq);
     const uint8_t *body = r.p;
     size_t body_len = (size_t)(r.end - r.p);
 
@@ -563,7 +575,7 @@ static uas_status on_open(uas_channel *ch, uint8_t *chunk, size_t len, uint8_t c
     if (!rd_u32(&r, &seq) || !rd_u32(&r, &request_id))
         return uas__channel_fail(ch, UAS_BAD_TCP_MESSAGE_TYPE_INVALID, "truncated OPN");
     if (!seq_ok(ch, seq))
-        return uas__channel_fail(ch, UAS_BAD_SEQUENCE_NUMBER_INVALID, "sequence number");
+        return bad_sequence(ch, seq);
     ch->policy = policy;
     if (ch->cfg.role == UAS_CHANNEL_SERVER)
         return uas__channel_on_opn_request(ch, request_id, r.p, (size_t)(r.end - r.p), now_ms);

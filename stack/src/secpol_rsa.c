@@ -318,8 +318,10 @@ static uas_status rsa_asym_unprotect(void *keys, uint8_t *chunk, size_t header_l
         return UAS_BAD_SECURITY_CHECKS_FAILED;
     if (!uri || uri_len != strlen(k->pol->uri) || memcmp(uri, k->pol->uri, uri_len) != 0)
         return UAS_BAD_SECURITY_CHECKS_FAILED;
+    /* Part 6 6.7.7: an unknown ReceiverCertificateThumbprint is
+     * Bad_CertificateInvalid. */
     if (!thumb || thumb_len != UAS_SHA1_LEN || memcmp(thumb, k->cred->thumb, UAS_SHA1_LEN) != 0)
-        return UAS_BAD_SECURITY_CHECKS_FAILED;
+        return UAS_BAD_CERTIFICATE_INVALID;
     if (!cert)
         return UAS_BAD_SECURITY_CHECKS_FAILED;
     EVP_PKEY *sender = NULL;

@@ -961,12 +961,12 @@ Test(bad_input, sequence_number_gap_is_refused_sequence_number_invalid)
     send_ok(&p.client, id + 1, &rq.r, READ_REQ);
     big_req_free(&rq);
     uas_status st = pipe_transmit(&p, &p.client);
-    expect_server_failed(&p, st, UAS_BAD_SEQUENCE_NUMBER_INVALID);
+    expect_server_failed(&p, st, UAS_BAD_SECURITY_CHECKS_FAILED);
     cr_assert_eq(p.server.nmsgs, 0);
     pipe_fini(&p);
 }
 
-Test(bad_input, replayed_chunk_is_refused_sequence_number_invalid)
+Test(bad_input, replayed_chunk_is_refused_as_a_failed_security_check)
 {
     pipe p;
     uint32_t id;
@@ -974,7 +974,7 @@ Test(bad_input, replayed_chunk_is_refused_sequence_number_invalid)
     cr_assert_eq(pipe_feed(&p, &p.server, b->data, b->len), UAS_GOOD);
     cr_assert_eq(p.server.nmsgs, 1);
     uas_status st = deliver(&p, b);
-    expect_server_failed(&p, st, UAS_BAD_SEQUENCE_NUMBER_INVALID);
+    expect_server_failed(&p, st, UAS_BAD_SECURITY_CHECKS_FAILED);
     cr_assert_eq(p.server.nmsgs, 1, "the replay was not delivered");
     pipe_fini(&p);
 }
@@ -1819,7 +1819,7 @@ Test(seqnum, receiver_refuses_wrap_before_uint32_max_minus_1024)
     p.client.ch->send_seq = 5; /* an early "wrap" */
     (void)send_small_request(&p);
     uas_status st = pipe_transmit(&p, &p.client);
-    expect_server_failed(&p, st, UAS_BAD_SEQUENCE_NUMBER_INVALID);
+    expect_server_failed(&p, st, UAS_BAD_SECURITY_CHECKS_FAILED);
     pipe_fini(&p);
 }
 
