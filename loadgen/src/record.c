@@ -9,9 +9,7 @@
 
 #include <ua/loadgen.h>
 
-#ifndef UAS_BUILD_COMMIT
-#define UAS_BUILD_COMMIT "unknown"
-#endif
+#include "uas_commit.h" /* UAS_BUILD_COMMIT, written at build time */
 #ifndef UAS_BUILD_FLAGS
 #define UAS_BUILD_FLAGS "unknown"
 #endif
