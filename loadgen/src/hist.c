@@ -111,3 +111,8 @@ void uas_stat_compute(const double *values, size_t n, uas_stat *out)
     out->max = sorted[m - 1];
     out->median = m % 2 ? sorted[m / 2] : (sorted[m / 2 - 1] + sorted[m / 2]) / 2;
 }
+
+unsigned uas_round_variant(unsigned round, unsigned k, unsigned nvariants)
+{
+    return round % 2 ? nvariants - 1 - k : k;
+}

@@ -908,9 +908,7 @@ int lg_run_rounds(const lg_opts *o, uas_result res[][LG_MAX_VARIANTS], const uas
     bool sub = o->scenario >= SC_SUB;
     for (unsigned r = 0; r < o->rounds; r++) {
         for (unsigned k = 0; k < o->nvariants; k++) {
-            /* Alternate the variants, reversed every other round, so slow
-             * drift of the machine does not favour one of them. */
-            unsigned v = r % 2 ? o->nvariants - 1 - k : k;
+            unsigned v = uas_round_variant(r, k, o->nvariants);
             int rc = sub ? lg_sub_run_once(o, &o->variants[v], r + 1, &res[r][v])
                          : run_once(o, &o->variants[v], r + 1, &res[r][v]);
             if (rc != 0)

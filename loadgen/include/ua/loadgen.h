@@ -38,6 +38,11 @@ typedef struct uas_stat {
 } uas_stat;
 void uas_stat_compute(const double *values, size_t n, uas_stat *out);
 
+/* Which variant runs k-th (0-based) in round `round` (0-based) of
+ * nvariants: in order in even rounds, reversed in odd ones, so a slow
+ * drift of the machine favours no variant and each runs once per round. */
+unsigned uas_round_variant(unsigned round, unsigned k, unsigned nvariants);
+
 /* Run record: what was measured where. */
 typedef struct uas_run_record {
     char commit[48];

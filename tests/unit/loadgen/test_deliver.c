@@ -334,3 +334,40 @@ Test(result, subscription_block_names_every_measure)
         cr_assert(strstr(buf, must[i]), "missing '%s' in:\n%s", must[i], buf);
     free(buf);
 }
+
+Test(result, events_block_names_every_measure)
+{
+    uas_result r;
+    memset(&r, 0, sizeof(r));
+    snprintf(r.scenario, sizeof(r.scenario), "events");
+    snprintf(r.args, sizeof(r.args), "--self-load events --event-rate 200");
+    snprintf(r.criterion, sizeof(r.criterion), "every event reaches every item");
+    r.has_notif = r.has_server = r.has_events = r.pass = true;
+    r.notifications = 3000;
+    r.notif_per_s = 1000;
+    r.events_reported = 600;
+    r.events_reported_per_s = 200;
+    r.notif_expected = r.notif_delivered = 3000;
+    r.delivery_pct = 100;
+    r.items = 5;
+    r.p50_ns = 100 * MS;
+    r.sessions_target = r.sessions_ready = 5;
+    uas_run_record rec;
+    uas_run_record_fill(&rec);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    uas_result_print(f, &r, &rec);
+    fclose(f);
+    const char *must[] = {"### events",
+                          "PASS",
+                          "600 reported by the server in the window (200 events/s)",
+                          "0 other events received",
+                          "100.00 % (3000 of 3000 expected, missed 0)",
+                          "items with misses | 0 of 5",
+                          "report→notify latency p50 / p99 / max | 100.0 /",
+                          "run record"};
+    for (size_t i = 0; i < sizeof(must) / sizeof(must[0]); i++)
+        cr_assert(strstr(buf, must[i]), "missing '%s' in:\n%s", must[i], buf);
+    free(buf);
+}

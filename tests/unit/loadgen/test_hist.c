@@ -118,3 +118,24 @@ Test(result, block_names_every_measure)
         cr_assert(strstr(buf, must[i]), "missing '%s' in:\n%s", must[i], buf);
     free(buf);
 }
+
+Test(rounds, variants_alternate_and_each_runs_once_per_round)
+{
+    for (unsigned n = 1; n <= 4; n++) {
+        for (unsigned r = 0; r < 6; r++) {
+            unsigned seen = 0;
+            for (unsigned k = 0; k < n; k++) {
+                unsigned v = uas_round_variant(r, k, n);
+                cr_assert_lt(v, n);
+                cr_assert_not(seen & (1u << v), "variant %u twice in round %u", v, r);
+                seen |= 1u << v;
+            }
+            cr_assert_eq(seen, (1u << n) - 1);
+        }
+    }
+    /* Two variants: A B, B A, A B ... so neither always goes first. */
+    cr_assert_eq(uas_round_variant(0, 0, 2), 0);
+    cr_assert_eq(uas_round_variant(1, 0, 2), 1);
+    cr_assert_eq(uas_round_variant(2, 0, 2), 0);
+    cr_assert_eq(uas_round_variant(3, 1, 2), 0);
+}
