@@ -141,25 +141,6 @@ static int step(cap_run *r, const char *title, const char *fmt, ...)
     return 0;
 }
 
-/* "median [min–max]" of one field over the rounds of variant v. */
-static void med_range(char *buf, size_t len, cap_run *r, unsigned v,
-                      double (*get)(const uas_result *), const char *fmt)
-{
-    double x[LG_MAX_ROUNDS];
-    for (unsigned i = 0; i < r->o.rounds; i++)
-        x[i] = get(&r->res[i][v]);
-    uas_stat st;
-    uas_stat_compute(x, r->o.rounds, &st);
-    char a[32], b[32], c[32];
-    snprintf(a, sizeof(a), fmt, st.median);
-    snprintf(b, sizeof(b), fmt, st.min);
-    snprintf(c, sizeof(c), fmt, st.max);
-    if (r->o.rounds > 1)
-        snprintf(buf, len, "%s [%s–%s]", a, b, c);
-    else
-        snprintf(buf, len, "%s", a);
-}
-
 static double f_tp(const uas_result *x)
 {
     return x->throughput;
@@ -204,11 +185,11 @@ static void throughput(cap_run *r, FILE *f)
             unsigned disturbed = 0;
             for (unsigned k = 0; k < r->o.rounds; k++)
                 disturbed += r->res[k][v].disturbed;
-            med_range(tp, sizeof(tp), r, v, f_tp, "%.0f");
-            med_range(p50, sizeof(p50), r, v, f_p50, "%.0f");
-            med_range(p99, sizeof(p99), r, v, f_p99, "%.0f");
-            med_range(cpu, sizeof(cpu), r, v, f_cpu, "%.2f");
-            med_range(heap, sizeof(heap), r, v, f_heap, "%.1f");
+            lg_stat_text(tp, sizeof(tp), r->res, r->o.rounds, v, f_tp, "%.0f");
+            lg_stat_text(p50, sizeof(p50), r->res, r->o.rounds, v, f_p50, "%.0f");
+            lg_stat_text(p99, sizeof(p99), r->res, r->o.rounds, v, f_p99, "%.0f");
+            lg_stat_text(cpu, sizeof(cpu), r->res, r->o.rounds, v, f_cpu, "%.2f");
+            lg_stat_text(heap, sizeof(heap), r->res, r->o.rounds, v, f_heap, "%.1f");
             fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %u |\n", scenarios[i],
                     r->o.variants[v].security == LG_SEC_NONE ? "None" : "SignAndEncrypt", tp, p50,
                     p99, cpu, heap, disturbed);

@@ -82,6 +82,10 @@ int lg_parse_opts(int argc, char **argv, lg_opts *o);
  * could not run. */
 int lg_run_rounds(const lg_opts *o, uas_result res[][LG_MAX_VARIANTS], const uas_run_record *rec,
                   FILE *blocks[2], bool *verdict_failed);
+/* "median [min–max]" of one field over the rounds of variant v (just the
+ * median for one round); buf should hold 128 bytes. */
+const char *lg_stat_text(char *buf, size_t len, uas_result res[][LG_MAX_VARIANTS], unsigned rounds,
+                         unsigned v, double (*get)(const uas_result *), const char *fmt);
 /* The Markdown summary of the rounds: median and range per variant. */
 void lg_print_summary(FILE *f, const lg_opts *o, uas_result res[][LG_MAX_VARIANTS]);
 /* Raises the descriptor limit to the hard limit; returns the limit. */

@@ -743,11 +743,10 @@ static void print_summary(FILE *f, const lg_opts *o, uas_result res[][MAX_VARIAN
     fprintf(f, "\n");
 }
 
-/* "median [min–max]" of one field over the rounds of variant v. */
-static const char *stat_text(char *buf, size_t len, uas_result res[][MAX_VARIANTS], unsigned rounds,
-                             unsigned v, double (*get)(const uas_result *), const char *fmt)
+const char *lg_stat_text(char *buf, size_t len, uas_result res[][LG_MAX_VARIANTS], unsigned rounds,
+                         unsigned v, double (*get)(const uas_result *), const char *fmt)
 {
-    double x[MAX_ROUNDS];
+    double x[MAX_ROUNDS] = {0};
     for (unsigned r = 0; r < rounds; r++)
         x[r] = get(&res[r][v]);
     uas_stat st;
@@ -857,32 +856,33 @@ static void print_sub_summary(FILE *f, const lg_opts *o, uas_result res[][MAX_VA
         fprintf(f,
                 cnt ? "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |"
                     : "| %s | %s | %s | %s | %s / %s | %s | %s | %s | %s |",
-                name, stat_text(b1, sizeof(b1), res, rounds, v, g_notif, "%.0f"),
-                cnt ? stat_text(b2, sizeof(b2), res, rounds, v, g_samples, "%.0f")
-                    : stat_text(b2, sizeof(b2), res, rounds, v, g_deliv, "%.2f"),
-                cnt ? stat_text(b3, sizeof(b3), res, rounds, v, g_minpct, "%.2f")
-                    : stat_text(b3, sizeof(b3), res, rounds, v, g_missed, "%.0f"),
-                cnt ? stat_text(b4, sizeof(b4), res, rounds, v, g_minnotif, "%.2f")
-                    : stat_text(b4, sizeof(b4), res, rounds, v, g_p50, "%.1f"),
-                cnt ? stat_text(b5, sizeof(b5), res, rounds, v, g_cpusample, "%.2f")
-                    : stat_text(b5, sizeof(b5), res, rounds, v, g_p99, "%.1f"),
-                res[0][v].has_server ? stat_text(b6, sizeof(b6), res, rounds, v, g_cpu, "%.2f")
+                name, lg_stat_text(b1, sizeof(b1), res, rounds, v, g_notif, "%.0f"),
+                cnt ? lg_stat_text(b2, sizeof(b2), res, rounds, v, g_samples, "%.0f")
+                    : lg_stat_text(b2, sizeof(b2), res, rounds, v, g_deliv, "%.2f"),
+                cnt ? lg_stat_text(b3, sizeof(b3), res, rounds, v, g_minpct, "%.2f")
+                    : lg_stat_text(b3, sizeof(b3), res, rounds, v, g_missed, "%.0f"),
+                cnt ? lg_stat_text(b4, sizeof(b4), res, rounds, v, g_minnotif, "%.2f")
+                    : lg_stat_text(b4, sizeof(b4), res, rounds, v, g_p50, "%.1f"),
+                cnt ? lg_stat_text(b5, sizeof(b5), res, rounds, v, g_cpusample, "%.2f")
+                    : lg_stat_text(b5, sizeof(b5), res, rounds, v, g_p99, "%.1f"),
+                res[0][v].has_server ? lg_stat_text(b6, sizeof(b6), res, rounds, v, g_cpu, "%.2f")
                                      : "n/a",
                 res[0][v].server_bytes_per_op >= 0 && res[0][v].has_server
-                    ? stat_text(b7, sizeof(b7), res, rounds, v, g_heap, "%.1f")
+                    ? lg_stat_text(b7, sizeof(b7), res, rounds, v, g_heap, "%.1f")
                     : "n/a",
-                res[0][v].has_server ? stat_text(b8, sizeof(b8), res, rounds, v, g_cores, "%.2f")
+                res[0][v].has_server ? lg_stat_text(b8, sizeof(b8), res, rounds, v, g_cores, "%.2f")
                                      : "n/a",
-                res[0][v].has_server ? stat_text(b9, sizeof(b9), res, rounds, v, g_rss, "%.1f")
+                res[0][v].has_server ? lg_stat_text(b9, sizeof(b9), res, rounds, v, g_rss, "%.1f")
                                      : "n/a");
         if (sess)
             fprintf(f, " %s | %s | %s |",
-                    stat_text(b10, sizeof(b10), res, rounds, v, g_rate, "%.0f"),
+                    lg_stat_text(b10, sizeof(b10), res, rounds, v, g_rate, "%.0f"),
                     res[0][v].has_server
-                        ? stat_text(b2, sizeof(b2), res, rounds, v, g_setup_cpu, "%.0f")
+                        ? lg_stat_text(b2, sizeof(b2), res, rounds, v, g_setup_cpu, "%.0f")
                         : "n/a",
-                    res[0][v].has_server ? stat_text(b1, sizeof(b1), res, rounds, v, g_kib, "%.1f")
-                                         : "n/a");
+                    res[0][v].has_server
+                        ? lg_stat_text(b1, sizeof(b1), res, rounds, v, g_kib, "%.1f")
+                        : "n/a");
         fprintf(f, " %u of %u |\n", passed, rounds);
     }
     fprintf(f, "\n");

@@ -96,23 +96,9 @@ static void *run(void *arg)
 
 uas_status app_event_source_add(uas_server *s, uint32_t rate)
 {
-    uas_nodeid id = uas_nodeid_string(1, "uastack.EventsReported");
-    uas_nodeid parent = uas_nodeid_string(1, "Demo");
-    uas_nodeid has_component = uas_nodeid_numeric(0, UAS_NS0ID_HASCOMPONENT);
-    uas_nodeid type = uas_nodeid_numeric(0, UAS_NS0ID_BASEDATAVARIABLETYPE);
-    uas_qualifiedname bn = {1, uas_string_from("uastack.EventsReported")};
-    uas_variable_attributes a;
-    memset(&a, 0, sizeof(a));
-    a.display_name.text = uas_string_from("uastack.EventsReported");
-    a.data_type = uas_nodeid_numeric(0, UAS_NS0ID_UINT64);
-    a.value_rank = -1;
-    a.access_level = a.user_access_level = 0x01;
-    uas_status st = uas_server_add_variable(s, &id, &parent, &has_component, &bn, &type, &a);
-    if (st == UAS_GOOD)
-        st = uas_server_set_data_source(s, &id, read_reported, NULL, NULL);
     src.s = s;
     src.rate = rate;
-    return st;
+    return app_add_u64_var(s, "uastack.EventsReported", read_reported, NULL);
 }
 
 int app_event_source_start(void)

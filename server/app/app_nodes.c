@@ -155,7 +155,7 @@ static uas_status read_mem_stat(void *ud, const uas_nodeid *node, uas_datavalue 
     return UAS_GOOD;
 }
 
-static uas_status add_stat_var(uas_server *s, const char *name, void *which)
+uas_status app_add_u64_var(uas_server *s, const char *name, uas_read_fn read, void *ud)
 {
     uas_nodeid id = uas_nodeid_string(1, name);
     uas_nodeid parent = uas_nodeid_string(1, "Demo");
@@ -169,7 +169,7 @@ static uas_status add_stat_var(uas_server *s, const char *name, void *which)
     a.value_rank = -1;
     a.access_level = a.user_access_level = 0x01;
     uas_status st = uas_server_add_variable(s, &id, &parent, &has_component, &bn, &type, &a);
-    return st == UAS_GOOD ? uas_server_set_data_source(s, &id, read_mem_stat, NULL, which) : st;
+    return st == UAS_GOOD ? uas_server_set_data_source(s, &id, read, NULL, ud) : st;
 }
 
 /* Demo.ReportEvent(message, severity): a BaseEventType event from Demo,
@@ -257,8 +257,8 @@ uas_status app_add_demo_nodes(uas_server *s)
     if (st == UAS_GOOD)
         st = add_report_event_method(s, &obj);
     if (st == UAS_GOOD)
-        st = add_stat_var(s, "uastack.HeapBytesAllocated", NULL);
+        st = app_add_u64_var(s, "uastack.HeapBytesAllocated", read_mem_stat, NULL);
     if (st == UAS_GOOD)
-        st = add_stat_var(s, "uastack.HeapAllocations", (void *)1);
+        st = app_add_u64_var(s, "uastack.HeapAllocations", read_mem_stat, (void *)1);
     return st;
 }
