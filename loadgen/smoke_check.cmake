@@ -21,11 +21,12 @@ if(scenario STREQUAL "capacity")
 elseif(scenario MATCHES "^(read|write|browse)$")
   list(APPEND needles "| operations |" "(errors 0)" "| throughput |" "| latency p50 / p99 / max |"
                       "| server CPU per op |" "| server heap per op |" "| server RSS |"
-                      "| server busy cores |")
+                      "| lock waits (contended acquisitions) |" "| server busy cores |")
 else()
   list(APPEND needles "| verdict | PASS" "| notifications |" "| Publish errors, sequence gaps | 0, 0"
                       "| sessions |" "| server CPU per notification |"
-                      "| server heap per notification |" "| server RSS |" "| server busy cores |")
+                      "| server heap per notification |" "| server RSS |" "| server busy cores |"
+                      "| lock waits (contended acquisitions) |")
 endif()
 if(scenario STREQUAL "counters")
   list(APPEND needles "| samples |" "| worst item |" "| items below 99 % | 0 of"

@@ -66,6 +66,10 @@ uint64_t lg_now_ns(void);
 
 /* Heap counters of the child, read through its uastack.* nodes. */
 int lg_read_heap(uas_client *ctrl, uint64_t *bytes, uint64_t *allocs);
+/* The child's lock contention counters (uastack.LockWaits.*), and their
+ * change over a window into r. */
+int lg_read_lock_waits(uas_client *ctrl, uint64_t waits[4]);
+void lg_lock_waits_delta(uas_result *r, const uint64_t a[4], const uint64_t b[4]);
 /* One UInt64 variable ns=1;s=name of the child (e.g. uastack.EventsReported). */
 int lg_read_u64(uas_client *ctrl, const char *name, uint64_t *value);
 

@@ -45,6 +45,17 @@ void uas_run_record_fill(uas_run_record *r)
 }
 
 /* The subscription scenarios' lines: what arrived and what it cost. */
+static void print_locks(FILE *f, const uas_result *r)
+{
+    if (!r->has_locks)
+        return;
+    fprintf(f,
+            "| lock waits (contended acquisitions) | address space %llu, values %llu, "
+            "sessions %llu, subscription engines %llu |\n",
+            (unsigned long long)r->lock_waits[0], (unsigned long long)r->lock_waits[1],
+            (unsigned long long)r->lock_waits[2], (unsigned long long)r->lock_waits[3]);
+}
+
 static void print_notif(FILE *f, const uas_result *r)
 {
     bool counters = !strcmp(r->scenario, "counters");
@@ -120,6 +131,7 @@ static void print_notif(FILE *f, const uas_result *r)
     if (r->sessions_ready)
         fprintf(f, ", %.0f bytes per monitored item", r->rss_per_item_b);
     fprintf(f, ") |\n");
+    print_locks(f, r);
     fprintf(f, "| server busy cores | %.2f |\n", r->busy_cores);
     fprintf(f, "| disturbed | %s |\n", r->disturbed ? "yes (server starved of CPU)" : "no");
 }
@@ -150,6 +162,7 @@ void uas_result_print(FILE *f, const uas_result *r, const uas_run_record *rec)
             fprintf(f, "| server heap per op | not available (external server, or its counters "
                        "were unreadable) |\n");
         fprintf(f, "| server RSS | %llu KiB |\n", (unsigned long long)r->server_rss_kb);
+        print_locks(f, r);
         fprintf(f, "| server busy cores | %.2f |\n", r->busy_cores);
         fprintf(f, "| disturbed | %s |\n", r->disturbed ? "yes (server starved of CPU)" : "no");
     } else {

@@ -1164,6 +1164,8 @@ int lg_sub_run_once(const lg_opts *o, const lg_variant *var, unsigned round, uas
     run_until(run, lg_now_ns() + (uint64_t)(o->warmup * 1e9), "warm-up", round);
     uint64_t heap_a = 0, heap_b = 0, allocs_a = 0, allocs_b = 0;
     bool heap_ok = !o->target && lg_read_heap(ctrl, &heap_a, &allocs_a) == 0;
+    uint64_t locks_a[4], locks_b[4];
+    bool locks_ok = !o->target && lg_read_lock_waits(ctrl, locks_a) == 0;
     if (run->events && lg_read_u64(ctrl, "uastack.EventsReported", &run->ev_a) != 0)
         goto out;
     if (r->has_server)
@@ -1180,6 +1182,8 @@ int lg_sub_run_once(const lg_opts *o, const lg_variant *var, unsigned round, uas
     if (r->has_server)
         lg_child_sample(&child, &b);
     heap_ok = heap_ok && lg_read_heap(ctrl, &heap_b, &allocs_b) == 0;
+    if (locks_ok && lg_read_lock_waits(ctrl, locks_b) == 0)
+        lg_lock_waits_delta(r, locks_a, locks_b);
     if (run->events && lg_read_u64(ctrl, "uastack.EventsReported", &run->ev_b) != 0)
         goto out;
     /* Collect what the last writes (events) must still bring. */

@@ -227,6 +227,21 @@ int lg_read_heap(uas_client *ctrl, uint64_t *bytes, uint64_t *allocs)
     return 0;
 }
 
+int lg_read_lock_waits(uas_client *ctrl, uint64_t waits[4])
+{
+    static const char *const names[] = {"uastack.LockWaits.AddressSpace", "uastack.LockWaits.Value",
+                                        "uastack.LockWaits.Session",
+                                        "uastack.LockWaits.Subscriptions"};
+    return read_u64s(ctrl, names, 4, waits);
+}
+
+void lg_lock_waits_delta(uas_result *r, const uint64_t a[4], const uint64_t b[4])
+{
+    r->has_locks = true;
+    for (int i = 0; i < 4; i++)
+        r->lock_waits[i] = b[i] - a[i];
+}
+
 int lg_read_u64(uas_client *ctrl, const char *name, uint64_t *value)
 {
     return read_u64s(ctrl, &name, 1, value);
@@ -346,6 +361,8 @@ static int run_once(const lg_opts *o, const lg_variant *var, unsigned round, uas
     lg_proc_sample a, b;
     uint64_t heap_a = 0, heap_b = 0, allocs_a = 0, allocs_b = 0;
     bool heap_ok = !o->target && lg_read_heap(ctrl, &heap_a, &allocs_a) == 0;
+    uint64_t locks_a[4], locks_b[4];
+    bool locks_ok = !o->target && lg_read_lock_waits(ctrl, locks_a) == 0;
     if (r->has_server)
         lg_child_sample(&child, &a);
     uint64_t t0 = lg_now_ns();
@@ -357,6 +374,8 @@ static int run_once(const lg_opts *o, const lg_variant *var, unsigned round, uas
     if (r->has_server)
         lg_child_sample(&child, &b);
     heap_ok = heap_ok && lg_read_heap(ctrl, &heap_b, &allocs_b) == 0;
+    if (locks_ok && lg_read_lock_waits(ctrl, locks_b) == 0)
+        lg_lock_waits_delta(r, locks_a, locks_b);
     uint64_t drain_end = lg_now_ns() + 10000000000ull;
     while (run->outstanding > 0 && lg_now_ns() < drain_end)
         uas_loop_run_once(run->loop, true);

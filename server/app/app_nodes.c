@@ -172,6 +172,23 @@ uas_status app_add_u64_var(uas_server *s, const char *name, uas_read_fn read, vo
     return st == UAS_GOOD ? uas_server_set_data_source(s, &id, read, NULL, ud) : st;
 }
 
+/* Lock contention of this process (uas_server_lock_stats), one counter
+ * per kind, for load generators. */
+static uas_status read_lock_waits(void *ud, const uas_nodeid *node, uas_datavalue *out,
+                                  uas_arena *arena)
+{
+    (void)node;
+    uas_lock_stats st;
+    uas_server_lock_stats(&st);
+    uint64_t *v = uas_arena_alloc(arena, sizeof(uint64_t));
+    if (!v)
+        return UAS_BAD_OUT_OF_MEMORY;
+    *v = st.waits[(uintptr_t)ud - 1];
+    uas_variant_set_scalar(&out->value, v, UAS_TYPE(UINT64));
+    out->has_value = true;
+    return UAS_GOOD;
+}
+
 /* Demo.ReportEvent(message, severity): a BaseEventType event from Demo,
  * reported through the Server object. */
 static uas_status demo_report_event(void *ud, const uas_nodeid *object, const uas_nodeid *method,
@@ -260,5 +277,10 @@ uas_status app_add_demo_nodes(uas_server *s)
         st = app_add_u64_var(s, "uastack.HeapBytesAllocated", read_mem_stat, NULL);
     if (st == UAS_GOOD)
         st = app_add_u64_var(s, "uastack.HeapAllocations", read_mem_stat, (void *)1);
+    static const char *const locks[UAS_LOCK_KINDS] = {
+        "uastack.LockWaits.AddressSpace", "uastack.LockWaits.Value", "uastack.LockWaits.Session",
+        "uastack.LockWaits.Subscriptions"};
+    for (uintptr_t k = 0; k < UAS_LOCK_KINDS && st == UAS_GOOD; k++)
+        st = app_add_u64_var(s, locks[k], read_lock_waits, (void *)(k + 1));
     return st;
 }

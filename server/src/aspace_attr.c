@@ -271,7 +271,7 @@ uas_status as_read_value(uas_aspace *as, const as_nv *nv, const as_range *range,
     if (d) {
         /* has_value of an overlay turns true on the first write: look at it
          * under the lock too. */
-        pthread_mutex_lock(&d->value_lock);
+        uas__lock(&d->value_lock, UAS_LOCK_VALUE);
         uas_status st = UAS_GOOD;
         if ((stored = d->has_value)) {
             st = as_range_read(&d->value, range, &dv->value, arena, true);
@@ -386,7 +386,7 @@ uas_status as_check_value(const uas_nodeid *data_type, int32_t value_rank, const
 void as_swap_value(uas_aspace *as, as_node *d, uas_variant *v, uas_status status,
                    uas_datetime source_ts, uas_datetime now)
 {
-    pthread_mutex_lock(&d->value_lock);
+    uas__lock(&d->value_lock, UAS_LOCK_VALUE);
     uas_variant old = d->value;
     d->value = *v;
     d->has_value = true;

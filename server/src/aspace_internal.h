@@ -27,6 +27,7 @@
 #include <ua/types.h>
 
 #include "aspace.h"
+#include "lock_stats.h"
 #include "ns0.h"
 
 #define AS_TRY(x)                                                                                  \
@@ -216,13 +217,22 @@ bool as_ns0_is_subtype(uint32_t sub, uint32_t super);
 bool as_ns_known(uas_aspace *as, uint16_t ns);
 
 /* The lock held by services; dropped around user callbacks. */
+/* Waits are counted as in lock_stats.h. */
 static inline void as_rdlock(uas_aspace *as)
 {
-    pthread_rwlock_rdlock(&as->lock);
+    if (pthread_rwlock_tryrdlock(&as->lock) != 0) {
+        atomic_fetch_add_explicit(&uas__lock_waits[UAS_LOCK_ADDRESS_SPACE], 1,
+                                  memory_order_relaxed);
+        pthread_rwlock_rdlock(&as->lock);
+    }
 }
 static inline void as_wrlock(uas_aspace *as)
 {
-    pthread_rwlock_wrlock(&as->lock);
+    if (pthread_rwlock_trywrlock(&as->lock) != 0) {
+        atomic_fetch_add_explicit(&uas__lock_waits[UAS_LOCK_ADDRESS_SPACE], 1,
+                                  memory_order_relaxed);
+        pthread_rwlock_wrlock(&as->lock);
+    }
 }
 static inline void as_unlock(uas_aspace *as)
 {

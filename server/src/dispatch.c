@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "dispatch.h"
+#include "lock_stats.h"
 #include "svc_subscription.h"
 
 enum { CACHE = 8 };
@@ -162,7 +163,7 @@ static void on_message(uas_conn *c, uint32_t request_id, const uint8_t *body, si
             (void)send_fault(sc, request_id, hdr->request_handle, st);
             return;
         }
-        pthread_mutex_lock(&se->lock);
+        uas__lock(&se->lock, UAS_LOCK_SESSION);
         if (atomic_load(&se->closed)) {
             pthread_mutex_unlock(&se->lock);
             uas_session_unref(s, se);

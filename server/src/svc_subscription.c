@@ -25,6 +25,7 @@
 #include "aspace_monitor.h"
 #include "crypto_util.h"
 #include "dispatch.h"
+#include "lock_stats.h"
 #include "sub_diag.h"
 #include "sub_engine.h"
 #include "sub_map.h"
@@ -88,7 +89,7 @@ static void split_target(uas_sub_publish_target *t, unsigned *loop, uint32_t *ch
 static void arm_timer(uas_sloop_subs *ss)
 {
     struct ev_loop *ev = uas_loop_ev(ss->loop->loop);
-    pthread_mutex_lock(&ss->lock);
+    uas__lock(&ss->lock, UAS_LOCK_SUBSCRIPTIONS);
     int64_t next = uas_sub_engine_next_deadline(ss->engine);
     pthread_mutex_unlock(&ss->lock);
     if (next == INT64_MAX) {
@@ -129,7 +130,7 @@ static void on_timer(struct ev_loop *ev, ev_timer *w, int revents)
     (void)ev;
     (void)revents;
     uas_sloop_subs *ss = w->data;
-    pthread_mutex_lock(&ss->lock);
+    uas__lock(&ss->lock, UAS_LOCK_SUBSCRIPTIONS);
     uas_sub_engine_tick(ss->engine, uas_monotonic_ms());
     pthread_mutex_unlock(&ss->lock);
     arm_timer(ss);
@@ -260,7 +261,7 @@ static void on_value_changed(void *ud, const uas_nodeid *id)
     int64_t now = uas_monotonic_ms();
     for (unsigned i = 0; i < s->nloops; i++) {
         uas_sloop_subs *ss = s->loops[i].subs;
-        pthread_mutex_lock(&ss->lock);
+        uas__lock(&ss->lock, UAS_LOCK_SUBSCRIPTIONS);
         uas_sub_stats st;
         uas_sub_engine_get_stats(ss->engine, &st);
         if (st.watched_nodes > 0) {
@@ -289,7 +290,7 @@ void uas_subs_post_event(uas_server *s, const uas_nodeid *notifier, const uas_su
         uas_sloop_subs *ss = s->loops[i].subs;
         if (!ss)
             continue;
-        pthread_mutex_lock(&ss->lock);
+        uas__lock(&ss->lock, UAS_LOCK_SUBSCRIPTIONS);
         uas_sub_engine_post_event(ss->engine, notifier, ev, now);
         pthread_mutex_unlock(&ss->lock);
         engine_touched(ss);
@@ -481,7 +482,7 @@ void uas_subs_conn_closed(uas_sloop *l, uint32_t channel_id, uas_conn *c)
     uas_sub_publish_target *t = make_target(l->index, channel_id);
     for (unsigned i = 0; i < s->nloops; i++) {
         uas_sloop_subs *ss = s->loops[i].subs;
-        pthread_mutex_lock(&ss->lock);
+        uas__lock(&ss->lock, UAS_LOCK_SUBSCRIPTIONS);
         uas_sub_engine_drop_target(ss->engine, t);
         pthread_mutex_unlock(&ss->lock);
     }
@@ -493,7 +494,7 @@ void uas_subs_session_release(uas_server *s, uas_session *se)
         return;
     uas_sloop_subs *ss = se->sub_loop->subs;
     (void)s;
-    pthread_mutex_lock(&ss->lock);
+    uas__lock(&ss->lock, UAS_LOCK_SUBSCRIPTIONS);
     uas_sub_session_delete(se->sub, se->delete_subscriptions, uas_monotonic_ms());
     pthread_mutex_unlock(&ss->lock);
     se->sub = NULL;
@@ -516,7 +517,7 @@ static uas_sloop_subs *subs_of(uas_request_ctx *ctx)
     uas_session *se = ctx->session;
     if (!se->sub) {
         uas_sloop_subs *ss = ctx->loop->subs;
-        pthread_mutex_lock(&ss->lock);
+        uas__lock(&ss->lock, UAS_LOCK_SUBSCRIPTIONS);
         se->sub = uas_sub_session_new(ss->engine, se);
         pthread_mutex_unlock(&ss->lock);
         if (!se->sub)
@@ -589,7 +590,7 @@ static uas_sloop_subs *subs_owned(uas_request_ctx *ctx, uas_sub_owner *owner,
             ((uas_response_header *)resp)->service_result = UAS_BAD_OUT_OF_MEMORY;                 \
             return;                                                                                \
         }                                                                                          \
-        pthread_mutex_lock(&ss->lock);                                                             \
+        uas__lock(&ss->lock, UAS_LOCK_SUBSCRIPTIONS);                                              \
         (void)fn(ctx->session->sub, (const req_t *)req, (resp_t *)resp, ctx->arena, ctx->now_ms);  \
         pthread_mutex_unlock(&ss->lock);                                                           \
         engine_touched(ss);                                                                        \
@@ -602,7 +603,7 @@ void uas_svc_create_subscription(uas_request_ctx *ctx, const void *req, void *re
     uas_sloop_subs *ss = subs_owned(ctx, &owner, &r->response_header);
     if (!ss)
         return;
-    pthread_mutex_lock(&ss->lock);
+    uas__lock(&ss->lock, UAS_LOCK_SUBSCRIPTIONS);
     uas_sub_session_set_owner(ctx->session->sub, &owner);
     (void)uas_sub_create_subscription(ctx->session->sub, req, r, ctx->arena, ctx->now_ms);
     pthread_mutex_unlock(&ss->lock);
@@ -636,8 +637,8 @@ static void lock_pair(uas_sloop_subs *a, uas_sloop_subs *b)
         a = b;
         b = t;
     }
-    pthread_mutex_lock(&a->lock);
-    pthread_mutex_lock(&b->lock);
+    uas__lock(&a->lock, UAS_LOCK_SUBSCRIPTIONS);
+    uas__lock(&b->lock, UAS_LOCK_SUBSCRIPTIONS);
 }
 
 static void unlock_pair(uas_sloop_subs *a, uas_sloop_subs *b)
@@ -661,7 +662,7 @@ void uas_svc_transfer_subscriptions(uas_request_ctx *ctx, const void *vreq, void
     uas_sloop_subs *ss = subs_owned(ctx, &owner, &resp->response_header);
     if (!ss)
         return;
-    pthread_mutex_lock(&ss->lock);
+    uas__lock(&ss->lock, UAS_LOCK_SUBSCRIPTIONS);
     uas_sub_session_set_owner(ctx->session->sub, &owner);
     uas_status st =
         uas_sub_transfer_subscriptions(ctx->session->sub, req, resp, ctx->arena, ctx->now_ms);
@@ -696,7 +697,7 @@ void uas_svc_publish(uas_request_ctx *ctx, const void *req, void *resp)
         ((uas_response_header *)resp)->service_result = UAS_BAD_OUT_OF_MEMORY;
         return;
     }
-    pthread_mutex_lock(&ss->lock);
+    uas__lock(&ss->lock, UAS_LOCK_SUBSCRIPTIONS);
     uas_sub_publish(ctx->session->sub, make_target(ctx->loop->index, ctx->channel_id),
                     ctx->request_id, req, ctx->now_ms);
     pthread_mutex_unlock(&ss->lock);
@@ -714,7 +715,7 @@ static uas_status method_on_sub(uas_session *se, const uas_variant *in, uas_sloo
         /* No subscription of its own yet: still tell "not yours" apart
          * from "no such subscription". */
         uas_sloop_subs *own = uas__current_loop->subs;
-        pthread_mutex_lock(&own->lock);
+        uas__lock(&own->lock, UAS_LOCK_SUBSCRIPTIONS);
         se->sub = uas_sub_session_new(own->engine, se);
         pthread_mutex_unlock(&own->lock);
         if (se->sub)
@@ -733,7 +734,7 @@ static uas_status not_own(uas_server *s, uint32_t id)
 {
     for (unsigned i = 0; i < s->nloops; i++) {
         uas_sloop_subs *ss = s->loops[i].subs;
-        pthread_mutex_lock(&ss->lock);
+        uas__lock(&ss->lock, UAS_LOCK_SUBSCRIPTIONS);
         bool has = uas_sub_engine_has_subscription(ss->engine, id);
         pthread_mutex_unlock(&ss->lock);
         if (has)
@@ -755,7 +756,7 @@ static uas_status get_monitored_items(void *ud, const uas_nodeid *object, const 
         return st;
     uint32_t *sh = NULL, *ch = NULL;
     size_t n = 0;
-    pthread_mutex_lock(&ss->lock);
+    uas__lock(&ss->lock, UAS_LOCK_SUBSCRIPTIONS);
     st = uas_sub_get_monitored_items(se->sub, id, arena, &sh, &ch, &n);
     pthread_mutex_unlock(&ss->lock);
     if (st == UAS_BAD_SUBSCRIPTION_ID_INVALID)
@@ -783,7 +784,7 @@ static uas_status resend_data(void *ud, const uas_nodeid *object, const uas_node
     uas_status st = method_on_sub(se, in, &ss, &id);
     if (st != UAS_GOOD)
         return st;
-    pthread_mutex_lock(&ss->lock);
+    uas__lock(&ss->lock, UAS_LOCK_SUBSCRIPTIONS);
     st = uas_sub_resend_data(se->sub, id, uas_monotonic_ms());
     pthread_mutex_unlock(&ss->lock);
     engine_touched(ss);

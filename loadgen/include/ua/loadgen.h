@@ -193,7 +193,12 @@ typedef struct uas_result {
     uint64_t server_rss_kb;
     double busy_cores; /* server CPU seconds per wall second */
     bool disturbed;    /* the server was starved of CPU (see the docs) */
-    bool has_server;   /* false with --target: server-side numbers unknown */
+    /* Lock contention in the window: acquisitions that found the lock
+     * taken (address space, variable values, sessions, subscription
+     * engines), from the child's uastack.LockWaits.* counters. */
+    bool has_locks;
+    uint64_t lock_waits[4];
+    bool has_server; /* false with --target: server-side numbers unknown */
 
     /* Subscription scenarios (sub, sessions, counters): requests, throughput
      * and the latency fields above then count notifications, notif/s and

@@ -190,6 +190,20 @@ typedef struct uas_event {
  * that is not an event type, BadOutOfRange for the severity. */
 uas_status uas_server_report_event(uas_server *s, const uas_event *ev);
 
+/* Lock contention: how many times, since the process started, a thread
+ * found a lock of each kind taken and waited for it. */
+typedef enum uas_lock_kind {
+    UAS_LOCK_ADDRESS_SPACE = 0, /* the address space's read-write lock */
+    UAS_LOCK_VALUE,             /* a variable's stored value */
+    UAS_LOCK_SESSION,           /* a session, held while one of its requests runs */
+    UAS_LOCK_SUBSCRIPTIONS,     /* an event loop's subscription engine */
+    UAS_LOCK_KINDS
+} uas_lock_kind;
+typedef struct uas_lock_stats {
+    uint64_t waits[UAS_LOCK_KINDS];
+} uas_lock_stats;
+void uas_server_lock_stats(uas_lock_stats *out);
+
 /* Local value update (thread-safe, no AccessLevel check); the value is
  * copied. BadNodeIdUnknown, BadNodeClassInvalid, BadTypeMismatch. */
 uas_status uas_server_write_value(uas_server *s, const uas_nodeid *id, const uas_variant *value);
