@@ -21,31 +21,6 @@ typedef struct event_view {
     uas_datetime receive_time;
 } event_view;
 
-enum {
-    F_EVENT_ID,
-    F_EVENT_TYPE,
-    F_SOURCE_NODE,
-    F_SOURCE_NAME,
-    F_TIME,
-    F_RECEIVE_TIME,
-    F_MESSAGE,
-    F_SEVERITY,
-    F_NONE
-};
-
-static const char *const field_names[] = {"EventId", "EventType",   "SourceNode", "SourceName",
-                                          "Time",    "ReceiveTime", "Message",    "Severity"};
-
-static int field_of(const uas_simple_attribute_operand *op)
-{
-    if (op->browse_path_count != 1 || op->browse_path[0].ns != 0)
-        return F_NONE;
-    for (int i = 0; i < F_NONE; i++)
-        if (uas_string_eq_cstr(&op->browse_path[0].name, field_names[i]))
-            return i;
-    return F_NONE;
-}
-
 static bool is_subtype(const uas_nodeid *sub, uint32_t super)
 {
     return sub->ns == 0 && sub->kind == UAS_NODEID_NUMERIC &&
@@ -60,57 +35,27 @@ static bool ev_is_of_type(const uas_sub_event *e, const uas_nodeid *type_id)
     return is_subtype(v->ev->event_type, type_id->id.numeric);
 }
 
-static uas_status put(uas_variant *out, uas_arena *a, const void *v, size_t size, const uas_type *t)
-{
-    void *p = uas_arena_alloc(a, size);
-    if (!p)
-        return UAS_BAD_OUT_OF_MEMORY;
-    memcpy(p, v, size);
-    uas_variant_set_scalar(out, p, t);
-    return UAS_GOOD;
-}
-
 static uas_status ev_get_field(const uas_sub_event *e, const uas_simple_attribute_operand *op,
                                uas_variant *out, uas_arena *a)
 {
     const event_view *v = e->ud;
     /* A field declared on a type the event is not of is null. */
-    if (op->attribute_id != 13 ||
-        (op->type_definition_id.ns == 0 && op->type_definition_id.kind == UAS_NODEID_NUMERIC &&
-         op->type_definition_id.id.numeric != 0 &&
-         !is_subtype(v->ev->event_type, op->type_definition_id.id.numeric)))
+    if (op->type_definition_id.ns == 0 && op->type_definition_id.kind == UAS_NODEID_NUMERIC &&
+        op->type_definition_id.id.numeric != 0 &&
+        !is_subtype(v->ev->event_type, op->type_definition_id.id.numeric))
         return UAS_BAD_NO_DATA;
-    switch (field_of(op)) {
-    case F_EVENT_ID: {
-        uas_bytestring b = {sizeof(v->event_id), (uint8_t *)v->event_id};
-        return put(out, a, &b, sizeof(b), UAS_TYPE(BYTE_STRING));
-    }
-    case F_EVENT_TYPE:
-        return put(out, a, v->ev->event_type, sizeof(uas_nodeid), UAS_TYPE(NODE_ID));
-    case F_SOURCE_NODE: {
-        uas_nodeid src =
-            v->ev->source_node ? *v->ev->source_node : uas_nodeid_numeric(0, UAS_NS0ID_SERVER);
-        return put(out, a, &src, sizeof(src), UAS_TYPE(NODE_ID));
-    }
-    case F_SOURCE_NAME: {
-        uas_string s = uas_string_from(v->ev->source_name ? v->ev->source_name : "Server");
-        return put(out, a, &s, sizeof(s), UAS_TYPE(STRING));
-    }
-    case F_TIME:
-        return put(out, a, &v->time, sizeof(v->time), UAS_TYPE(DATE_TIME));
-    case F_RECEIVE_TIME:
-        return put(out, a, &v->receive_time, sizeof(v->receive_time), UAS_TYPE(DATE_TIME));
-    case F_MESSAGE: {
-        uas_localizedtext t = {uas_string_from("en"), uas_string_from(v->ev->message)};
-        if (!v->ev->message)
-            t.text = uas_string_from("");
-        return put(out, a, &t, sizeof(t), UAS_TYPE(LOCALIZED_TEXT));
-    }
-    case F_SEVERITY:
-        return put(out, a, &v->ev->severity, sizeof(uint16_t), UAS_TYPE(UINT16));
-    default:
-        return UAS_BAD_NO_DATA;
-    }
+    uas_base_event_fields f = {
+        .event_id = v->event_id,
+        .event_type = *v->ev->event_type,
+        .source_node =
+            v->ev->source_node ? *v->ev->source_node : uas_nodeid_numeric(0, UAS_NS0ID_SERVER),
+        .source_name = v->ev->source_name ? v->ev->source_name : "Server",
+        .message = v->ev->message,
+        .time = v->time,
+        .receive_time = v->receive_time,
+        .severity = v->ev->severity,
+    };
+    return uas_sub_base_event_field(&f, op, out, a);
 }
 
 uas_status uas_server_report_event(uas_server *s, const uas_event *ev)

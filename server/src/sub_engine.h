@@ -91,6 +91,22 @@ typedef struct uas_sub_event {
     void *ud;
 } uas_sub_event;
 
+/* The BaseEventType fields of an event (Part 5, 6.4.2), and the one place
+ * that answers a SimpleAttributeOperand naming one of them (a browse path
+ * of one namespace-0 name, Value attribute): Good with *out allocated from
+ * a, BadNoData for any other field. The caller checks the operand's type
+ * definition against the event's type. */
+typedef struct uas_base_event_fields {
+    const uint8_t *event_id; /* 16 bytes */
+    uas_nodeid event_type, source_node;
+    const char *source_name, *message; /* message NULL: "" */
+    uas_datetime time, receive_time;
+    uint16_t severity;
+} uas_base_event_fields;
+uas_status uas_sub_base_event_field(const uas_base_event_fields *f,
+                                    const uas_simple_attribute_operand *op, uas_variant *out,
+                                    uas_arena *a);
+
 /* Whom a subscription belongs to: the user its session acted for when it
  * was created or last transferred, so that only the same user may take it
  * over (Part 4, 5.13.7), even after that session is gone. The server

@@ -626,6 +626,42 @@ static uas_status put(uas_variant *out, uas_arena *a, const void *v, size_t size
     return UAS_GOOD;
 }
 
+uas_status uas_sub_base_event_field(const uas_base_event_fields *f,
+                                    const uas_simple_attribute_operand *op, uas_variant *out,
+                                    uas_arena *a)
+{
+    if (op->attribute_id != UAS_SUB_ATTR_VALUE || op->browse_path_count != 1 ||
+        op->browse_path[0].ns != 0)
+        return UAS_BAD_NO_DATA;
+    const uas_string *name = &op->browse_path[0].name;
+    if (uas_string_eq_cstr(name, "EventId")) {
+        /* Points into the event: the selected fields are deep-copied for
+         * the queue. */
+        uas_bytestring b = {16, (uint8_t *)f->event_id};
+        return put(out, a, &b, sizeof(b), UAS_TYPE(BYTE_STRING));
+    }
+    if (uas_string_eq_cstr(name, "EventType"))
+        return put(out, a, &f->event_type, sizeof(uas_nodeid), UAS_TYPE(NODE_ID));
+    if (uas_string_eq_cstr(name, "SourceNode"))
+        return put(out, a, &f->source_node, sizeof(uas_nodeid), UAS_TYPE(NODE_ID));
+    if (uas_string_eq_cstr(name, "SourceName")) {
+        uas_string n = uas_string_from(f->source_name);
+        return put(out, a, &n, sizeof(n), UAS_TYPE(STRING));
+    }
+    if (uas_string_eq_cstr(name, "Time"))
+        return put(out, a, &f->time, sizeof(f->time), UAS_TYPE(DATE_TIME));
+    if (uas_string_eq_cstr(name, "ReceiveTime"))
+        return put(out, a, &f->receive_time, sizeof(f->receive_time), UAS_TYPE(DATE_TIME));
+    if (uas_string_eq_cstr(name, "Message")) {
+        uas_localizedtext t = {uas_string_from("en"),
+                               uas_string_from(f->message ? f->message : "")};
+        return put(out, a, &t, sizeof(t), UAS_TYPE(LOCALIZED_TEXT));
+    }
+    if (uas_string_eq_cstr(name, "Severity"))
+        return put(out, a, &f->severity, sizeof(f->severity), UAS_TYPE(UINT16));
+    return UAS_BAD_NO_DATA;
+}
+
 /* The BaseEventType fields of the event; EventQueueOverflowEventType adds
  * none. The engine makes this event itself, so it answers without the
  * address space: a field of another type is null like any missing one. */
@@ -636,39 +672,19 @@ static uas_status ovf_field(const uas_sub_event *ev, const uas_simple_attribute_
     const uas_nodeid *td = &op->type_definition_id;
     bool known_type = (td->ns == 0 && td->kind == UAS_NODEID_NUMERIC && td->id.numeric == 0) ||
                       ovf_is_of_type(ev, td);
-    if (op->attribute_id != UAS_SUB_ATTR_VALUE || !known_type || op->browse_path_count != 1 ||
-        op->browse_path[0].ns != 0)
+    if (!known_type)
         return UAS_BAD_NO_DATA;
-    const uas_string *name = &op->browse_path[0].name;
-    if (uas_string_eq_cstr(name, "EventId")) {
-        /* Points into ev: the selected fields are deep-copied for the queue. */
-        uas_bytestring b = {sizeof(o->event_id), (uint8_t *)o->event_id};
-        return put(out, a, &b, sizeof(b), UAS_TYPE(BYTE_STRING));
-    }
-    if (uas_string_eq_cstr(name, "EventType")) {
-        uas_nodeid t = uas_nodeid_numeric(0, NS0_EVENT_QUEUE_OVERFLOW_EVENT_TYPE);
-        return put(out, a, &t, sizeof(t), UAS_TYPE(NODE_ID));
-    }
-    if (uas_string_eq_cstr(name, "SourceNode")) {
-        uas_nodeid n = uas_nodeid_numeric(0, NS0_SERVER);
-        return put(out, a, &n, sizeof(n), UAS_TYPE(NODE_ID));
-    }
-    if (uas_string_eq_cstr(name, "SourceName")) {
-        uas_string n = uas_string_from("Server");
-        return put(out, a, &n, sizeof(n), UAS_TYPE(STRING));
-    }
-    if (uas_string_eq_cstr(name, "Time") || uas_string_eq_cstr(name, "ReceiveTime"))
-        return put(out, a, &o->time, sizeof(o->time), UAS_TYPE(DATE_TIME));
-    if (uas_string_eq_cstr(name, "Message")) {
-        uas_localizedtext t = {uas_string_from("en"),
-                               uas_string_from("Events were lost: the queue overflowed")};
-        return put(out, a, &t, sizeof(t), UAS_TYPE(LOCALIZED_TEXT));
-    }
-    if (uas_string_eq_cstr(name, "Severity")) {
-        uint16_t sev = 100; /* low: the client learns of a loss, nothing failed */
-        return put(out, a, &sev, sizeof(sev), UAS_TYPE(UINT16));
-    }
-    return UAS_BAD_NO_DATA;
+    uas_base_event_fields f = {
+        .event_id = o->event_id,
+        .event_type = uas_nodeid_numeric(0, NS0_EVENT_QUEUE_OVERFLOW_EVENT_TYPE),
+        .source_node = uas_nodeid_numeric(0, NS0_SERVER),
+        .source_name = "Server",
+        .message = "Events were lost: the queue overflowed",
+        .time = o->time,
+        .receive_time = o->time,
+        .severity = 100, /* low: the client learns of a loss, nothing failed */
+    };
+    return uas_sub_base_event_field(&f, op, out, a);
 }
 
 /* Events were lost: report it with one EventQueueOverflowEventType event
