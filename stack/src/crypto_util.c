@@ -1,49 +1,46 @@
 /* Cryptographic primitives over OpenSSL 3 EVP and libsodium; see
- * crypto_util.h for the contract. */
+ * crypto_util.h for the contract.
+ *
+ * HMAC alone runs on OpenSSL's low-level SHA1_* and SHA256_* functions,
+ * deprecated since 3.0. Their state is a plain struct, and copying a state
+ * is what HMAC with precomputed pad states needs per message: through EVP
+ * (or the provider's dupctx) OpenSSL 3.0 copies a digest state only into a
+ * newly allocated one, and EVP_MAC's HMAC does that copy on every init.
+ * The low-level functions are the same code, SHA-NI assembly included,
+ * that the default provider runs for EVP's SHA-1 and SHA-256; they bypass
+ * the provider, so a FIPS provider configuration would not cover HMAC.
+ * The target builds with OPENSSL_NO_DEPRECATED so that nothing else slips
+ * back to deprecated calls; this file lifts it for itself before the first
+ * OpenSSL header and silences the warning only around the sha_* wrappers.
+ * A known-answer test at start-up checks the whole HMAC path. */
+#undef OPENSSL_NO_DEPRECATED
+
 #include <pthread.h>
 #include <string.h>
 
-#include <openssl/core_dispatch.h>
 #include <openssl/core_names.h>
 #include <openssl/crypto.h>
 #include <openssl/err.h>
 #include <openssl/pem.h>
-#include <openssl/provider.h>
 #include <openssl/rsa.h>
+#include <openssl/sha.h>
 #include <sodium.h>
 
 #include <ua/mem.h>
 
 #include "crypto_util.h"
 
+#ifdef OPENSSL_NO_DEPRECATED_3_0
+#error "HMAC needs OpenSSL's SHA1_Init/SHA256_Init, absent from this OpenSSL (no-deprecated)"
+#endif
+
 enum { HMAC_BLOCK = 64 }; /* the block of SHA-1 and SHA-256 */
 
 /* ---- one-time setup and per-thread contexts ---- */
 
-/* The functions of one digest implementation, from the dispatch table of
- * the provider EVP_MD_fetch chose (the interface of provider-digest(7)).
- *
- * Why not EVP: in OpenSSL 3.0 every EVP_DigestInit_ex frees and re-makes
- * the digest's state, EVP_MD_CTX_copy_ex duplicates it into a new one (3.0
- * has no in-place copy), and HMAC through EVP_MAC does both: 5 allocations
- * per MAC keyed on each call, 2 when the MAC context stays keyed. The
- * implementation's own init resets its state in place, so HMAC (RFC 2104)
- * is run on these functions with one state per thread and no allocation.
- * A known-answer test at start-up proves the functions found compute the
- * digest asked for. */
-typedef struct md_funcs {
-    void *provctx;
-    OSSL_FUNC_digest_newctx_fn *newctx;
-    OSSL_FUNC_digest_freectx_fn *freectx;
-    OSSL_FUNC_digest_init_fn *init;
-    OSSL_FUNC_digest_update_fn *update;
-    OSSL_FUNC_digest_final_fn *final;
-} md_funcs;
-
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static bool g_ok;
 static EVP_MD *g_md[2];
-static md_funcs g_mdf[2];
 static EVP_CIPHER *g_aes[2]; /* 0: AES-128-CBC, 1: AES-256-CBC */
 static pthread_key_t g_tls_key;
 
@@ -51,7 +48,6 @@ static pthread_key_t g_tls_key;
  * ends. They hold no secret between calls: every use sets the key again,
  * and what they keep is overwritten by the next use. */
 typedef struct tls_ctx {
-    void *md[2]; /* digest states of g_mdf */
     EVP_CIPHER_CTX *aes[2];
 } tls_ctx;
 
@@ -77,71 +73,9 @@ static void tls_free(void *p)
     if (n->next)
         n->next->prev = n->prev;
     pthread_mutex_unlock(&g_tls_lock);
-    for (int i = 0; i < 2; i++) {
-        if (n->ctx.md[i])
-            g_mdf[i].freectx(n->ctx.md[i]);
+    for (int i = 0; i < 2; i++)
         EVP_CIPHER_CTX_free(n->ctx.aes[i]);
-    }
     uas_free(n, sizeof(*n));
-}
-
-/* True when one of the colon-separated names of an implementation names
- * md. */
-static bool names_md(const char *names, const EVP_MD *md)
-{
-    char name[64];
-    while (*names) {
-        size_t n = strcspn(names, ":");
-        if (n < sizeof(name)) {
-            memcpy(name, names, n);
-            name[n] = 0;
-            if (EVP_MD_is_a(md, name))
-                return true;
-        }
-        names += n;
-        if (*names == ':')
-            names++;
-    }
-    return false;
-}
-
-static bool find_md_funcs(const EVP_MD *md, md_funcs *f)
-{
-    const OSSL_PROVIDER *prov = EVP_MD_get0_provider(md);
-    if (!prov || EVP_MD_get_block_size(md) != HMAC_BLOCK)
-        return false;
-    int no_cache = 0;
-    const OSSL_ALGORITHM *algs = OSSL_PROVIDER_query_operation(prov, OSSL_OP_DIGEST, &no_cache);
-    const OSSL_ALGORITHM *a = algs;
-    while (a && a->algorithm_names && !names_md(a->algorithm_names, md))
-        a++;
-    if (a && a->algorithm_names) {
-        for (const OSSL_DISPATCH *d = a->implementation; d->function_id; d++) {
-            switch (d->function_id) {
-            case OSSL_FUNC_DIGEST_NEWCTX:
-                f->newctx = OSSL_FUNC_digest_newctx(d);
-                break;
-            case OSSL_FUNC_DIGEST_FREECTX:
-                f->freectx = OSSL_FUNC_digest_freectx(d);
-                break;
-            case OSSL_FUNC_DIGEST_INIT:
-                f->init = OSSL_FUNC_digest_init(d);
-                break;
-            case OSSL_FUNC_DIGEST_UPDATE:
-                f->update = OSSL_FUNC_digest_update(d);
-                break;
-            case OSSL_FUNC_DIGEST_FINAL:
-                f->final = OSSL_FUNC_digest_final(d);
-                break;
-            default:
-                break;
-            }
-        }
-    }
-    if (algs)
-        OSSL_PROVIDER_unquery_operation(prov, OSSL_OP_DIGEST, algs);
-    f->provctx = OSSL_PROVIDER_get0_provider_ctx(prov);
-    return f->newctx && f->freectx && f->init && f->update && f->final;
 }
 
 static bool hmac_self_test(void);
@@ -156,8 +90,6 @@ static void init_algs(void)
     g_aes[0] = EVP_CIPHER_fetch(NULL, "AES-128-CBC", NULL);
     g_aes[1] = EVP_CIPHER_fetch(NULL, "AES-256-CBC", NULL);
     if (!g_md[0] || !g_md[1] || !g_aes[0] || !g_aes[1])
-        return;
-    if (!find_md_funcs(g_md[0], &g_mdf[0]) || !find_md_funcs(g_md[1], &g_mdf[1]))
         return;
     if (pthread_key_create(&g_tls_key, tls_free) != 0)
         return;
@@ -239,94 +171,182 @@ uas_status uas_crypto_digest(uas_digest d, const uint8_t *data, size_t len, uint
     return UAS_GOOD;
 }
 
-/* This thread's state of digest d, made on first use. */
-static void *tls_md(uas_digest d)
+/* A SHA-1 or SHA-256 state in plain memory: copied by assignment. */
+typedef union sha_state {
+    SHA_CTX sha1;
+    SHA256_CTX sha256;
+} sha_state;
+
+_Static_assert(sizeof(sha_state) <= UAS_HMAC_STATE_MAX, "uas_hmac_key too small for a state");
+_Static_assert(_Alignof(sha_state) <= 8, "uas_hmac_key under-aligned for a state");
+
+/* The only deprecated calls of the stack (see the top of the file). */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+static bool sha_init(uas_digest d, sha_state *s)
 {
-    tls_ctx *t = tls_get();
-    if (!t)
-        return NULL;
-    if (!t->md[d])
-        t->md[d] = g_mdf[d].newctx(g_mdf[d].provctx);
-    return t->md[d];
+    return (d == UAS_DIGEST_SHA1 ? SHA1_Init(&s->sha1) : SHA256_Init(&s->sha256)) == 1;
 }
 
-/* H(a | b) on the digest state st. */
-static bool md_run(uas_digest d, void *st, const uint8_t *a, size_t a_len, const uint8_t *b,
-                   size_t b_len, uint8_t *out)
+static bool sha_update(uas_digest d, sha_state *s, const void *p, size_t n)
 {
-    const md_funcs *f = &g_mdf[d];
-    size_t n = 0;
-    return f->init(st, NULL) == 1 && (a_len == 0 || f->update(st, a, a_len) == 1) &&
-           (b_len == 0 || f->update(st, b, b_len) == 1) &&
-           f->final(st, out, &n, uas_digest_len(d)) == 1 && n == uas_digest_len(d);
+    if (n == 0)
+        return true;
+    return (d == UAS_DIGEST_SHA1 ? SHA1_Update(&s->sha1, p, n) : SHA256_Update(&s->sha256, p, n)) ==
+           1;
 }
 
-/* HMAC with a key of at most one block:
- * H((K ^ opad) | H((K ^ ipad) | a | b)), K zero-padded to the block. */
-static uas_status hmac_short_key(uas_digest d, void *st, const uint8_t *key, size_t key_len,
-                                 const uint8_t *a, size_t a_len, const uint8_t *b, size_t b_len,
-                                 uint8_t *out)
+/* Final also wipes the block buffer, so only the digest stays in s. */
+static bool sha_final(uas_digest d, sha_state *s, uint8_t *out)
 {
-    const md_funcs *f = &g_mdf[d];
-    size_t hl = uas_digest_len(d), n = 0;
-    uint8_t pad[HMAC_BLOCK], inner[UAS_MAX_DIGEST_LEN];
+    return (d == UAS_DIGEST_SHA1 ? SHA1_Final(out, &s->sha1) : SHA256_Final(out, &s->sha256)) == 1;
+}
+#pragma GCC diagnostic pop
+
+/* uas_crypto_hmac_key_set without the one-time setup, which runs the
+ * self-test through it. */
+static uas_status hmac_key_make(uas_hmac_key *hk, uas_digest d, const uint8_t *key, size_t key_len)
+{
+    memset(hk, 0, sizeof(*hk));
+    if (d != UAS_DIGEST_SHA1 && d != UAS_DIGEST_SHA256)
+        return UAS_BAD_INVALID_ARGUMENT;
+    sha_state s;
+    uint8_t pad[HMAC_BLOCK], k[UAS_MAX_DIGEST_LEN];
+    bool ok = true;
+    if (key_len > HMAC_BLOCK) {
+        /* RFC 2104: a longer key is replaced by its digest. */
+        ok = sha_init(d, &s) && sha_update(d, &s, key, key_len) && sha_final(d, &s, k);
+        key = k;
+        key_len = uas_digest_len(d);
+    }
     memset(pad, 0x36, sizeof(pad));
     for (size_t i = 0; i < key_len; i++)
         pad[i] ^= key[i];
-    bool ok = f->init(st, NULL) == 1 && f->update(st, pad, HMAC_BLOCK) == 1 &&
-              (a_len == 0 || f->update(st, a, a_len) == 1) &&
-              (b_len == 0 || f->update(st, b, b_len) == 1) && f->final(st, inner, &n, hl) == 1 &&
-              n == hl;
+    ok = ok && sha_init(d, &s) && sha_update(d, &s, pad, HMAC_BLOCK);
+    memcpy(hk->inner, &s, sizeof(s));
     for (size_t i = 0; i < HMAC_BLOCK; i++)
         pad[i] ^= 0x36 ^ 0x5c;
-    ok = ok && md_run(d, st, pad, HMAC_BLOCK, inner, hl, out);
+    ok = ok && sha_init(d, &s) && sha_update(d, &s, pad, HMAC_BLOCK);
+    memcpy(hk->outer, &s, sizeof(s));
+    OPENSSL_cleanse(&s, sizeof(s));
     OPENSSL_cleanse(pad, sizeof(pad));
+    OPENSSL_cleanse(k, sizeof(k));
+    if (!ok) {
+        uas_crypto_hmac_key_clear(hk);
+        return UAS_BAD_INTERNAL_ERROR;
+    }
+    hk->d = d;
+    hk->ready = true;
+    return UAS_GOOD;
+}
+
+uas_status uas_crypto_hmac_key_set(uas_hmac_key *hk, uas_digest d, const uint8_t *key,
+                                   size_t key_len)
+{
+    if (uas_crypto_init() != UAS_GOOD) {
+        uas_crypto_hmac_key_clear(hk);
+        return UAS_BAD_INTERNAL_ERROR;
+    }
+    return hmac_key_make(hk, d, key, key_len);
+}
+
+void uas_crypto_hmac_key_clear(uas_hmac_key *hk)
+{
+    uas_crypto_zero(hk, sizeof(*hk));
+}
+
+/* H((K ^ opad) | H((K ^ ipad) | a | b)) from the two absorbed pads. The
+ * local state needs no wiping afterwards: a final leaves only the digest
+ * in it, and the states it started from stay with the key. */
+uas_status uas_crypto_hmac_keyed(const uas_hmac_key *hk, const uint8_t *a, size_t a_len,
+                                 const uint8_t *b, size_t b_len, uint8_t *out)
+{
+    if (!hk->ready)
+        return UAS_BAD_INVALID_ARGUMENT;
+    uas_digest d = hk->d;
+    sha_state s;
+    uint8_t inner[UAS_MAX_DIGEST_LEN];
+    memcpy(&s, hk->inner, sizeof(s));
+    bool ok = sha_update(d, &s, a, a_len) && (!b || sha_update(d, &s, b, b_len)) &&
+              sha_final(d, &s, inner);
+    memcpy(&s, hk->outer, sizeof(s));
+    ok = ok && sha_update(d, &s, inner, uas_digest_len(d)) && sha_final(d, &s, out);
     OPENSSL_cleanse(inner, sizeof(inner));
-    return ok ? UAS_GOOD : UAS_BAD_INTERNAL_ERROR;
+    if (!ok) {
+        OPENSSL_cleanse(&s, sizeof(s));
+        return UAS_BAD_INTERNAL_ERROR;
+    }
+    return UAS_GOOD;
+}
+
+uas_status uas_crypto_hmac_keyed_verify(const uas_hmac_key *hk, const uint8_t *data, size_t len,
+                                        const uint8_t *mac)
+{
+    uint8_t want[UAS_MAX_DIGEST_LEN];
+    uas_status st = uas_crypto_hmac_keyed(hk, data, len, NULL, 0, want);
+    bool ok = st == UAS_GOOD && uas_crypto_ct_equal(want, mac, uas_digest_len(hk->d));
+    uas_crypto_zero(want, sizeof(want));
+    return ok ? UAS_GOOD : UAS_BAD_SECURITY_CHECKS_FAILED;
 }
 
 uas_status uas_crypto_hmac(uas_digest d, const uint8_t *key, size_t key_len, const uint8_t *a,
                            size_t a_len, const uint8_t *b, size_t b_len, uint8_t *out)
 {
-    void *st = tls_md(d);
-    if (!st)
-        return uas_crypto_init() == UAS_GOOD ? UAS_BAD_OUT_OF_MEMORY : UAS_BAD_INTERNAL_ERROR;
-    if (!b)
-        b_len = 0;
-    if (key_len <= HMAC_BLOCK)
-        return hmac_short_key(d, st, key, key_len, a, a_len, b, b_len, out);
-    /* RFC 2104: a longer key is replaced by its digest. */
-    uint8_t k[UAS_MAX_DIGEST_LEN];
-    uas_status rc = md_run(d, st, key, key_len, NULL, 0, k)
-                        ? hmac_short_key(d, st, k, uas_digest_len(d), a, a_len, b, b_len, out)
-                        : UAS_BAD_INTERNAL_ERROR;
-    OPENSSL_cleanse(k, sizeof(k));
-    return rc;
+    uas_hmac_key hk;
+    uas_status st = uas_crypto_hmac_key_set(&hk, d, key, key_len);
+    if (st == UAS_GOOD)
+        st = uas_crypto_hmac_keyed(&hk, a, a_len, b, b_len, out);
+    uas_crypto_hmac_key_clear(&hk);
+    return st;
 }
 
-/* RFC 4231 and RFC 2202, test case 2 of each: the dispatch functions found
- * really are SHA-256 and SHA-1. Runs inside the one-time setup, so on
- * states of its own rather than the thread's. */
+/* RFC 2202 and RFC 4231, test cases 2 (a short key; the message given in
+ * two pieces) and 6 (a key longer than the block) of each: the low-level
+ * functions really compute HMAC-SHA1 and HMAC-SHA256. */
 static bool hmac_self_test(void)
 {
-    static const uint8_t want[2][32] = {
-        [UAS_DIGEST_SHA1] = {0xef, 0xfc, 0xdf, 0x6a, 0xe5, 0xeb, 0x2f, 0xa2, 0xd2, 0x74,
-                             0x16, 0xd5, 0xf1, 0x84, 0xdf, 0x9c, 0x25, 0x9a, 0x7c, 0x79},
-        [UAS_DIGEST_SHA256] = {0x5b, 0xdc, 0xc1, 0x46, 0xbf, 0x60, 0x75, 0x4e, 0x6a, 0x04, 0x24,
-                               0x26, 0x08, 0x95, 0x75, 0xc7, 0x5a, 0x00, 0x3f, 0x08, 0x9d, 0x27,
-                               0x39, 0x83, 0x9d, 0xec, 0x58, 0xb9, 0x64, 0xec, 0x38, 0x43},
+    static const struct {
+        uas_digest d;
+        size_t key_len; /* 0: "Jefe" */
+        const char *msg;
+        uint8_t want[UAS_MAX_DIGEST_LEN];
+    } kat[] = {
+        {UAS_DIGEST_SHA1, 0, "what do ya want for nothing?", {0xef, 0xfc, 0xdf, 0x6a, 0xe5,
+                                                              0xeb, 0x2f, 0xa2, 0xd2, 0x74,
+                                                              0x16, 0xd5, 0xf1, 0x84, 0xdf,
+                                                              0x9c, 0x25, 0x9a, 0x7c, 0x79}},
+        {UAS_DIGEST_SHA256,
+         0,
+         "what do ya want for nothing?",
+         {0x5b, 0xdc, 0xc1, 0x46, 0xbf, 0x60, 0x75, 0x4e, 0x6a, 0x04, 0x24,
+          0x26, 0x08, 0x95, 0x75, 0xc7, 0x5a, 0x00, 0x3f, 0x08, 0x9d, 0x27,
+          0x39, 0x83, 0x9d, 0xec, 0x58, 0xb9, 0x64, 0xec, 0x38, 0x43}},
+        {UAS_DIGEST_SHA1,
+         80,
+         "Test Using Larger Than Block-Size Key - Hash Key First",
+         {0xaa, 0x4a, 0xe5, 0xe1, 0x52, 0x72, 0xd0, 0x0e, 0x95, 0x70,
+          0x56, 0x37, 0xce, 0x8a, 0x3b, 0x55, 0xed, 0x40, 0x21, 0x12}},
+        {UAS_DIGEST_SHA256,
+         131,
+         "Test Using Larger Than Block-Size Key - Hash Key First",
+         {0x60, 0xe4, 0x31, 0x59, 0x1e, 0xe0, 0xb6, 0x7f, 0x0d, 0x8a, 0x26,
+          0xaa, 0xcb, 0xf5, 0xb7, 0x7f, 0x8e, 0x0b, 0xc6, 0x21, 0x37, 0x28,
+          0xc5, 0x14, 0x05, 0x46, 0x04, 0x0f, 0x0e, 0xe3, 0x7f, 0x54}},
     };
-    static const char msg[] = "what do ya want for nothing?";
+    uint8_t key[131];
+    memset(key, 0xaa, sizeof(key));
     bool ok = true;
-    for (int d = 0; d < 2; d++) {
+    for (size_t i = 0; i < sizeof(kat) / sizeof(kat[0]); i++) {
+        uas_hmac_key hk;
         uint8_t out[UAS_MAX_DIGEST_LEN];
-        void *st = g_mdf[d].newctx(g_mdf[d].provctx);
-        ok = ok && st &&
-             hmac_short_key((uas_digest)d, st, (const uint8_t *)"Jefe", 4, (const uint8_t *)msg,
-                            sizeof(msg) - 1, NULL, 0, out) == UAS_GOOD &&
-             memcmp(out, want[d], uas_digest_len((uas_digest)d)) == 0;
-        if (st)
-            g_mdf[d].freectx(st);
+        const uint8_t *m = (const uint8_t *)kat[i].msg;
+        size_t len = strlen(kat[i].msg);
+        uas_status st = kat[i].key_len ? hmac_key_make(&hk, kat[i].d, key, kat[i].key_len)
+                                       : hmac_key_make(&hk, kat[i].d, (const uint8_t *)"Jefe", 4);
+        ok = ok && st == UAS_GOOD &&
+             uas_crypto_hmac_keyed(&hk, m, 10, m + 10, len - 10, out) == UAS_GOOD &&
+             memcmp(out, kat[i].want, uas_digest_len(kat[i].d)) == 0;
+        uas_crypto_hmac_key_clear(&hk);
     }
     return ok;
 }
@@ -341,24 +361,29 @@ uas_status uas_crypto_hmac_verify(uas_digest d, const uint8_t *key, size_t key_l
     return ok ? UAS_GOOD : UAS_BAD_SECURITY_CHECKS_FAILED;
 }
 
+/* The secret is keyed once for all the HMACs of the expansion. */
 uas_status uas_crypto_p_hash(uas_digest d, const uint8_t *secret, size_t secret_len,
                              const uint8_t *seed, size_t seed_len, uint8_t *out, size_t len)
 {
     size_t hl = uas_digest_len(d);
     uint8_t a[UAS_MAX_DIGEST_LEN], block[UAS_MAX_DIGEST_LEN];
+    uas_hmac_key hk;
+    uas_status st = uas_crypto_hmac_key_set(&hk, d, secret, secret_len);
     /* A(1) = HMAC(secret, seed) */
-    uas_status st = uas_crypto_hmac(d, secret, secret_len, seed, seed_len, NULL, 0, a);
+    if (st == UAS_GOOD)
+        st = uas_crypto_hmac_keyed(&hk, seed, seed_len, NULL, 0, a);
     size_t done = 0;
     while (st == UAS_GOOD && done < len) {
-        st = uas_crypto_hmac(d, secret, secret_len, a, hl, seed, seed_len, block);
+        st = uas_crypto_hmac_keyed(&hk, a, hl, seed, seed_len, block);
         if (st != UAS_GOOD)
             break;
         size_t n = len - done < hl ? len - done : hl;
         memcpy(out + done, block, n);
         done += n;
         /* A(i+1) = HMAC(secret, A(i)) */
-        st = uas_crypto_hmac(d, secret, secret_len, a, hl, NULL, 0, a);
+        st = uas_crypto_hmac_keyed(&hk, a, hl, NULL, 0, a);
     }
+    uas_crypto_hmac_key_clear(&hk);
     uas_crypto_zero(a, sizeof(a));
     uas_crypto_zero(block, sizeof(block));
     if (st != UAS_GOOD)

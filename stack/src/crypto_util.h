@@ -1,17 +1,17 @@
 /* Cryptographic primitives of the RSA security policies, over OpenSSL 3
- * (EVP, and for HMAC the digest functions of the provider EVP fetched; no
- * deprecated low-level calls) and libsodium (zeroing, randomness).
+ * (EVP; for HMAC the low-level SHA-1/SHA-256 functions, see crypto_util.c)
+ * and libsodium (zeroing, randomness).
  *
  * Every function returns UAS_GOOD or one Bad code; none leaves an entry on
  * OpenSSL's error queue. Verification and decryption failures are always
  * UAS_BAD_SECURITY_CHECKS_FAILED, whatever went wrong inside, so callers
  * cannot leak the reason by accident.
  *
- * The symmetric path of a channel allocates nothing per chunk. HMAC runs
- * on a per-thread digest state of the provider's SHA-1/SHA-256 functions
- * (EVP would make new digest states for every MAC in OpenSSL 3.0; see
- * crypto_util.c) and is keyed on every call, which costs only the two pad
- * blocks. AES-CBC, whose key schedule is the expensive part of keying, has
+ * The symmetric path of a channel allocates nothing per chunk. Each token
+ * keeps, per direction, an HMAC key whose pad blocks are already absorbed
+ * (uas_hmac_key: two digest states in plain memory, copied per message),
+ * so a MAC costs only the compressions of the message and of the inner
+ * digest. AES-CBC, whose key schedule is the expensive part of keying, has
  * a context per token and direction, keyed once when the token's keys are
  * derived (uas_crypto_aes_cbc_keyed), about 600 bytes of OpenSSL memory
  * each. The one-shot uas_crypto_aes_cbc keeps per-thread contexts and keys
@@ -75,7 +75,39 @@ uas_status uas_crypto_random(void *out, size_t n);
  * thumbprint of Part 6, 6.7.2.3). */
 uas_status uas_crypto_digest(uas_digest d, const uint8_t *data, size_t len, uint8_t *out);
 
-/* HMAC over the concatenation of up to two pieces (b may be NULL). */
+/* An HMAC key ready for use: the digest states after the ipad and the
+ * opad block of RFC 2104. Each MAC copies them, which saves the two pad
+ * compressions that keying on every call costs (2 of the 5 of a 100-byte
+ * message) and allocates nothing. A secret as good as the key: free it
+ * with uas_crypto_hmac_key_clear (or any zeroing of its memory). The
+ * layout is private to crypto_util.c (it holds OpenSSL's SHA_CTX or
+ * SHA256_CTX, whose headers the rest of the stack does not see). */
+enum { UAS_HMAC_STATE_MAX = 112 };
+typedef struct uas_hmac_key {
+    _Alignas(8) unsigned char inner[UAS_HMAC_STATE_MAX];
+    _Alignas(8) unsigned char outer[UAS_HMAC_STATE_MAX];
+    uas_digest d;
+    bool ready; /* false until set, and after a failed set or a clear */
+} uas_hmac_key;
+
+/* Any key length (a key longer than the 64-byte block is replaced by its
+ * digest). BadInvalidArgument for an unknown digest, BadInternalError
+ * when the start-up self-test failed. */
+uas_status uas_crypto_hmac_key_set(uas_hmac_key *hk, uas_digest d, const uint8_t *key,
+                                   size_t key_len);
+/* Zeroes hk. */
+void uas_crypto_hmac_key_clear(uas_hmac_key *hk);
+/* HMAC of a | b (b may be NULL) into uas_digest_len(hk->d) bytes of out;
+ * BadInvalidArgument when hk is not set. */
+uas_status uas_crypto_hmac_keyed(const uas_hmac_key *hk, const uint8_t *a, size_t a_len,
+                                 const uint8_t *b, size_t b_len, uint8_t *out);
+/* UAS_GOOD when mac is the HMAC of data, else BadSecurityChecksFailed
+ * (compared in constant time). */
+uas_status uas_crypto_hmac_keyed_verify(const uas_hmac_key *hk, const uint8_t *data, size_t len,
+                                        const uint8_t *mac);
+
+/* HMAC over the concatenation of up to two pieces (b may be NULL), keyed
+ * for this call only. */
 uas_status uas_crypto_hmac(uas_digest d, const uint8_t *key, size_t key_len, const uint8_t *a,
                            size_t a_len, const uint8_t *b, size_t b_len, uint8_t *out);
 

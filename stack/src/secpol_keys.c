@@ -161,7 +161,8 @@ uas_status uas_secpol_keys_new(const uas_secpol *pol, uas_secpol_cred *cred, uas
     return UAS_GOOD;
 }
 
-/* Frees a token's AES contexts and zeroes its keys. */
+/* Frees a token's AES contexts and zeroes its keys, the HMAC states
+ * included. */
 static void gen_clear(uas_sym_gen *g)
 {
     uas_crypto_aes_cbc_free(&g->enc_local);
@@ -344,6 +345,11 @@ uas_status uas_secpol_derive_keys(uas_secpol_keys *k, uint32_t token_id, const u
         st = derive_dir(pol->algs, client, n, server, n, server_keys);
     g.token_id = token_id;
     g.valid = true;
+    const struct uas_secpol_algs *a = pol->algs;
+    if (st == UAS_GOOD)
+        st = uas_crypto_hmac_key_set(&g.mac_local, a->sym_mac, g.local.sign, a->sym_sign_key_len);
+    if (st == UAS_GOOD)
+        st = uas_crypto_hmac_key_set(&g.mac_remote, a->sym_mac, g.remote.sign, a->sym_sign_key_len);
     if (st == UAS_GOOD)
         st = gen_ciphers(k, &g);
     if (st != UAS_GOOD) {

@@ -144,7 +144,6 @@ static uas_status rsa_sym_protect(void *keys, uint8_t *chunk, size_t header_len,
     uas_sym_gen *g = uas__secpol_gen(k, get_u32(chunk + header_len - 4));
     if (!g)
         return UAS_BAD_INTERNAL_ERROR;
-    const struct uas_secpol_algs *a = k->pol->algs;
     size_t sig = sym_sig_len(k);
     size_t end = *len;
     size_t total;
@@ -165,8 +164,7 @@ static uas_status rsa_sym_protect(void *keys, uint8_t *chunk, size_t header_len,
     if (total > UINT32_MAX)
         return UAS_BAD_ENCODING_LIMITS_EXCEEDED;
     put_u32(chunk + 4, (uint32_t)total);
-    uas_status st = uas_crypto_hmac(a->sym_mac, g->local.sign, a->sym_sign_key_len, chunk, end,
-                                    NULL, 0, chunk + end);
+    uas_status st = uas_crypto_hmac_keyed(&g->mac_local, chunk, end, NULL, 0, chunk + end);
     if (st == UAS_GOOD && sym_encrypts(k))
         st = uas_crypto_aes_cbc_run(&g->enc_local, g->local.iv, chunk + header_len,
                                     total - header_len);
@@ -184,7 +182,6 @@ static uas_status rsa_sym_unprotect(void *keys, uint8_t *chunk, size_t header_le
     uas_sym_gen *g = uas__secpol_gen(k, get_u32(chunk + header_len - 4));
     if (!g)
         return UAS_BAD_SECURITY_CHECKS_FAILED;
-    const struct uas_secpol_algs *a = k->pol->algs;
     size_t sig = sym_sig_len(k);
     size_t n = *len - header_len;
     bool enc = sym_encrypts(k);
@@ -195,8 +192,8 @@ static uas_status rsa_sym_unprotect(void *keys, uint8_t *chunk, size_t header_le
         uas_crypto_aes_cbc_run(&g->dec_remote, g->remote.iv, chunk + header_len, n) != UAS_GOOD)
         return UAS_BAD_SECURITY_CHECKS_FAILED;
     size_t sig_at = *len - sig;
-    unsigned bad = uas_crypto_hmac_verify(a->sym_mac, g->remote.sign, a->sym_sign_key_len, chunk,
-                                          sig_at, chunk + sig_at) != UAS_GOOD;
+    unsigned bad =
+        uas_crypto_hmac_keyed_verify(&g->mac_remote, chunk, sig_at, chunk + sig_at) != UAS_GOOD;
     size_t body_end = sig_at;
     if (enc)
         bad |= check_padding(chunk, header_len + UAS_SEQ_HEADER_LEN, sig_at, false, &body_end);

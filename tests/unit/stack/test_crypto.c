@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/hmac.h>
 #include <openssl/rsa.h>
 #include <openssl/x509.h>
 
@@ -211,6 +212,63 @@ Test(crypto, hmac_verify_accepts_the_mac_and_refuses_any_changed_byte)
                  UAS_BAD_SECURITY_CHECKS_FAILED);
 }
 
+/* The precomputed-state HMAC against OpenSSL's own HMAC, for keys
+ * shorter than, as long as and longer than the 64-byte block (and the
+ * empty key), messages around the block and padding boundaries, in one
+ * piece and in two. */
+Test(crypto, precomputed_hmac_matches_openssl_hmac_for_every_key_length)
+{
+    static const size_t key_lens[] = {0, 1, 20, 32, 63, 64, 65, 80, 131};
+    static const size_t msg_lens[] = {0, 1, 55, 56, 63, 64, 65, 100, 119, 128, 200};
+    uint8_t key[131], msg[200], want[32], got[32];
+    for (size_t i = 0; i < sizeof(key); i++)
+        key[i] = (uint8_t)(i * 7 + 3);
+    for (size_t i = 0; i < sizeof(msg); i++)
+        msg[i] = (uint8_t)(i * 31 + 1);
+    for (int d = 0; d < 2; d++) {
+        const EVP_MD *md = d == UAS_DIGEST_SHA1 ? EVP_sha1() : EVP_sha256();
+        size_t hl = uas_digest_len((uas_digest)d);
+        for (size_t k = 0; k < sizeof(key_lens) / sizeof(key_lens[0]); k++) {
+            size_t kl = key_lens[k];
+            uas_hmac_key hk;
+            cr_assert_eq(uas_crypto_hmac_key_set(&hk, (uas_digest)d, key, kl), UAS_GOOD);
+            for (size_t m = 0; m < sizeof(msg_lens) / sizeof(msg_lens[0]); m++) {
+                size_t ml = msg_lens[m], cut = ml / 3;
+                unsigned wl = 0;
+                cr_assert_not_null(HMAC(md, key, (int)kl, msg, ml, want, &wl));
+                cr_assert_eq(wl, hl);
+                memset(got, 0, sizeof(got));
+                cr_assert_eq(uas_crypto_hmac_keyed(&hk, msg, ml, NULL, 0, got), UAS_GOOD);
+                cr_assert(memcmp(got, want, hl) == 0, "digest %d, key %zu, msg %zu", d, kl, ml);
+                memset(got, 0, sizeof(got));
+                cr_assert_eq(uas_crypto_hmac_keyed(&hk, msg, cut, msg + cut, ml - cut, got),
+                             UAS_GOOD);
+                cr_assert(memcmp(got, want, hl) == 0, "digest %d, key %zu, msg %zu in two", d, kl,
+                          ml);
+                memset(got, 0, sizeof(got));
+                cr_assert_eq(uas_crypto_hmac((uas_digest)d, key, kl, msg, ml, NULL, 0, got),
+                             UAS_GOOD);
+                cr_assert(memcmp(got, want, hl) == 0, "one-shot, digest %d, key %zu", d, kl);
+                cr_assert_eq(uas_crypto_hmac_keyed_verify(&hk, msg, ml, want), UAS_GOOD);
+                want[hl - 1] ^= 1;
+                cr_assert_eq(uas_crypto_hmac_keyed_verify(&hk, msg, ml, want),
+                             UAS_BAD_SECURITY_CHECKS_FAILED);
+            }
+            /* Clearing wipes the states; a cleared key refuses to MAC. */
+            uas_crypto_hmac_key_clear(&hk);
+            static const uas_hmac_key zero;
+            cr_assert(memcmp(&hk, &zero, sizeof(zero)) == 0);
+            cr_assert_eq(uas_crypto_hmac_keyed(&hk, msg, 10, NULL, 0, got),
+                         UAS_BAD_INVALID_ARGUMENT);
+            cr_assert_eq(uas_crypto_hmac_keyed_verify(&hk, msg, 10, want),
+                         UAS_BAD_SECURITY_CHECKS_FAILED);
+        }
+    }
+    uas_hmac_key hk;
+    cr_assert_eq(uas_crypto_hmac_key_set(&hk, (uas_digest)7, key, 32), UAS_BAD_INVALID_ARGUMENT);
+    cr_assert(!hk.ready);
+}
+
 /* ---- AES-CBC ---- */
 
 static const char *sp800_38a_plain = "6bc1bee22e409f96e93d7e117393172a"
@@ -327,7 +385,7 @@ Test(crypto, aes_cbc_keyed_restarts_from_the_iv_for_every_message)
 }
 
 /* The per-chunk primitives allocate nothing, neither through the stack's
- * allocator nor inside OpenSSL, once the thread's digest state exists. */
+ * allocator nor inside OpenSSL; nor does the one-shot HMAC. */
 Test(crypto, hmac_and_keyed_aes_allocate_nothing_per_message)
 {
     cr_assert(ossl_counting, "OpenSSL's allocations cannot be counted");
@@ -338,9 +396,9 @@ Test(crypto, hmac_and_keyed_aes_allocate_nothing_per_message)
     uas_aes_cbc enc, dec;
     cr_assert_eq(uas_crypto_aes_cbc_keyed(&enc, true, key, 32), UAS_GOOD);
     cr_assert_eq(uas_crypto_aes_cbc_keyed(&dec, false, key, 16), UAS_GOOD);
-    /* Warm-up: the thread's digest states are made on first use. */
-    cr_assert_eq(uas_crypto_hmac(UAS_DIGEST_SHA256, key, 32, data, 100, NULL, 0, mac), UAS_GOOD);
-    cr_assert_eq(uas_crypto_hmac(UAS_DIGEST_SHA1, key, 24, data, 100, NULL, 0, mac), UAS_GOOD);
+    uas_hmac_key hk256, hk1;
+    cr_assert_eq(uas_crypto_hmac_key_set(&hk256, UAS_DIGEST_SHA256, key, 32), UAS_GOOD);
+    cr_assert_eq(uas_crypto_hmac_key_set(&hk1, UAS_DIGEST_SHA1, key, 24), UAS_GOOD);
     uas_mem_stats s0, s1;
     uas_mem_get_stats(&s0);
     unsigned long long o0 = ossl_allocs;
@@ -349,6 +407,9 @@ Test(crypto, hmac_and_keyed_aes_allocate_nothing_per_message)
                      UAS_GOOD);
         cr_assert_eq(uas_crypto_hmac(UAS_DIGEST_SHA1, key, 24, data, 100, NULL, 0, mac), UAS_GOOD);
         cr_assert_eq(uas_crypto_hmac_verify(UAS_DIGEST_SHA1, key, 24, data, 100, mac), UAS_GOOD);
+        cr_assert_eq(uas_crypto_hmac_keyed(&hk256, data, 100, NULL, 0, mac), UAS_GOOD);
+        cr_assert_eq(uas_crypto_hmac_keyed_verify(&hk256, data, 100, mac), UAS_GOOD);
+        cr_assert_eq(uas_crypto_hmac_keyed(&hk1, data, 100, data, 7, mac), UAS_GOOD);
         cr_assert_eq(uas_crypto_aes_cbc_run(&enc, iv, data, 144), UAS_GOOD);
         cr_assert_eq(uas_crypto_aes_cbc_run(&dec, iv, data, 144), UAS_GOOD);
     }
@@ -357,6 +418,8 @@ Test(crypto, hmac_and_keyed_aes_allocate_nothing_per_message)
     cr_assert_eq(ossl_allocs - o0, 0, "OpenSSL allocations per message");
     uas_crypto_aes_cbc_free(&enc);
     uas_crypto_aes_cbc_free(&dec);
+    uas_crypto_hmac_key_clear(&hk256);
+    uas_crypto_hmac_key_clear(&hk1);
 }
 
 typedef struct thread_job {

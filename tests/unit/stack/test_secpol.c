@@ -14,6 +14,8 @@
 
 #include <stdlib.h>
 
+#include <openssl/hmac.h>
+
 #include <ua/mem.h>
 #include <ua/types.h>
 
@@ -347,6 +349,21 @@ Test(secpol, derived_keys_follow_part6_for_every_policy)
         cr_assert(memcmp(cg->remote.iv, server_keys + sl + el, 16) == 0);
         cr_assert(memcmp(&sg->local, &cg->remote, sizeof(sg->local)) == 0);
         cr_assert(memcmp(&sg->remote, &cg->local, sizeof(sg->remote)) == 0);
+        /* The tokens' precomputed HMAC keys are these signing keys:
+         * compared with OpenSSL's HMAC under the raw keys. */
+        const EVP_MD *md = a->sym_mac == UAS_DIGEST_SHA1 ? EVP_sha1() : EVP_sha256();
+        uint8_t msg[100], want_c[32], want_s[32], got[32];
+        memset(msg, 0x3c, sizeof(msg));
+        unsigned wl = 0;
+        HMAC(md, client_keys, (int)sl, msg, sizeof(msg), want_c, &wl);
+        HMAC(md, server_keys, (int)sl, msg, sizeof(msg), want_s, &wl);
+        cr_assert_eq(wl, uas_digest_len(a->sym_mac));
+        const uas_hmac_key *macs[4] = {&cg->mac_local, &sg->mac_remote, &cg->mac_remote,
+                                       &sg->mac_local};
+        for (int m = 0; m < 4; m++) {
+            cr_assert_eq(uas_crypto_hmac_keyed(macs[m], msg, sizeof(msg), NULL, 0, got), UAS_GOOD);
+            cr_assert(memcmp(got, m < 2 ? want_c : want_s, wl) == 0, "%s, key %d", pol->uri, m);
+        }
         /* Unused bytes of the fixed-size key arrays stay zero. */
         static const uint8_t zero[32];
         cr_assert(memcmp(cg->local.sign + sl, zero, sizeof(cg->local.sign) - sl) == 0);
