@@ -156,6 +156,12 @@ void uas_sub_engine_delete(uas_sub_engine *e)
         e->nfree_msgs--;
         sub_msg_put(e, m);
     }
+    while (e->free_evrecs) {
+        sub_evrec *r = e->free_evrecs;
+        e->free_evrecs = r->next_free;
+        uas_free(r, SUB_EVREC_SIZE);
+    }
+    e->nfree_evrecs = 0;
     while ((n = sub_list_first(&e->free_parked)) != NULL) {
         sub_list_remove(n);
         uas_free(SUB_CONTAINER(n, sub_parked, link), sizeof(sub_parked));
@@ -251,8 +257,7 @@ void sub_msg_put(uas_sub_engine *e, sub_msg *m)
     for (uint32_t i = 0; i < m->ndc; i++)
         sub_dv_release(&m->dc[i].value, &m->dc_inl[i]);
     for (uint32_t i = 0; i < m->nev; i++)
-        uas_array_delete(m->ev[i].event_fields, m->ev[i].event_fields_count,
-                         &uas_types[UAS_TYPES_VARIANT]);
+        sub_evrec_put(e, m->ev_rec[i]);
     m->ndc = m->nev = 0;
     if (e->nfree_msgs < e->cfg.pool_max) {
         m->next_free = e->free_msgs;
@@ -263,7 +268,42 @@ void sub_msg_put(uas_sub_engine *e, sub_msg *m)
     uas_free(m->dc, m->dc_cap * sizeof(*m->dc));
     uas_free(m->dc_inl, m->dc_cap * sizeof(*m->dc_inl));
     uas_free(m->ev, m->ev_cap * sizeof(*m->ev));
+    uas_free(m->ev_rec, m->ev_cap * sizeof(*m->ev_rec));
     uas_free(m, sizeof(*m));
+}
+
+sub_evrec *sub_evrec_get(uas_sub_engine *e)
+{
+    sub_evrec *r = e->free_evrecs;
+    if (r) {
+        e->free_evrecs = r->next_free;
+        e->nfree_evrecs--;
+    } else {
+        r = uas_malloc(SUB_EVREC_SIZE);
+        if (!r)
+            return NULL;
+        uas_arena_init(&r->arena, r->mem, SUB_EVREC_SIZE - offsetof(sub_evrec, mem), 0);
+    }
+    r->next_free = NULL;
+    r->fields = NULL;
+    r->n = 0;
+    return r;
+}
+
+void sub_evrec_put(uas_sub_engine *e, sub_evrec *r)
+{
+    if (!r)
+        return;
+    /* Spilled blocks go back to the heap at once: a pooled record is never
+     * larger than SUB_EVREC_SIZE, so the pool's size bounds its memory. */
+    uas_arena_free(&r->arena);
+    if (e->nfree_evrecs < e->cfg.pool_max) {
+        r->next_free = e->free_evrecs;
+        e->free_evrecs = r;
+        e->nfree_evrecs++;
+        return;
+    }
+    uas_free(r, SUB_EVREC_SIZE);
 }
 
 sub_parked *sub_parked_get(uas_sub_engine *e)

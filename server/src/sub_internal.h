@@ -4,6 +4,8 @@
 #ifndef UAS_SUB_INTERNAL_H
 #define UAS_SUB_INTERNAL_H
 
+#include <stddef.h>
+
 #include "sub_engine.h"
 #include "sub_filter.h"
 #include "sub_map.h"
@@ -36,11 +38,24 @@ uas_status sub_dv_store(uas_datavalue *dst, sub_inl *inl, const uas_datavalue *s
 void sub_dv_release(uas_datavalue *dv, sub_inl *inl);
 void sub_dv_move(uas_datavalue *dst, sub_inl *dst_inl, uas_datavalue *src, sub_inl *src_inl);
 
-/* One event queued for an event item: the selected fields (heap). */
-typedef struct sub_evq {
-    size_t n;
+/* One event's selected fields, from the item's queue until its
+ * NotificationMessage is released. The fields are deep-copied into an arena
+ * whose first block is the record's own memory, so a queued event costs no
+ * malloc once the engine's pool is warm; a larger event spills into heap
+ * blocks of that arena, returned with the record. The size holds a full
+ * BaseEventType selection (8 fields, about 700 bytes with a short Message)
+ * inline. Records are plain heap blocks of one size, pooled per engine
+ * (up to cfg.pool_max), and any engine may take one back: a transfer
+ * carries queued and sent records to another engine, which then releases
+ * them into its own pool. */
+#define SUB_EVREC_SIZE 1024u
+typedef struct sub_evrec {
+    struct sub_evrec *next_free;
     uas_variant *fields;
-} sub_evq;
+    uint32_t n;
+    uas_arena arena;
+    max_align_t mem[]; /* the arena's first block, up to SUB_EVREC_SIZE */
+} sub_evrec;
 
 /* A monitored node (the public uas_sub_watch). */
 struct uas_sub_watch {
@@ -85,12 +100,11 @@ struct sub_item {
     uas_event_filter *efilter;
     /* queue: ring of qsize entries, qcount used from qhead */
     uint32_t qsize, qhead, qcount;
-    sub_val *dq; /* data items */
-    sub_evq *eq; /* event items */
+    sub_val *dq;    /* data items */
+    sub_evrec **eq; /* event items */
     /* An EventQueueOverflowEventType event waiting to be reported, in
-     * addition to the queue: first (discardOldest) or last. */
-    sub_evq ovf;
-    bool has_ovf;
+     * addition to the queue: first (discardOldest) or last (NULL: none). */
+    sub_evrec *ovf;
     sub_val last; /* the last value that passed the filter */
     sub_val pending_v;
     sub_timer sample_timer;
@@ -112,6 +126,7 @@ typedef struct sub_msg {
     sub_inl *dc_inl;
     uint32_t nev, ev_cap;
     uas_event_field_list *ev;
+    sub_evrec **ev_rec; /* ev[i]'s fields live in ev_rec[i] */
 } sub_msg;
 
 struct sub_sub {
@@ -192,6 +207,8 @@ struct uas_sub_engine {
     uint32_t nwatches;
     sub_msg *free_msgs;
     uint32_t nfree_msgs;
+    sub_evrec *free_evrecs;
+    uint32_t nfree_evrecs;
     sub_list free_parked;
     uint32_t nfree_parked;
     uint32_t *seq_buf; /* availableSequenceNumbers of one response */
@@ -205,6 +222,10 @@ struct uas_sub_engine {
 uas_datetime sub_utc(uas_sub_engine *e, int64_t now);
 sub_msg *sub_msg_get(uas_sub_engine *e);
 void sub_msg_put(uas_sub_engine *e, sub_msg *m);
+/* An empty event record (NULL: out of memory). */
+sub_evrec *sub_evrec_get(uas_sub_engine *e);
+/* Back to e's pool, whichever engine made it (NULL: nothing). */
+void sub_evrec_put(uas_sub_engine *e, sub_evrec *r);
 sub_parked *sub_parked_get(uas_sub_engine *e);
 void sub_parked_put(uas_sub_engine *e, sub_parked *p);
 /* Attach a pushed/event item to its node's watch (BadOutOfMemory). */

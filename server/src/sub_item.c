@@ -94,7 +94,7 @@ static void set_overflow(uas_datavalue *dv)
 static uas_status queue_resize(sub_item *it, uint32_t n, uint32_t *dropped)
 {
     bool data = it->kind == SUB_ITEM_DATA;
-    size_t esz = data ? sizeof(sub_val) : sizeof(sub_evq);
+    size_t esz = data ? sizeof(sub_val) : sizeof(sub_evrec *);
     void *q = uas_calloc(n, esz);
     if (!q)
         return UAS_BAD_OUT_OF_MEMORY;
@@ -109,9 +109,9 @@ static uas_status queue_resize(sub_item *it, uint32_t n, uint32_t *dropped)
                 sub_dv_move(&((sub_val *)q)[k - drop].dv, &((sub_val *)q)[k - drop].inl, &src->dv,
                             &src->inl);
         } else if (k < drop) {
-            uas_array_delete(it->eq[i].fields, it->eq[i].n, T_VARIANT);
+            sub_evrec_put(it->sub->e, it->eq[i]);
         } else {
-            ((sub_evq *)q)[k - drop] = it->eq[i];
+            ((sub_evrec **)q)[k - drop] = it->eq[i];
         }
     }
     if (drop && data && n > 1)
@@ -288,7 +288,7 @@ static void notify(sub_item *it)
         make_ready(it);
         for (uint32_t k = 0; k < it->nlinks; k++) {
             sub_item *t = sub_map_get(&it->sub->item_map, it->links[k]);
-            if (t && t->mode == UAS_MONITORING_MODE_SAMPLING && (t->qcount > 0 || t->has_ovf)) {
+            if (t && t->mode == UAS_MONITORING_MODE_SAMPLING && (t->qcount > 0 || t->ovf)) {
                 t->triggered = true;
                 make_ready(t);
             }
@@ -481,14 +481,11 @@ static void queue_clear(sub_item *it)
         if (it->kind == SUB_ITEM_DATA)
             sub_dv_release(&it->dq[i].dv, &it->dq[i].inl);
         else
-            uas_array_delete(it->eq[i].fields, it->eq[i].n, T_VARIANT);
+            sub_evrec_put(it->sub->e, it->eq[i]);
     }
     it->qhead = it->qcount = 0;
-    if (it->has_ovf)
-        uas_array_delete(it->ovf.fields, it->ovf.n, T_VARIANT);
-    it->ovf.fields = NULL;
-    it->ovf.n = 0;
-    it->has_ovf = false;
+    sub_evrec_put(it->sub->e, it->ovf);
+    it->ovf = NULL;
 }
 
 /* Disabled: no sampling, nothing queued, and the next enable starts over
@@ -516,7 +513,7 @@ void sub_item_set_mode(sub_item *it, uas_monitoring_mode mode, int64_t now)
         sub_item_start(it, now);
     } else if (mode == UAS_MONITORING_MODE_REPORTING) {
         it->triggered = false;
-        if (it->qcount > 0 || it->has_ovf)
+        if (it->qcount > 0 || it->ovf)
             make_ready(it);
     } else if (!it->triggered) {
         sub_list_remove(&it->ready_link);
@@ -551,44 +548,50 @@ void sub_item_resend_last(sub_item *it, int64_t now)
     notify(it);
 }
 
-/* The select clauses of the item's filter evaluated on ev, copied to the
- * heap (NULL: filtered out by the where clause, or out of memory). */
-static uas_variant *select_fields(sub_item *it, const uas_sub_event *ev, bool where)
+/* The select clauses of the item's filter evaluated on ev, in a pooled
+ * record (NULL: filtered out by the where clause, or out of memory). */
+static sub_evrec *select_fields(sub_item *it, const uas_sub_event *ev, bool where)
 {
     uas_sub_engine *e = it->sub->e;
-    /* Evaluate in the scratch arena; only a passing event is copied to
-     * the heap for the queue. */
+    /* Evaluate in the scratch arena: the where clause leaves temporaries
+     * there, and the selected values point into the event, which the
+     * reporter owns only for this call. Only a passing event is copied,
+     * deep, into a record. */
     size_t n = it->efilter->select_clauses_count;
     uas_variant *tmp = n ? uas_arena_calloc(&e->scratch, n, sizeof(uas_variant)) : NULL;
-    uas_variant *fields = NULL;
+    sub_evrec *r = NULL;
     if ((n == 0 || tmp) &&
         (!where || sub_filter_match(&it->efilter->where_clause, ev, &e->scratch)) &&
         sub_filter_select(it->efilter, ev, tmp, &e->scratch) == UAS_GOOD)
-        fields = uas_array_new(n, T_VARIANT);
-    bool ok = fields != NULL;
-    for (size_t i = 0; ok && i < n; i++)
-        ok = uas_copy(&tmp[i], &fields[i], T_VARIANT) == UAS_GOOD;
-    sub_scratch_reset(e);
-    if (!ok && fields) {
-        uas_array_delete(fields, n, T_VARIANT);
-        fields = NULL;
+        r = sub_evrec_get(e);
+    bool ok = r != NULL;
+    if (ok && n) {
+        r->fields = uas_arena_alloc(&r->arena, n * sizeof(uas_variant));
+        ok = r->fields != NULL;
+        r->n = (uint32_t)n;
     }
-    return fields;
+    for (size_t i = 0; ok && i < n; i++)
+        ok = uas_copy_arena(&tmp[i], &r->fields[i], T_VARIANT, &r->arena) == UAS_GOOD;
+    sub_scratch_reset(e);
+    if (!ok && r) {
+        sub_evrec_put(e, r);
+        r = NULL;
+    }
+    return r;
 }
 
 void sub_item_event(sub_item *it, const uas_sub_event *ev, int64_t now)
 {
     if (it->mode == UAS_MONITORING_MODE_DISABLED || !it->efilter)
         return;
-    uas_variant *fields = select_fields(it, ev, true);
-    if (!fields)
+    sub_evrec *r = select_fields(it, ev, true);
+    if (!r)
         return;
     bool overflow_new, discarded;
     uint32_t i = queue_slot(it, &overflow_new, &discarded);
     if (discarded)
-        uas_array_delete(it->eq[i].fields, it->eq[i].n, T_VARIANT);
-    it->eq[i].fields = fields;
-    it->eq[i].n = it->efilter->select_clauses_count;
+        sub_evrec_put(it->sub->e, it->eq[i]);
+    it->eq[i] = r;
     if (discarded)
         event_overflow(it, now);
     notify(it);
@@ -693,7 +696,7 @@ static uas_status ovf_field(const uas_sub_event *ev, const uas_simple_attribute_
  * runs out, the loss goes unreported, as the lost events do. */
 static void event_overflow(sub_item *it, int64_t now)
 {
-    if (it->has_ovf || !it->efilter)
+    if (it->ovf || !it->efilter)
         return;
     ovf_event ev;
     memset(&ev, 0, sizeof(ev));
@@ -701,12 +704,7 @@ static void event_overflow(sub_item *it, int64_t now)
     ev.base.is_of_type = ovf_is_of_type;
     uas_random_bytes(ev.event_id, sizeof(ev.event_id));
     ev.time = sub_utc(it->sub->e, now);
-    uas_variant *fields = select_fields(it, &ev.base, false);
-    if (!fields)
-        return;
-    it->ovf.fields = fields;
-    it->ovf.n = it->efilter->select_clauses_count;
-    it->has_ovf = true;
+    it->ovf = select_fields(it, &ev.base, false);
 }
 
 /* ---- lifecycle ---- */
@@ -722,7 +720,7 @@ void sub_item_delete(sub_item *it)
     s->item_count--;
     e->nitems--;
     uas_free(it->dq, it->kind == SUB_ITEM_DATA ? it->qsize * sizeof(sub_val) : 0);
-    uas_free(it->eq, it->kind == SUB_ITEM_EVENT ? it->qsize * sizeof(sub_evq) : 0);
+    uas_free(it->eq, it->kind == SUB_ITEM_EVENT ? it->qsize * sizeof(*it->eq) : 0);
     uas_delete(it->efilter, UAS_TYPE(EVENT_FILTER));
     uas_free(it->links, it->links_cap * sizeof(uint32_t));
     uas_clear(&it->node, &uas_types[UAS_TYPES_NODE_ID]);

@@ -195,12 +195,20 @@ static bool msg_reserve(sub_msg *m, bool data, uint32_t need)
         ncap = need;
     if (!data) {
         uas_event_field_list *ev = uas_calloc(ncap, sizeof(*ev));
-        if (!ev)
+        sub_evrec **rec = uas_calloc(ncap, sizeof(*rec));
+        if (!ev || !rec) {
+            uas_free(ev, ncap * sizeof(*ev));
+            uas_free(rec, ncap * sizeof(*rec));
             return false;
-        if (m->nev)
+        }
+        if (m->nev) {
             memcpy(ev, m->ev, m->nev * sizeof(*ev));
+            memcpy(rec, m->ev_rec, m->nev * sizeof(*rec));
+        }
         uas_free(m->ev, m->ev_cap * sizeof(*ev));
+        uas_free(m->ev_rec, m->ev_cap * sizeof(*rec));
         m->ev = ev;
+        m->ev_rec = rec;
         m->ev_cap = ncap;
         return true;
     }
@@ -223,29 +231,30 @@ static bool msg_reserve(sub_msg *m, bool data, uint32_t need)
     return true;
 }
 
-static void drain_event(sub_item *it, sub_msg *m, sub_evq *q)
+/* The record moves with its fields: the message returns it to the pool. */
+static void drain_event(sub_item *it, sub_msg *m, sub_evrec **q)
 {
-    uas_event_field_list *fl = &m->ev[m->nev++];
+    sub_evrec *r = *q;
+    uas_event_field_list *fl = &m->ev[m->nev];
     fl->client_handle = it->client_handle;
-    fl->event_fields_count = q->n;
-    fl->event_fields = q->fields;
-    q->fields = NULL;
-    q->n = 0;
+    fl->event_fields_count = r->n;
+    fl->event_fields = r->n ? r->fields : UAS_EMPTY_ARRAY;
+    m->ev_rec[m->nev++] = r;
+    *q = NULL;
 }
 
 uint32_t sub_item_drain(sub_item *it, sub_msg *m, uint32_t max)
 {
     bool data = it->kind == SUB_ITEM_DATA;
-    uint32_t queued = it->qcount + (it->has_ovf ? 1 : 0);
+    uint32_t queued = it->qcount + (it->ovf ? 1 : 0);
     uint32_t n = queued < max ? queued : max;
     if (!msg_reserve(m, data, (data ? m->ndc : m->nev) + n))
         return 0;
     uint32_t k = 0;
     /* The overflow event heads the queue when the oldest events were the
      * ones discarded, and ends it when the newest were (Part 4, 5.12.1.5). */
-    if (it->has_ovf && it->discard_oldest && n > 0) {
+    if (it->ovf && it->discard_oldest && n > 0) {
         drain_event(it, m, &it->ovf);
-        it->has_ovf = false;
         k++;
     }
     for (; k < n && it->qcount > 0; k++) {
@@ -261,11 +270,9 @@ uint32_t sub_item_drain(sub_item *it, sub_msg *m, uint32_t max)
         it->qhead = (it->qhead + 1) % it->qsize;
         it->qcount--;
     }
-    if (k < n && it->has_ovf) {
+    if (k < n && it->ovf)
         drain_event(it, m, &it->ovf);
-        it->has_ovf = false;
-    }
-    if (it->qcount == 0 && !it->has_ovf) {
+    if (it->qcount == 0 && !it->ovf) {
         it->triggered = false;
         sub_list_remove(&it->ready_link);
     }

@@ -84,6 +84,204 @@ Test(alloc, keep_alive_cycles_do_not_allocate)
     cr_expect_eq(after.bytes_live, before.bytes_live);
 }
 
+/* ---- events: pooled records ---- */
+
+/* An event's fields as events.c gives them: values that point into the
+ * reported event, which the engine has to copy for its queue. */
+static char ev_text[4096];
+static size_t ev_len = 40;
+
+static uas_status text_field(const uas_sub_event *ev, const uas_simple_attribute_operand *op,
+                             uas_variant *out, uas_arena *a)
+{
+    (void)ev;
+    (void)op;
+    uas_string *str = uas_arena_alloc(a, sizeof(*str));
+    if (!str)
+        return UAS_BAD_OUT_OF_MEMORY;
+    str->length = (int32_t)ev_len;
+    str->data = (uint8_t *)ev_text;
+    uas_variant_set_scalar(out, str, &uas_types[UAS_TYPES_STRING]);
+    return UAS_GOOD;
+}
+
+static uas_simple_attribute_operand ev_sel[3];
+static uas_event_filter ev_filter;
+
+/* An event item on node 9 selecting three text fields. */
+static uint32_t event_item(uas_sub_session *s, uint32_t sub, uint32_t queue)
+{
+    static uas_qualifiedname name = {0, {7, (uint8_t *)"Message"}};
+    memset(ev_sel, 0, sizeof(ev_sel));
+    for (int i = 0; i < 3; i++) {
+        ev_sel[i].attribute_id = UAS_SUB_ATTR_VALUE;
+        ev_sel[i].browse_path = &name;
+        ev_sel[i].browse_path_count = 1;
+    }
+    memset(&ev_filter, 0, sizeof(ev_filter));
+    ev_filter.select_clauses = ev_sel;
+    ev_filter.select_clauses_count = 3;
+    h_item_opts o = h_opts(0, queue);
+    o.attr = UAS_SUB_ATTR_EVENT_NOTIFIER;
+    o.filter.encoding = UAS_EXTOBJ_DECODED;
+    o.filter.content.decoded.type = UAS_TYPE(EVENT_FILTER);
+    o.filter.content.decoded.data = &ev_filter;
+    return h_item(s, sub, 9, 90, o);
+}
+
+static void post_events(uas_sub_engine *e, int n)
+{
+    uas_sub_event ev = {text_field, NULL, NULL};
+    uas_nodeid n9 = uas_nodeid_numeric(1, 9);
+    for (int i = 0; i < n; i++)
+        uas_sub_engine_post_event(e, &n9, &ev, H.now);
+}
+
+/* Events, a Publish acknowledging the previous message, the tick: the
+ * message of the previous cycle is released, its records reused. */
+static void event_cycle(uas_sub_session *s, uint32_t sub, int nev)
+{
+    post_events(H.e, nev);
+    uas_subscription_acknowledgement ack = {sub, last_seq};
+    h_publish_acks(s, 1, ++rid, 60000, last_seq ? 1 : 0, &ack);
+    h_run(H.now + 100);
+    cr_assert_eq(H.n, 1, "one message per cycle");
+    cr_assert_eq(H.light[0].nitems, (uint32_t)nev, "%u events", H.light[0].nitems);
+    last_seq = H.light[0].seq;
+    H.n = 0;
+}
+
+Test(alloc, steady_state_events_do_not_allocate)
+{
+    H.capture = false;
+    memset(ev_text, 'x', sizeof(ev_text));
+    ev_len = 40;
+    uas_sub_session *s = h_session();
+    uint32_t sub = h_sub(s, 100, 10);
+    event_item(s, sub, 100);
+    h_run(1);
+    H.n = 0;
+    last_seq = 0;
+    for (int k = 0; k < 50; k++)
+        event_cycle(s, sub, 20);
+    uas_mem_stats before, after;
+    uas_mem_get_stats(&before);
+    enum { N = 1000, EV = 20 };
+    for (int k = 0; k < N; k++)
+        event_cycle(s, sub, EV);
+    uas_mem_get_stats(&after);
+    cr_log_info("%d events: %llu allocations, %lld bytes live difference", N * EV,
+                (unsigned long long)(after.allocs - before.allocs),
+                (long long)(after.bytes_live - before.bytes_live));
+    cr_expect_eq(after.allocs, before.allocs, "%llu allocations for %d events",
+                 (unsigned long long)(after.allocs - before.allocs), N * EV);
+    cr_expect_eq(after.frees, before.frees);
+    cr_expect_eq(after.bytes_live, before.bytes_live);
+}
+
+/* Fields larger than a record's own memory spill into the heap; the
+ * spill is returned with the record, which goes back to the pool. */
+Test(alloc, large_event_spills_and_returns_its_spill)
+{
+    memset(ev_text, 'y', sizeof(ev_text));
+    uas_sub_session *s = h_session();
+    uint32_t sub = h_sub(s, 100, 10);
+    event_item(s, sub, 100);
+    h_run(1);
+    H.n = 0;
+    last_seq = 0;
+    H.capture = false;
+    ev_len = 40;
+    for (int k = 0; k < 10; k++)
+        event_cycle(s, sub, 4);
+    ev_len = sizeof(ev_text); /* 3 x 4 KiB: far over the inline size */
+    uas_mem_stats before, after;
+    uas_mem_get_stats(&before);
+    for (int k = 0; k < 10; k++)
+        event_cycle(s, sub, 4);
+    /* The last message is released by the next acknowledgement. */
+    ev_len = 40;
+    event_cycle(s, sub, 4);
+    uas_mem_get_stats(&after);
+    cr_expect_eq(after.bytes_live, before.bytes_live, "%lld bytes kept",
+                 (long long)(after.bytes_live - before.bytes_live));
+    cr_expect_eq(after.allocs - before.allocs, after.frees - before.frees);
+    /* The arena's heap blocks: at most one per field, none for the
+     * records themselves (pooled). */
+    cr_expect_leq(after.allocs - before.allocs, 40 * 3, "%llu allocations for 40 large events",
+                  (unsigned long long)(after.allocs - before.allocs));
+
+    /* What the client gets is the whole event. */
+    H.capture = true;
+    ev_len = sizeof(ev_text);
+    post_events(H.e, 1);
+    uas_subscription_acknowledgement ack = {sub, last_seq};
+    h_publish_acks(s, 1, ++rid, 60000, 1, &ack);
+    h_run(H.now + 100);
+    cr_assert_eq(H.n, 1);
+    const uas_notification_message *nm = &H.full[0].notification_message;
+    cr_assert_eq(nm->notification_data_count, 1);
+    cr_assert_eq(nm->notification_data[0].content.decoded.type, UAS_TYPE(EVENT_NOTIFICATION_LIST));
+    const uas_event_notification_list *l = nm->notification_data[0].content.decoded.data;
+    cr_assert_eq(l->events_count, 1);
+    cr_assert_eq(l->events[0].event_fields_count, 3);
+    for (int i = 0; i < 3; i++) {
+        const uas_string *str = l->events[0].event_fields[i].data;
+        cr_assert_eq(l->events[0].event_fields[i].type, &uas_types[UAS_TYPES_STRING]);
+        cr_assert_eq(str->length, (int32_t)sizeof(ev_text));
+        cr_assert_eq(memcmp(str->data, ev_text, sizeof(ev_text)), 0);
+        cr_assert_neq(str->data, (uint8_t *)ev_text, "copied, not borrowed");
+    }
+}
+
+/* Records made by one engine are released by another after a transfer,
+ * and outlive the engine that made them. */
+Test(alloc, event_records_move_with_a_transfer)
+{
+    memset(ev_text, 'z', sizeof(ev_text));
+    ev_len = 40;
+    H.capture = false;
+    uas_sub_session *a = h_session();
+    uint32_t sub = h_sub(a, 100, 10);
+    event_item(a, sub, 100);
+    h_run(1);
+    H.n = 0;
+    last_seq = 0;
+    event_cycle(a, sub, 5); /* one message kept for Republish */
+    post_events(H.e, 7);    /* and seven events queued */
+    ev_len = 2000;          /* one of them spilled */
+    post_events(H.e, 1);
+    ev_len = 40;
+
+    uas_sub_config c;
+    h_default_cb(&c);
+    c.sub_id_first = 1000;
+    uas_sub_engine *e2 = uas_sub_engine_new(&c, H.now);
+    cr_assert_not_null(e2);
+    uas_sub_session *b = uas_sub_session_new(e2, (void *)2);
+    cr_assert_not_null(b);
+    uas_transfer_result r;
+    uas_sub_transfer_from(H.e, sub, b, false, &r, &H.a, H.now);
+    cr_assert_eq(r.status_code, UAS_GOOD);
+    cr_assert_eq(r.available_sequence_numbers_count, 1);
+    uas_sub_session_delete(a, false, H.now);
+    uas_sub_engine_delete(H.e); /* the engine that made the records */
+    H.e = e2;
+    H.n = 0;
+
+    uas_subscription_acknowledgement ack = {sub, last_seq};
+    h_publish_acks(b, 1, ++rid, 60000, 1, &ack);
+    h_run(H.now + 100);
+    cr_assert_geq(H.n, 1);
+    size_t got = 0;
+    for (size_t i = 0; i < H.n; i++)
+        got += H.light[i].result == UAS_GOOD && H.light[i].sub_id == sub ? H.light[i].nitems : 0;
+    cr_expect_eq(got, 8, "queued events delivered from the new engine: %zu", got);
+    last_seq = H.light[H.n - 1].seq;
+    H.n = 0;
+    event_cycle(b, sub, 3); /* releases the moved records into e2's pool */
+}
+
 /* ---- every allocation failing in turn ---- */
 
 static uint64_t nalloc, fail_at;
