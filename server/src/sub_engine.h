@@ -182,7 +182,7 @@ typedef struct uas_sub_config {
     uint32_t sub_id_first; /* 1 */
     uint32_t sub_id_step;  /* 1 */
     uint32_t wheel_slots;  /* 2048 (ms per revolution) */
-    uint32_t pool_max;     /* idle messages / parked requests kept, 4096 */
+    uint32_t pool_max;     /* idle messages, parked requests and event records (1 KiB) kept, 4096 */
 } uas_sub_config;
 
 typedef struct uas_sub_stats {
