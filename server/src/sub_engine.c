@@ -199,6 +199,7 @@ int64_t uas_sub_engine_tick(uas_sub_engine *e, int64_t now)
      * requests are handed out afterwards, so subscriptions that fell due
      * in the same millisecond compete by priority, not by timer order. */
     sub_wheel_advance(&e->wheel, now);
+    sub_evrec_trim(e, now);
     sub_list *n;
     while ((n = sub_list_first(&e->dirty)) != NULL) {
         sub_list_remove(n);
@@ -272,6 +273,26 @@ void sub_msg_put(uas_sub_engine *e, sub_msg *m)
     uas_free(m, sizeof(*m));
 }
 
+static uint32_t evrec_cap(const uas_sub_engine *e)
+{
+    return e->evrecs_peak > e->cfg.pool_max ? e->evrecs_peak : e->cfg.pool_max;
+}
+
+void sub_evrec_trim(uas_sub_engine *e, int64_t now)
+{
+    if (now < e->evrecs_trim_at)
+        return;
+    e->evrecs_trim_at = now + 1000;
+    uint32_t decayed = e->evrecs_peak - e->evrecs_peak / 4;
+    e->evrecs_peak = decayed > e->evrecs_in_use ? decayed : e->evrecs_in_use;
+    while (e->nfree_evrecs > evrec_cap(e)) {
+        sub_evrec *r = e->free_evrecs;
+        e->free_evrecs = r->next_free;
+        e->nfree_evrecs--;
+        uas_free(r, SUB_EVREC_SIZE);
+    }
+}
+
 sub_evrec *sub_evrec_get(uas_sub_engine *e)
 {
     sub_evrec *r = e->free_evrecs;
@@ -284,6 +305,8 @@ sub_evrec *sub_evrec_get(uas_sub_engine *e)
             return NULL;
         uas_arena_init(&r->arena, r->mem, SUB_EVREC_SIZE - offsetof(sub_evrec, mem), 0);
     }
+    if (++e->evrecs_in_use > e->evrecs_peak)
+        e->evrecs_peak = e->evrecs_in_use;
     r->next_free = NULL;
     r->fields = NULL;
     r->n = 0;
@@ -297,7 +320,11 @@ void sub_evrec_put(uas_sub_engine *e, sub_evrec *r)
     /* Spilled blocks go back to the heap at once: a pooled record is never
      * larger than SUB_EVREC_SIZE, so the pool's size bounds its memory. */
     uas_arena_free(&r->arena);
-    if (e->nfree_evrecs < e->cfg.pool_max) {
+    /* A record taken by another engine (before a transfer) is not counted
+     * here. */
+    if (e->evrecs_in_use > 0)
+        e->evrecs_in_use--;
+    if (e->nfree_evrecs < evrec_cap(e)) {
         r->next_free = e->free_evrecs;
         e->free_evrecs = r;
         e->nfree_evrecs++;

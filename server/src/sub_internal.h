@@ -209,6 +209,12 @@ struct uas_sub_engine {
     uint32_t nfree_msgs;
     sub_evrec *free_evrecs;
     uint32_t nfree_evrecs;
+    /* Records taken and not yet returned here, and their recent peak: the
+     * pool keeps up to max(pool_max, peak) idle records, so a steady load
+     * larger than pool_max allocates nothing, and the peak decays by a
+     * quarter a second (sub_evrec_trim) so memory returns after a burst. */
+    uint32_t evrecs_in_use, evrecs_peak;
+    int64_t evrecs_trim_at;
     sub_list free_parked;
     uint32_t nfree_parked;
     uint32_t *seq_buf; /* availableSequenceNumbers of one response */
@@ -224,6 +230,7 @@ sub_msg *sub_msg_get(uas_sub_engine *e);
 void sub_msg_put(uas_sub_engine *e, sub_msg *m);
 /* An empty event record (NULL: out of memory). */
 sub_evrec *sub_evrec_get(uas_sub_engine *e);
+void sub_evrec_trim(uas_sub_engine *e, int64_t now);
 /* Back to e's pool, whichever engine made it (NULL: nothing). */
 void sub_evrec_put(uas_sub_engine *e, sub_evrec *r);
 sub_parked *sub_parked_get(uas_sub_engine *e);

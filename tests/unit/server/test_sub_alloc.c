@@ -179,6 +179,45 @@ Test(alloc, steady_state_events_do_not_allocate)
     cr_expect_eq(after.bytes_live, before.bytes_live);
 }
 
+/* A steady load of more records than pool_max still allocates nothing
+ * (the pool follows the records' recent peak), and after the load stops
+ * the idle records above pool_max go back to the heap. */
+Test(alloc, event_pool_follows_the_load_and_shrinks_after_it)
+{
+    uas_sub_engine_delete(H.e);
+    uas_sub_config c;
+    h_default_cb(&c);
+    c.pool_max = 4;
+    h_start(&c);
+    H.capture = false;
+    memset(ev_text, 'x', sizeof(ev_text));
+    ev_len = 40;
+    uas_sub_session *s = h_session();
+    uint32_t sub = h_sub(s, 100, 10);
+    event_item(s, sub, 100);
+    h_run(1);
+    H.n = 0;
+    last_seq = 0;
+    for (int k = 0; k < 20; k++)
+        event_cycle(s, sub, 50);
+    uas_mem_stats before, after, idle;
+    uas_mem_get_stats(&before);
+    for (int k = 0; k < 200; k++)
+        event_cycle(s, sub, 50);
+    uas_mem_get_stats(&after);
+    cr_expect_eq(after.allocs, before.allocs, "%llu allocations for 10000 events, pool_max 4",
+                 (unsigned long long)(after.allocs - before.allocs));
+    /* The last message is acknowledged; nothing more comes for 30 s. */
+    uas_subscription_acknowledgement ack = {sub, last_seq};
+    h_publish_acks(s, 1, ++rid, 60000, 1, &ack);
+    for (int t = 0; t < 300; t++)
+        h_run(H.now + 100);
+    uas_mem_get_stats(&idle);
+    cr_expect_lt(idle.bytes_live + 40 * 1024, after.bytes_live,
+                 "idle records were not returned: %lld bytes live, %lld under load",
+                 (long long)idle.bytes_live, (long long)after.bytes_live);
+}
+
 /* Fields larger than a record's own memory spill into the heap; the
  * spill is returned with the record, which goes back to the pool. */
 Test(alloc, large_event_spills_and_returns_its_spill)
