@@ -19,7 +19,7 @@ static void usage(FILE *f)
 {
     fputs("usage: uapki [--store DIR] [--users FILE] [--log-level LEVEL] COMMAND [ARGS]\n"
           "\n"
-          "certificates (store DIR, default ./pki):\n"
+          "certificates (store DIR, default ./uastack-pki):\n"
           "  create --uri URI [--name NAME] [--org ORG] [--dns HOST]... [--ip ADDR]...\n"
           "         [--bits N] [--days N] [--force]\n"
           "                            make the application instance certificate and key\n"
@@ -248,7 +248,7 @@ int main(int argc, char **argv)
 {
     uapki a;
     memset(&a, 0, sizeof(a));
-    a.store_dir = "pki";
+    a.store_dir = "uastack-pki";
     uas_log_set_level(UAS_LOG_WARN);
     uas_log_set_sink(log_sink, NULL);
     char **pos = calloc((size_t)argc + 1, sizeof(char *));

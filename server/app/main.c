@@ -43,7 +43,7 @@ static void usage(FILE *f)
                "  --security LIST      offered endpoints, Policy[:Mode],... or None\n"
                "                       (default: None and every RSA policy in Sign and\n"
                "                       SignAndEncrypt; --contract: None)\n"
-               "  --pki DIR            certificate store (default pki; --contract: a\n"
+               "  --pki DIR            certificate store (default uastack-pki; --contract: a\n"
                "                       temporary one)\n"
                "  --users FILE         users file (default DIR/users)\n"
                "  --certificate FILE   application certificate (DER/PEM) instead of the store's\n"
@@ -240,7 +240,7 @@ int main(int argc, char **argv)
     if (!cfg.security)
         cfg.security = contract ? "None" : UAS_SECURITY_ALL;
     if (!cfg.pki_dir) {
-        cfg.pki_dir = "pki";
+        cfg.pki_dir = "uastack-pki";
         if (contract && !is_none(cfg.security) && !print_config) {
             snprintf(tmp_pki, sizeof(tmp_pki), "/tmp/uaserver-pki-XXXXXX");
             if (!mkdtemp(tmp_pki)) {

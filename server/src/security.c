@@ -286,7 +286,7 @@ uas_status uas_server_security_init(uas_server *s)
         st = parse_anonymous(s, s->cfg.anonymous_endpoints);
     if (st != UAS_GOOD || !any_secure(s))
         return st;
-    const char *dir = s->cfg.pki_dir && *s->cfg.pki_dir ? s->cfg.pki_dir : "pki";
+    const char *dir = s->cfg.pki_dir && *s->cfg.pki_dir ? s->cfg.pki_dir : "uastack-pki";
     uas_pki_options o;
     uas_pki_options_default(&o);
     o.auto_accept = s->cfg.auto_accept;

@@ -55,7 +55,7 @@ void uas_server_config_default(uas_server_config *c)
     c->decode_limits = uas_limits_default;
     c->log_level = UAS_LOG_INFO;
     c->security = "None";
-    c->pki_dir = "pki";
+    c->pki_dir = "uastack-pki";
     c->allow_anonymous = true;
     c->key_bits = 2048;
 }

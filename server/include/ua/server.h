@@ -62,7 +62,7 @@ typedef struct uas_server_config {
      * uaserver program's default offers every RSA policy (UAS_SECURITY_ALL). */
     const char *security;
     bool allow_deprecated;         /* Basic256 may be listed; false */
-    const char *pki_dir;           /* certificate store; "pki" */
+    const char *pki_dir;           /* certificate store; "uastack-pki" */
     const char *users_file;        /* NULL: <pki_dir>/users */
     bool allow_anonymous;          /* AnonymousIdentityToken accepted; true */
     bool auto_accept;              /* LAB ONLY: untrusted client certificates accepted; false */
