@@ -6,10 +6,11 @@
 
 uas_status app_add_contract_nodes(uas_server *s, const uint32_t *array_sizes, size_t n_arrays);
 uas_status app_add_demo_nodes(uas_server *s);
-/* A read-only UInt64 variable ns=1;s=<name> under Demo whose value comes
- * from read (a data source), e.g. the uastack.* counters load generators
- * read from another process. */
-uas_status app_add_u64_var(uas_server *s, const char *name, uas_read_fn read, void *ud);
+/* A read-only UInt64 variable ns=1;s=<name> under Demo whose value is
+ * get(ud) at each read, e.g. the uastack.* counters load generators read
+ * from another process (at most 16). */
+typedef uint64_t (*app_u64_fn)(void *ud);
+uas_status app_add_u64_var(uas_server *s, const char *name, app_u64_fn get, void *ud);
 /* n UInt64 counters ns=1;i=100001.. (data sources): every read, including
  * each sample a monitored item takes, advances the counter by one and
  * returns it. */

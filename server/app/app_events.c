@@ -30,17 +30,10 @@ static struct {
     _Atomic uint64_t reported;
 } src;
 
-static uas_status read_reported(void *ud, const uas_nodeid *node, uas_datavalue *out,
-                                uas_arena *arena)
+static uint64_t events_reported(void *ud)
 {
-    (void)ud, (void)node;
-    uint64_t *v = uas_arena_alloc(arena, sizeof(uint64_t));
-    if (!v)
-        return UAS_BAD_OUT_OF_MEMORY;
-    *v = atomic_load(&src.reported);
-    uas_variant_set_scalar(&out->value, v, UAS_TYPE(UINT64));
-    out->has_value = true;
-    return UAS_GOOD;
+    (void)ud;
+    return atomic_load(&src.reported);
 }
 
 static uint64_t mono_ns(void)
@@ -98,7 +91,7 @@ uas_status app_event_source_add(uas_server *s, uint32_t rate)
 {
     src.s = s;
     src.rate = rate;
-    return app_add_u64_var(s, "uastack.EventsReported", read_reported, NULL);
+    return app_add_u64_var(s, "uastack.EventsReported", events_reported, NULL);
 }
 
 int app_event_source_start(void)

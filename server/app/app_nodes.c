@@ -138,25 +138,60 @@ static uas_status demo_add(void *ud, const uas_nodeid *object, const uas_nodeid 
     return UAS_GOOD;
 }
 
-/* Heap counters of this process (uas_mem_get_stats), so a load generator
- * in another process can take allocation deltas over its window. */
-static uas_status read_mem_stat(void *ud, const uas_nodeid *node, uas_datavalue *out,
-                                uas_arena *arena)
+/* The uastack.* counter variables: each is a getter and its argument,
+ * served by one data source. The process adds a handful, once. */
+enum { MAX_U64_VARS = 16 };
+static struct u64_var {
+    app_u64_fn get;
+    void *ud;
+} u64_vars[MAX_U64_VARS];
+static unsigned n_u64_vars;
+
+static uas_status read_u64_var(void *ud, const uas_nodeid *node, uas_datavalue *out,
+                               uas_arena *arena)
 {
     (void)node;
-    uas_mem_stats st;
-    uas_mem_get_stats(&st);
+    const struct u64_var *var = ud;
     uint64_t *v = uas_arena_alloc(arena, sizeof(uint64_t));
     if (!v)
         return UAS_BAD_OUT_OF_MEMORY;
-    *v = ud ? st.allocs : st.bytes_alloc;
+    *v = var->get(var->ud);
     uas_variant_set_scalar(&out->value, v, UAS_TYPE(UINT64));
     out->has_value = true;
     return UAS_GOOD;
 }
 
-uas_status app_add_u64_var(uas_server *s, const char *name, uas_read_fn read, void *ud)
+/* Heap counters of this process (uas_mem_get_stats), so a load generator
+ * in another process can take allocation deltas over its window. */
+static uint64_t heap_bytes(void *ud)
 {
+    (void)ud;
+    uas_mem_stats st;
+    uas_mem_get_stats(&st);
+    return st.bytes_alloc;
+}
+
+static uint64_t heap_allocs(void *ud)
+{
+    (void)ud;
+    uas_mem_stats st;
+    uas_mem_get_stats(&st);
+    return st.allocs;
+}
+
+/* Lock contention of this process (uas_server_lock_stats), one counter
+ * per kind. */
+static uint64_t lock_waits(void *ud)
+{
+    uas_lock_stats st;
+    uas_server_lock_stats(&st);
+    return st.waits[(uintptr_t)ud];
+}
+
+uas_status app_add_u64_var(uas_server *s, const char *name, app_u64_fn get, void *ud)
+{
+    if (n_u64_vars == MAX_U64_VARS)
+        return UAS_BAD_OUT_OF_MEMORY;
     uas_nodeid id = uas_nodeid_string(1, name);
     uas_nodeid parent = uas_nodeid_string(1, "Demo");
     uas_nodeid has_component = uas_nodeid_numeric(0, UAS_NS0ID_HASCOMPONENT);
@@ -169,24 +204,12 @@ uas_status app_add_u64_var(uas_server *s, const char *name, uas_read_fn read, vo
     a.value_rank = -1;
     a.access_level = a.user_access_level = 0x01;
     uas_status st = uas_server_add_variable(s, &id, &parent, &has_component, &bn, &type, &a);
-    return st == UAS_GOOD ? uas_server_set_data_source(s, &id, read, NULL, ud) : st;
-}
-
-/* Lock contention of this process (uas_server_lock_stats), one counter
- * per kind, for load generators. */
-static uas_status read_lock_waits(void *ud, const uas_nodeid *node, uas_datavalue *out,
-                                  uas_arena *arena)
-{
-    (void)node;
-    uas_lock_stats st;
-    uas_server_lock_stats(&st);
-    uint64_t *v = uas_arena_alloc(arena, sizeof(uint64_t));
-    if (!v)
-        return UAS_BAD_OUT_OF_MEMORY;
-    *v = st.waits[(uintptr_t)ud - 1];
-    uas_variant_set_scalar(&out->value, v, UAS_TYPE(UINT64));
-    out->has_value = true;
-    return UAS_GOOD;
+    if (st != UAS_GOOD)
+        return st;
+    struct u64_var *var = &u64_vars[n_u64_vars++];
+    var->get = get;
+    var->ud = ud;
+    return uas_server_set_data_source(s, &id, read_u64_var, NULL, var);
 }
 
 /* Demo.ReportEvent(message, severity): a BaseEventType event from Demo,
@@ -274,13 +297,13 @@ uas_status app_add_demo_nodes(uas_server *s)
     if (st == UAS_GOOD)
         st = add_report_event_method(s, &obj);
     if (st == UAS_GOOD)
-        st = app_add_u64_var(s, "uastack.HeapBytesAllocated", read_mem_stat, NULL);
+        st = app_add_u64_var(s, "uastack.HeapBytesAllocated", heap_bytes, NULL);
     if (st == UAS_GOOD)
-        st = app_add_u64_var(s, "uastack.HeapAllocations", read_mem_stat, (void *)1);
+        st = app_add_u64_var(s, "uastack.HeapAllocations", heap_allocs, NULL);
     static const char *const locks[UAS_LOCK_KINDS] = {
         "uastack.LockWaits.AddressSpace", "uastack.LockWaits.Value", "uastack.LockWaits.Session",
         "uastack.LockWaits.Subscriptions"};
     for (uintptr_t k = 0; k < UAS_LOCK_KINDS && st == UAS_GOOD; k++)
-        st = app_add_u64_var(s, locks[k], read_lock_waits, (void *)(k + 1));
+        st = app_add_u64_var(s, locks[k], lock_waits, (void *)k);
     return st;
 }
