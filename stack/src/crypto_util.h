@@ -54,7 +54,10 @@ typedef enum uas_rsa_enc {
     UAS_RSA_OAEP_SHA256 = 1, /* RSA-OAEP-SHA2-256 (MGF1-SHA256) */
 } uas_rsa_enc;
 
-size_t uas_digest_len(uas_digest d);
+static inline size_t uas_digest_len(uas_digest d)
+{
+    return d == UAS_DIGEST_SHA1 ? UAS_SHA1_LEN : UAS_SHA256_LEN;
+}
 
 /* One-time setup (algorithm fetches, sodium_init); every function below
  * calls it itself, so calling it is optional. Thread-safe. Returns

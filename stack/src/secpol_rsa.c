@@ -107,6 +107,22 @@ static unsigned check_padding(const uint8_t *chunk, size_t first, size_t after, 
 
 /* ---- symmetric chunks (MSG, CLO) ---- */
 
+/* The padding [PaddingSize][Padding x PaddingSize] that ends right before
+ * the signature at `after`, in a chunk whose MAC is already good; `first`
+ * is where the body starts. Sets *body_end where the padding begins. */
+static bool sym_padding_ok(const uint8_t *chunk, size_t first, size_t after, size_t *body_end)
+{
+    size_t lo_pos = after - 1;
+    uint8_t pad = chunk[lo_pos];
+    if (pad > lo_pos - first)
+        return false;
+    for (size_t i = lo_pos - pad; i < lo_pos; i++)
+        if (chunk[i] != pad)
+            return false;
+    *body_end = lo_pos - pad;
+    return true;
+}
+
 static size_t sym_sig_len(const uas_secpol_keys *k)
 {
     return uas_digest_len(k->pol->algs->sym_mac);
@@ -191,13 +207,17 @@ static uas_status rsa_sym_unprotect(void *keys, uint8_t *chunk, size_t header_le
     if (enc &&
         uas_crypto_aes_cbc_run(&g->dec_remote, g->remote.iv, chunk + header_len, n) != UAS_GOOD)
         return UAS_BAD_SECURITY_CHECKS_FAILED;
+    /* The MAC covers everything before the signature, whose place follows
+     * from the chunk length alone; so it is checked over the same bytes
+     * whatever the padding says, and a chunk that fails it is refused
+     * before its padding is read. What an attacker can learn from the
+     * timing is then only that the MAC failed: the padding is read only
+     * in chunks the key holder made, and needs no constant-time scan. */
     size_t sig_at = *len - sig;
-    unsigned bad =
-        uas_crypto_hmac_keyed_verify(&g->mac_remote, chunk, sig_at, chunk + sig_at) != UAS_GOOD;
+    if (uas_crypto_hmac_keyed_verify(&g->mac_remote, chunk, sig_at, chunk + sig_at) != UAS_GOOD)
+        return UAS_BAD_SECURITY_CHECKS_FAILED;
     size_t body_end = sig_at;
-    if (enc)
-        bad |= check_padding(chunk, header_len + UAS_SEQ_HEADER_LEN, sig_at, false, &body_end);
-    if (bad)
+    if (enc && !sym_padding_ok(chunk, header_len + UAS_SEQ_HEADER_LEN, sig_at, &body_end))
         return UAS_BAD_SECURITY_CHECKS_FAILED;
     *len = body_end;
     return UAS_GOOD;

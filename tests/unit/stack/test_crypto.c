@@ -219,7 +219,8 @@ Test(crypto, hmac_verify_accepts_the_mac_and_refuses_any_changed_byte)
 Test(crypto, precomputed_hmac_matches_openssl_hmac_for_every_key_length)
 {
     static const size_t key_lens[] = {0, 1, 20, 32, 63, 64, 65, 80, 131};
-    static const size_t msg_lens[] = {0, 1, 55, 56, 63, 64, 65, 100, 119, 128, 200};
+    static const size_t msg_lens[] = {0,   1,   55,  56,  63,  64,  65,  100,
+                                      118, 119, 120, 127, 128, 183, 184, 200};
     uint8_t key[131], msg[200], want[32], got[32];
     for (size_t i = 0; i < sizeof(key); i++)
         key[i] = (uint8_t)(i * 7 + 3);
