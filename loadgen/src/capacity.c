@@ -25,6 +25,7 @@ typedef struct cap_opts {
     bool quick;
     unsigned rounds, max_sessions;
     const char *policy, *out, *exe, *threads;
+    const char *server_cpus, *client_cpus; /* passed on to every step */
     char args[512];
 } cap_opts;
 
@@ -46,6 +47,8 @@ static void usage(FILE *f)
                "  --max-sessions N  largest session count of the scalability series (10000)\n"
                "  --policy NAME     policy of the encrypted rows (Basic256Sha256)\n"
                "  --threads N       server event loops of every step (1)\n"
+               "  --server-cpus L   processors of the child servers, e.g. 1 (not pinned)\n"
+               "  --client-cpus L   processors of the load generator, e.g. 0 (not pinned)\n"
                "  --out FILE        append every result block and the tables to FILE\n"
                "The tables go to stdout, progress to stderr. A full run takes about\n"
                "20 minutes on 2 cores; --out keeps the command and result block of each row.\n");
@@ -87,6 +90,16 @@ static int parse(int argc, char **argv, cap_opts *c)
             c->policy = v;
         } else if (!strcmp(a, "--out") && v) {
             c->out = v;
+        } else if ((!strcmp(a, "--server-cpus") || !strcmp(a, "--client-cpus")) && v) {
+            uint64_t m;
+            if (uas_cpu_list_parse(v, &m) != 0 || m == 0) {
+                fprintf(stderr,
+                        "uaserver --self-load capacity: %s takes a processor list such as 1, "
+                        "0-1 or 0,2\n",
+                        a);
+                return -1;
+            }
+            *(!strcmp(a, "--server-cpus") ? &c->server_cpus : &c->client_cpus) = v;
         } else {
             fprintf(stderr,
                     "uaserver --self-load capacity: unknown option or bad value '%s' (see "
@@ -112,7 +125,13 @@ static int step(cap_run *r, const char *title, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(line, sizeof(line), fmt, ap);
     va_end(ap);
-    snprintf(shared, sizeof(shared), " --threads %s --policy %s", r->c->threads, r->c->policy);
+    int n =
+        snprintf(shared, sizeof(shared), " --threads %s --policy %s", r->c->threads, r->c->policy);
+    if (r->c->server_cpus && n > 0 && (size_t)n < sizeof(shared))
+        n += snprintf(shared + n, sizeof(shared) - (size_t)n, " --server-cpus %s",
+                      r->c->server_cpus);
+    if (r->c->client_cpus && n > 0 && (size_t)n < sizeof(shared))
+        snprintf(shared + n, sizeof(shared) - (size_t)n, " --client-cpus %s", r->c->client_cpus);
     if (strlen(line) + strlen(shared) < sizeof(line))
         strcat(line, shared);
     char *argv[MAX_ARGS];
@@ -171,7 +190,8 @@ static void throughput(cap_run *r, FILE *f)
             "Closed loop, server CPU and heap from the child only; none and %s "
             "SignAndEncrypt alternate round by round; median [min–max] of %u round%s.\n\n"
             "| scenario | security | requests/s | p50 (µs) | p99 (µs) | server CPU/op (µs) | "
-            "server heap B/op | disturbed rounds |\n|---|---|--:|--:|--:|--:|--:|--:|\n",
+            "CPU/op ÷ None, paired | server heap B/op | disturbed rounds |\n"
+            "|---|---|--:|--:|--:|--:|--:|--:|--:|\n",
             r->c->policy, r->c->rounds, r->c->rounds == 1 ? "" : "s");
     static const char *const scenarios[] = {"read", "write", "browse"};
     for (int i = 0; i < 3; i++) {
@@ -190,9 +210,11 @@ static void throughput(cap_run *r, FILE *f)
             lg_stat_text(p99, sizeof(p99), r->res, r->o.rounds, v, f_p99, "%.0f");
             lg_stat_text(cpu, sizeof(cpu), r->res, r->o.rounds, v, f_cpu, "%.2f");
             lg_stat_text(heap, sizeof(heap), r->res, r->o.rounds, v, f_heap, "%.1f");
-            fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %u |\n", scenarios[i],
+            char ratio[64];
+            lg_cpu_ratio_text(ratio, sizeof(ratio), r->res, r->o.rounds, v);
+            fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %s | %u |\n", scenarios[i],
                     r->o.variants[v].security == LG_SEC_NONE ? "None" : "SignAndEncrypt", tp, p50,
-                    p99, cpu, heap, disturbed);
+                    p99, cpu, ratio, heap, disturbed);
         }
         fflush(f);
     }

@@ -17,7 +17,8 @@
 
 #include "loadgen_internal.h"
 
-int lg_child_start(lg_child *c, const char *exe, unsigned threads, const char *const *extra)
+int lg_child_start(lg_child *c, const char *exe, unsigned threads, uint64_t cpus,
+                   const char *const *extra)
 {
     memset(c, 0, sizeof(*c));
     int fds[2];
@@ -32,6 +33,7 @@ int lg_child_start(lg_child *c, const char *exe, unsigned threads, const char *c
         return -1;
     }
     if (pid == 0) {
+        lg_pin_child(cpus);
         dup2(fds[1], STDOUT_FILENO);
         char *argv[32];
         int n = 0;

@@ -36,11 +36,12 @@ typedef struct lg_opts {
     unsigned subs, pub_ms, queue_size, sampling_ms;
     unsigned writers, write_nodes, write_interval_ms;
     unsigned publish_requests;
-    unsigned ramp_rate;        /* sessions started per second, 0: as fast as allowed */
-    unsigned connect_parallel; /* session set-ups in flight at once */
-    unsigned sources;          /* loopback source addresses, 0: as many as needed */
-    unsigned keep_alive;       /* requested max keep-alive count */
-    unsigned event_rate;       /* events: events per second the child reports */
+    unsigned ramp_rate;                /* sessions started per second, 0: as fast as allowed */
+    unsigned connect_parallel;         /* session set-ups in flight at once */
+    unsigned sources;                  /* loopback source addresses, 0: as many as needed */
+    unsigned keep_alive;               /* requested max keep-alive count */
+    unsigned event_rate;               /* events: events per second the child reports */
+    uint64_t server_cpus, client_cpus; /* --server-cpus, --client-cpus; 0: not pinned */
 } lg_opts;
 
 typedef struct lg_child {
@@ -58,8 +59,17 @@ typedef struct lg_proc_sample {
 } lg_proc_sample;
 
 /* Start `exe --contract --port 0 --bind 127.0.0.1 --threads N [extra...]`
- * (extra: NULL-terminated, may be NULL); 0 on success with c->url set. */
-int lg_child_start(lg_child *c, const char *exe, unsigned threads, const char *const *extra);
+ * (extra: NULL-terminated, may be NULL) on the processors of cpus (0: not
+ * pinned); 0 on success with c->url set. */
+int lg_child_start(lg_child *c, const char *exe, unsigned threads, uint64_t cpus,
+                   const char *const *extra);
+/* Checks that the processors of both masks exist for this process and
+ * pins the calling thread (and the threads it starts later) to client;
+ * 0: not pinned. 0 on success, -1 with a message on stderr. */
+int lg_placement(uint64_t server, uint64_t client);
+/* In a forked child: pins it to mask, or with 0 gives it back the
+ * processors the load generator started with. */
+void lg_pin_child(uint64_t mask);
 void lg_child_stop(lg_child *c);
 int lg_child_sample(const lg_child *c, lg_proc_sample *s);
 uint64_t lg_now_ns(void);
@@ -90,6 +100,10 @@ int lg_run_rounds(const lg_opts *o, uas_result res[][LG_MAX_VARIANTS], const uas
  * median for one round); buf should hold 128 bytes. */
 const char *lg_stat_text(char *buf, size_t len, uas_result res[][LG_MAX_VARIANTS], unsigned rounds,
                          unsigned v, double (*get)(const uas_result *), const char *fmt);
+/* Server CPU per operation of variant v divided by variant 0's, round by
+ * round: "median [min–max]", or "–" for variant 0 or without server CPU. */
+const char *lg_cpu_ratio_text(char *buf, size_t len, uas_result res[][LG_MAX_VARIANTS],
+                              unsigned rounds, unsigned v);
 /* The Markdown summary of the rounds: median and range per variant. */
 void lg_print_summary(FILE *f, const lg_opts *o, uas_result res[][LG_MAX_VARIANTS]);
 /* Raises the descriptor limit to the hard limit; returns the limit. */

@@ -1064,7 +1064,7 @@ int lg_sub_run_once(const lg_opts *o, const lg_variant *var, unsigned round, uas
             extra[n++] = cfg_path;
         }
         extra[n] = NULL;
-        if (lg_child_start(&child, o->exe, var->threads, extra) != 0) {
+        if (lg_child_start(&child, o->exe, var->threads, o->server_cpus, extra) != 0) {
             fprintf(stderr, "self-load: cannot start the server child (%s)\n", o->exe);
             goto out;
         }

@@ -321,7 +321,7 @@ static int run_once(const lg_opts *o, const lg_variant *var, unsigned round, uas
     if (!url) {
         const char *extra[8];
         extra[lg_sec_child_args(&sec, extra, 0)] = NULL;
-        if (lg_child_start(&child, o->exe, var->threads, extra) != 0) {
+        if (lg_child_start(&child, o->exe, var->threads, o->server_cpus, extra) != 0) {
             fprintf(stderr, "self-load: cannot start the server child (%s)\n", o->exe);
             lg_sec_close(&sec);
             return -1;
@@ -469,6 +469,8 @@ static void usage(FILE *f)
                "                    for the run, which the child trusts (a --target server\n"
                "                    must accept it, e.g. by auto-accept in a lab)\n"
                "  --policy NAME     security policy of sign/encrypt (Basic256Sha256)\n"
+               "  --server-cpus L   processors of the child server, e.g. 1 or 2-3 (not pinned)\n"
+               "  --client-cpus L   processors of the load generator, e.g. 0 (not pinned)\n"
                "  --target URL      drive an external server instead of a child\n"
                "  --target-pid PID  with --target: sample that process's CPU and memory\n"
                "  --out FILE        append the Markdown results to FILE\n"
@@ -690,6 +692,15 @@ int lg_parse_opts(int argc, char **argv, lg_opts *o)
                         v);
                 bad = -1;
             }
+        } else if (!strcmp(a, "--server-cpus") || !strcmp(a, "--client-cpus")) {
+            uint64_t *m = !strcmp(a, "--server-cpus") ? &o->server_cpus : &o->client_cpus;
+            if (!v || uas_cpu_list_parse(v, m) != 0 || *m == 0) {
+                fprintf(stderr,
+                        "uaserver --self-load: %s takes a processor list such as 1, 0-1 or "
+                        "0,2 (processors 0 to 63)\n",
+                        a);
+                bad = -1;
+            }
         } else if (!strcmp(a, "--target") && v) {
             o->target = v;
         } else if (!strcmp(a, "--target-pid")) {
@@ -709,6 +720,11 @@ int lg_parse_opts(int argc, char **argv, lg_opts *o)
             return -1;
         if (strcmp(a, "--help"))
             i++;
+    }
+    if (o->target && o->server_cpus) {
+        fprintf(stderr, "uaserver --self-load: --server-cpus places the child server; pin a "
+                        "--target server where it is started (taskset)\n");
+        return -1;
     }
     if (o->nthreads * o->nsecurity > MAX_VARIANTS) {
         fprintf(stderr,
@@ -730,7 +746,9 @@ static void print_summary(FILE *f, const lg_opts *o, uas_result res[][MAX_VARIAN
     fprintf(f, "### Summary: %s, %u round%s (median [min–max])\n\n", o->scenario_name, rounds,
             rounds == 1 ? "" : "s");
     fprintf(f, "| server | throughput (ops/s) | p50 (µs) | p99 (µs) | server CPU/op (µs) | "
-               "server heap B/op | disturbed rounds |\n|---|---|---|---|---|---|---|\n");
+               "CPU/op ÷ first, paired | server heap B/op | disturbed rounds |\n"
+               "|---|---|---|---|---|---|---|---|\n");
+
     for (unsigned v = 0; v < o->nvariants; v++) {
         double tp[MAX_ROUNDS], p50[MAX_ROUNDS], p99[MAX_ROUNDS], cpu[MAX_ROUNDS], b[MAX_ROUNDS];
         unsigned disturbed = 0;
@@ -748,16 +766,18 @@ static void print_summary(FILE *f, const lg_opts *o, uas_result res[][MAX_VARIAN
         uas_stat_compute(p99, rounds, &s3);
         uas_stat_compute(cpu, rounds, &s4);
         uas_stat_compute(b, rounds, &s5);
-        char name[160], heap[64] = "n/a", cpu_s[64] = "n/a";
+        char name[160], heap[64] = "n/a", cpu_s[64] = "n/a", ratio[64];
         variant_name(o, v, name, sizeof(name));
         if (s5.min >= 0)
             snprintf(heap, sizeof(heap), "%.1f [%.1f–%.1f]", s5.median, s5.min, s5.max);
         if (res[0][v].has_server)
             snprintf(cpu_s, sizeof(cpu_s), "%.2f [%.2f–%.2f]", s4.median, s4.min, s4.max);
+        lg_cpu_ratio_text(ratio, sizeof(ratio), res, rounds, v);
         fprintf(f,
-                "| %s | %.0f [%.0f–%.0f] | %.0f [%.0f–%.0f] | %.0f [%.0f–%.0f] | %s | %s | %u |\n",
+                "| %s | %.0f [%.0f–%.0f] | %.0f [%.0f–%.0f] | %.0f [%.0f–%.0f] | %s | %s | %s | "
+                "%u |\n",
                 name, s1.median, s1.min, s1.max, s2.median, s2.min, s2.max, s3.median, s3.min,
-                s3.max, cpu_s, heap, disturbed);
+                s3.max, cpu_s, ratio, heap, disturbed);
     }
     fprintf(f, "\n");
 }
@@ -778,6 +798,23 @@ const char *lg_stat_text(char *buf, size_t len, uas_result res[][LG_MAX_VARIANTS
         snprintf(buf, len, "%s", a);
     else
         snprintf(buf, len, "%s [%s–%s]", a, b, c);
+    return buf;
+}
+
+const char *lg_cpu_ratio_text(char *buf, size_t len, uas_result res[][LG_MAX_VARIANTS],
+                              unsigned rounds, unsigned v)
+{
+    double a[MAX_ROUNDS], b[MAX_ROUNDS];
+    for (unsigned r = 0; r < rounds; r++) {
+        a[r] = res[r][v].has_server ? res[r][v].server_cpu_us_per_op : 0;
+        b[r] = res[r][0].has_server ? res[r][0].server_cpu_us_per_op : 0;
+    }
+    uas_stat q;
+    uas_stat_paired_ratio(a, b, rounds, &q);
+    if (v == 0 || q.n == 0)
+        snprintf(buf, len, "–");
+    else
+        snprintf(buf, len, "%.2f [%.2f–%.2f]", q.median, q.min, q.max);
     return buf;
 }
 
@@ -926,6 +963,8 @@ int lg_run_rounds(const lg_opts *o, uas_result res[][LG_MAX_VARIANTS], const uas
                   FILE *blocks[2], bool *verdict_failed)
 {
     bool sub = o->scenario >= SC_SUB;
+    if (lg_placement(o->server_cpus, o->client_cpus) != 0)
+        return -1;
     for (unsigned r = 0; r < o->rounds; r++) {
         for (unsigned k = 0; k < o->nvariants; k++) {
             unsigned v = uas_round_variant(r, k, o->nvariants);

@@ -38,6 +38,15 @@ typedef struct uas_stat {
 } uas_stat;
 void uas_stat_compute(const double *values, size_t n, uas_stat *out);
 
+/* Median and range of num[i] / den[i] over the pairs with den[i] > 0:
+ * the rounds of two variants compared pair by pair, so a round the machine
+ * slowed for both counts once, as a ratio, not twice in two ranges. */
+void uas_stat_paired_ratio(const double *num, const double *den, size_t n, uas_stat *out);
+
+/* Processor list "0", "1-3" or "0,2-3" (processors 0..63) as a bit mask;
+ * 0 on success, -1 when malformed. */
+int uas_cpu_list_parse(const char *s, uint64_t *mask);
+
 /* Which variant runs k-th (0-based) in round `round` (0-based) of
  * nvariants: in order in even rounds, reversed in odd ones, so a slow
  * drift of the machine favours no variant and each runs once per round. */

@@ -139,3 +139,40 @@ Test(rounds, variants_alternate_and_each_runs_once_per_round)
     cr_assert_eq(uas_round_variant(2, 0, 2), 0);
     cr_assert_eq(uas_round_variant(3, 1, 2), 0);
 }
+
+Test(stat, paired_ratio_divides_round_by_round)
+{
+    /* Round 2 is slow for both variants: pair by pair the ratio stays 1.5,
+     * where the two medians alone would say 1.6 / 1.0. */
+    double num[3] = {1.5, 3.0, 1.65}, den[3] = {1.0, 2.0, 1.1};
+    uas_stat s;
+    uas_stat_paired_ratio(num, den, 3, &s);
+    cr_assert_eq(s.n, 3);
+    cr_assert_float_eq(s.median, 1.5, 1e-9);
+    cr_assert_float_eq(s.min, 1.5, 1e-9);
+    cr_assert_float_eq(s.max, 1.5, 1e-9);
+    /* A round without a denominator (no server CPU) is left out. */
+    double den0[3] = {1.0, 0.0, 1.0};
+    uas_stat_paired_ratio(num, den0, 3, &s);
+    cr_assert_eq(s.n, 2);
+    cr_assert_float_eq(s.min, 1.5, 1e-9);
+    cr_assert_float_eq(s.max, 1.65, 1e-9);
+}
+
+Test(cpus, processor_lists_parse_to_masks_and_bad_ones_are_refused)
+{
+    uint64_t m = 0;
+    cr_assert_eq(uas_cpu_list_parse("1", &m), 0);
+    cr_assert_eq(m, 0x2);
+    cr_assert_eq(uas_cpu_list_parse("0-1", &m), 0);
+    cr_assert_eq(m, 0x3);
+    cr_assert_eq(uas_cpu_list_parse("0,2-3,63", &m), 0);
+    cr_assert_eq(m, UINT64_C(0x800000000000000D));
+    static const char *const bad[] = {"", "a", "1-", "-1", "3-1", "64", "0,,1", "1 ", "0-99"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        m = 7;
+        cr_assert_eq(uas_cpu_list_parse(bad[i], &m), -1, "'%s' accepted", bad[i]);
+        cr_assert_eq(m, 7, "'%s' changed the mask", bad[i]);
+    }
+    cr_assert_eq(uas_cpu_list_parse(NULL, &m), -1);
+}
