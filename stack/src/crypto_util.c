@@ -287,7 +287,11 @@ static bool sha256_close(SHA256_CTX *c, const uint8_t *tail, size_t t, uint64_t 
 {
     uint8_t blk[2 * HMAC_BLOCK];
     size_t nb = t + 9 <= HMAC_BLOCK ? HMAC_BLOCK : 2 * HMAC_BLOCK;
-    memset(blk, 0, sizeof(blk)); /* a fixed size: a few vector stores */
+    /* Constant sizes compile to a few vector stores (128 bytes at once
+     * became a slow `rep stos`). */
+    memset(blk, 0, HMAC_BLOCK);
+    if (nb > HMAC_BLOCK)
+        memset(blk + HMAC_BLOCK, 0, HMAC_BLOCK);
     memcpy(blk, tail, t);
     blk[t] = 0x80;
     uint64_t bits = total * 8;
