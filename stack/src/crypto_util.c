@@ -314,13 +314,16 @@ static bool sha256_close(SHA256_CTX *c, const uint8_t *tail, size_t t, uint64_t 
  * copied from the key are overwritten by the first compression. */
 static uas_status hmac_sha256_one(const uas_hmac_key *hk, const uint8_t *m, size_t n, uint8_t *out)
 {
-    SHA256_CTX c;
+    /* Only the chaining words matter: whole blocks never touch the rest
+     * of the state but the counters, which sha256_close does not read. */
+    SHA256_CTX c = {.md_len = UAS_SHA256_LEN};
     uint8_t inner[UAS_SHA256_LEN];
-    size_t whole = n / HMAC_BLOCK * HMAC_BLOCK;
-    memcpy(&c, hk->inner, sizeof(c));
+    size_t whole = n + 9 <= 2 * HMAC_BLOCK ? 0 : n / HMAC_BLOCK * HMAC_BLOCK;
+    memcpy(c.h, ((const SHA256_CTX *)(const void *)hk->inner)->h, sizeof(c.h));
     bool ok = (whole == 0 || SHA256_Update(&c, m, whole) == 1) &&
               sha256_close(&c, m + whole, n - whole, HMAC_BLOCK + (uint64_t)n, inner);
-    memcpy(&c, hk->outer, sizeof(c));
+    memcpy(c.h, ((const SHA256_CTX *)(const void *)hk->outer)->h, sizeof(c.h));
+    c.Nl = c.Nh = c.num = 0;
     ok = ok && sha256_close(&c, inner, sizeof(inner), HMAC_BLOCK + sizeof(inner), out);
     return ok ? UAS_GOOD : UAS_BAD_INTERNAL_ERROR;
 }
@@ -519,6 +522,7 @@ uas_status uas_crypto_aes_cbc_keyed(uas_aes_cbc *c, bool encrypt, const uint8_t 
         ERR_clear_error();
         return UAS_BAD_OUT_OF_MEMORY;
     }
+    c->encrypt = encrypt;
     return UAS_GOOD;
 }
 
@@ -555,7 +559,7 @@ uas_status uas_crypto_aes_cbc_run(uas_aes_cbc *c, const uint8_t iv[UAS_AES_BLOCK
         memset(c->chain, 0, sizeof(c->chain));
         c->chain_lost = false;
     }
-    bool encrypt = EVP_CIPHER_CTX_is_encrypting(c->ctx) == 1;
+    bool encrypt = c->encrypt;
     uint8_t fix[UAS_AES_BLOCK], last[UAS_AES_BLOCK];
     xor_block(fix, iv, c->chain);
     if (encrypt)

@@ -142,6 +142,7 @@ typedef struct uas_aes_cbc {
      * through (zero after keying). Public data, like every ciphertext. */
     uint8_t chain[UAS_AES_BLOCK];
     bool chain_lost; /* an OpenSSL call failed: start over from an IV */
+    bool encrypt;
 } uas_aes_cbc;
 
 /* key_len 16 or 32 (BadInvalidArgument otherwise); BadOutOfMemory. */
