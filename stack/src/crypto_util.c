@@ -276,10 +276,11 @@ static void put_be32(uint8_t *p, uint32_t v)
     p[3] = (uint8_t)v;
 }
 
-/* Closes a SHA-256 whose state has absorbed the pad block and the whole
- * blocks of the message: `tail` (t < 64 bytes), the 0x80 byte, zeros and
- * the bit length of pad block plus message (total bytes) go in one or two
- * blocks laid out here; the digest is the state's words, big-endian. */
+/* Closes a SHA-256 whose state has absorbed the pad block and whole
+ * blocks of the message: the rest of it, `tail` (t + 9 <= 128 bytes), the
+ * 0x80 byte, zeros and the bit length of pad block plus message (total
+ * bytes) go in one or two blocks laid out here; the digest is the state's
+ * words, big-endian. */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 static bool sha256_close(SHA256_CTX *c, const uint8_t *tail, size_t t, uint64_t total,
@@ -306,10 +307,11 @@ static bool sha256_close(SHA256_CTX *c, const uint8_t *tail, size_t t, uint64_t 
     return true;
 }
 
-/* HMAC-SHA-256 of one piece: every signed chunk's MAC. The message's whole
- * blocks are compressed in place, its tail and the two closing blocks go
- * through sha256_close: SHA256_Final's bookkeeping and block wipe cost a
- * third of the MAC of a 100-byte chunk. Nothing here needs wiping: the
+/* HMAC-SHA-256 of one piece: every signed chunk's MAC. A message that
+ * fits two blocks with its padding (up to 119 bytes, every small chunk)
+ * is closed in one call; a longer one has its whole blocks compressed in
+ * place and only its tail copied. SHA256_Final's bookkeeping and block
+ * wipe cost a third of the MAC of a 100-byte chunk. Nothing here needs wiping: the
  * tail copied is plaintext the chunk buffer still holds, and the states
  * copied from the key are overwritten by the first compression. */
 static uas_status hmac_sha256_one(const uas_hmac_key *hk, const uint8_t *m, size_t n, uint8_t *out)
