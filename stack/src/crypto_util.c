@@ -30,6 +30,7 @@
 #include <ua/mem.h>
 
 #include "crypto_util.h"
+#include "keycache.h"
 
 #ifdef OPENSSL_NO_DEPRECATED_3_0
 #error "HMAC needs OpenSSL's SHA1_Init/SHA256_Init, absent from this OpenSSL (no-deprecated)"
@@ -47,9 +48,11 @@ static pthread_key_t g_tls_key;
 
 /* Contexts of one thread, created on first use and freed when the thread
  * ends. They hold no secret between calls: every use sets the key again,
- * and what they keep is overwritten by the next use. */
+ * and what they keep is overwritten by the next use. The key cache holds
+ * peers' public keys only. */
 typedef struct tls_ctx {
     EVP_CIPHER_CTX *aes[2];
+    uas_keycache keys;
 } tls_ctx;
 
 /* Every thread's contexts stay reachable from this list (so leak checkers
@@ -76,6 +79,7 @@ static void tls_free(void *p)
     pthread_mutex_unlock(&g_tls_lock);
     for (int i = 0; i < 2; i++)
         EVP_CIPHER_CTX_free(n->ctx.aes[i]);
+    uas_keycache_clear(&n->ctx.keys);
     uas_free(n, sizeof(*n));
 }
 
@@ -795,6 +799,56 @@ uas_status uas_crypto_load_private_key(const uint8_t *data, size_t len, EVP_PKEY
         return UAS_BAD_INVALID_ARGUMENT;
     *out = k;
     return UAS_GOOD;
+}
+
+uas_status uas_crypto_cert_len(const uint8_t *der, size_t len, size_t *der_len)
+{
+    if (!der || len == 0 || len > INT32_MAX)
+        return UAS_BAD_CERTIFICATE_INVALID;
+    const unsigned char *p = der;
+    long body = 0;
+    int tag = 0, cls = 0;
+    int r = ASN1_get_object(&p, &body, &tag, &cls, (long)len);
+    ERR_clear_error();
+    if ((r & 0x80) || !(r & V_ASN1_CONSTRUCTED) || tag != V_ASN1_SEQUENCE ||
+        cls != V_ASN1_UNIVERSAL || body < 0 || (size_t)body > len - (size_t)(p - der))
+        return UAS_BAD_CERTIFICATE_INVALID;
+    *der_len = (size_t)(p - der) + (size_t)body;
+    return UAS_GOOD;
+}
+
+static EVP_PKEY *decode_public_key(const uint8_t *der, size_t len, bool cert)
+{
+    const unsigned char *p = der;
+    EVP_PKEY *k = NULL;
+    if (cert) {
+        X509 *x = d2i_X509(NULL, &p, (long)len);
+        if (x && (size_t)(p - der) == len)
+            k = X509_get_pubkey(x); /* a new reference */
+        X509_free(x);
+    } else {
+        k = d2i_PUBKEY(NULL, &p, (long)len);
+        if (k && (size_t)(p - der) != len) {
+            EVP_PKEY_free(k);
+            k = NULL;
+        }
+    }
+    ERR_clear_error();
+    return k;
+}
+
+EVP_PKEY *uas_crypto_public_key(const uint8_t *der, size_t len, bool cert)
+{
+    if (!der || len == 0 || len > INT32_MAX)
+        return NULL;
+    tls_ctx *t = tls_get();
+    EVP_PKEY *k = t ? uas_keycache_find(&t->keys, cert, der, len) : NULL;
+    if (k)
+        return k;
+    k = decode_public_key(der, len, cert);
+    if (k && t)
+        uas_keycache_put(&t->keys, cert, der, len, k);
+    return k;
 }
 
 uas_status uas_crypto_load_cert(const uint8_t *der, size_t len, X509 **out, size_t *der_len)

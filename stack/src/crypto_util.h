@@ -193,6 +193,15 @@ uas_status uas_crypto_rsa_decrypt(uas_rsa_enc e, EVP_PKEY *priv, const uint8_t *
 /* A private key in DER (PKCS#1 or PKCS#8) or PEM (unencrypted). The
  * caller frees it with EVP_PKEY_free. BadInvalidArgument when unreadable. */
 uas_status uas_crypto_load_private_key(const uint8_t *data, size_t len, EVP_PKEY **out);
+/* The length of the first DER element of der (a certificate of a chain
+ * given one after another), from its header alone; BadCertificateInvalid
+ * when the header is not a SEQUENCE that fits. */
+uas_status uas_crypto_cert_len(const uint8_t *der, size_t len, size_t *der_len);
+/* The public key of exactly these bytes: a DER certificate (cert) or a
+ * DER SubjectPublicKeyInfo. A new reference (EVP_PKEY_free), or NULL when
+ * they do not decode as one whole element. Repeated inputs come from a
+ * per-thread cache of the last few (keycache.h). */
+EVP_PKEY *uas_crypto_public_key(const uint8_t *der, size_t len, bool cert);
 /* The first certificate of a DER ByteString (a single certificate or a
  * chain of them one after another). *der_len (may be NULL) receives the
  * length of that certificate's encoding. BadCertificateInvalid when it is

@@ -107,14 +107,11 @@ uas_status uas__secpol_peer_key(const uas_secpol *pol, const uint8_t *der, size_
                                 EVP_PKEY **pub, uint8_t thumb[UAS_SHA1_LEN])
 {
     *pub = NULL;
-    X509 *x = NULL;
     size_t der_len = 0;
-    uas_status st = uas_crypto_load_cert(der, len, &x, &der_len);
+    uas_status st = uas_crypto_cert_len(der, len, &der_len);
     if (st != UAS_GOOD)
         return st;
-    EVP_PKEY *k = X509_get_pubkey(x); /* a new reference */
-    X509_free(x);
-    ERR_clear_error();
+    EVP_PKEY *k = uas_crypto_public_key(der, der_len, true);
     if (!k)
         return UAS_BAD_CERTIFICATE_INVALID;
     if (!key_fits(pol, uas_crypto_rsa_bits(k)) || uas_crypto_rsa_size(k) > UAS_RSA_MAX_BYTES) {
@@ -262,10 +259,7 @@ EVP_PKEY *uas__secpol_peer_pkey(const uas_secpol_keys *k)
 {
     if (!k || !k->peer_spki)
         return NULL;
-    const unsigned char *p = k->peer_spki;
-    EVP_PKEY *pub = d2i_PUBKEY(NULL, &p, (long)k->peer_spki_len);
-    ERR_clear_error();
-    return pub;
+    return uas_crypto_public_key(k->peer_spki, k->peer_spki_len, false);
 }
 
 const uint8_t *uas_secpol_keys_local_cert(const uas_secpol_keys *k, size_t *len)

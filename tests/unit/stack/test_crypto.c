@@ -525,6 +525,85 @@ Test(crypto, certificates_load_the_first_of_a_chain_and_garbage_is_refused)
     free(chain);
 }
 
+/* The public key of a certificate or SPKI: the same key as OpenSSL's own
+ * decoding, the same object on a repeat (from the per-thread cache), exact
+ * bytes only, and every key still right once more distinct inputs than
+ * the cache has slots went through it. */
+Test(crypto, public_keys_decode_once_per_input_and_stay_right_past_the_cache_size)
+{
+    static const test_key_id ids[] = {TK_RSA2048_A, TK_RSA2048_B, TK_RSA2048_C, TK_RSA4096,
+                                      TK_RSA1024,   TK_RSA512,    TK_EC256};
+    enum { NID = sizeof(ids) / sizeof(ids[0]) };
+    uint8_t *spki[NID];
+    int spki_len[NID];
+    for (int i = 0; i < NID; i++) {
+        spki[i] = NULL;
+        spki_len[i] = i2d_PUBKEY(test_key_get(ids[i])->key, &spki[i]);
+        cr_assert_gt(spki_len[i], 0);
+    }
+    /* 2 x 7 distinct inputs: more than the slots, so entries get replaced. */
+    for (int pass = 0; pass < 3; pass++) {
+        for (int i = 0; i < NID; i++) {
+            const test_key *k = test_key_get(ids[i]);
+            EVP_PKEY *c1 = uas_crypto_public_key(k->cert, k->cert_len, true);
+            EVP_PKEY *c2 = uas_crypto_public_key(k->cert, k->cert_len, true);
+            EVP_PKEY *s1 = uas_crypto_public_key(spki[i], (size_t)spki_len[i], false);
+            cr_assert_not_null(c1, "key %d", i);
+            cr_assert_not_null(s1, "key %d", i);
+            cr_assert_eq(c1, c2, "a repeat is served from the cache");
+            cr_assert_eq(EVP_PKEY_eq(c1, k->key), 1, "key %d, pass %d", i, pass);
+            cr_assert_eq(EVP_PKEY_eq(s1, k->key), 1, "key %d, pass %d", i, pass);
+            /* A certificate and its SPKI are separate entries. */
+            cr_assert_neq(c1, s1);
+            EVP_PKEY_free(c1);
+            EVP_PKEY_free(c2);
+            EVP_PKEY_free(s1);
+        }
+    }
+    /* A reference outlives its entry's replacement. */
+    const test_key *a = test_key_get(TK_RSA2048_A);
+    EVP_PKEY *held = uas_crypto_public_key(a->cert, a->cert_len, true);
+    for (int i = 0; i < NID; i++) {
+        EVP_PKEY *x = uas_crypto_public_key(spki[i], (size_t)spki_len[i], false);
+        EVP_PKEY_free(x);
+        x = uas_crypto_public_key(test_key_get(ids[i])->cert, test_key_get(ids[i])->cert_len, true);
+        EVP_PKEY_free(x);
+    }
+    cr_assert_eq(EVP_PKEY_eq(held, a->key), 1);
+    EVP_PKEY_free(held);
+    /* Exact bytes only: a byte more or less, a changed byte, garbage. */
+    uint8_t buf[8192];
+    cr_assert_lt(a->cert_len + 1, sizeof(buf));
+    memcpy(buf, a->cert, a->cert_len);
+    buf[a->cert_len] = 0;
+    cr_assert_null(uas_crypto_public_key(buf, a->cert_len + 1, true));
+    cr_assert_null(uas_crypto_public_key(buf, a->cert_len - 1, true));
+    buf[1] ^= 0x55;
+    cr_assert_null(uas_crypto_public_key(buf, a->cert_len, true));
+    cr_assert_null(uas_crypto_public_key(spki[0], (size_t)spki_len[0] - 1, false));
+    cr_assert_null(uas_crypto_public_key(a->cert, a->cert_len, false), "a certificate is no SPKI");
+    cr_assert_null(uas_crypto_public_key(NULL, 10, true));
+    for (int i = 0; i < NID; i++)
+        OPENSSL_free(spki[i]);
+}
+
+Test(crypto, certificate_length_comes_from_the_first_der_header)
+{
+    const test_key *a = test_key_get(TK_RSA2048_A), *b = test_key_get(TK_RSA2048_B);
+    uint8_t *chain = malloc(a->cert_len + b->cert_len);
+    memcpy(chain, a->cert, a->cert_len);
+    memcpy(chain + a->cert_len, b->cert, b->cert_len);
+    size_t n = 0;
+    cr_assert_eq(uas_crypto_cert_len(chain, a->cert_len + b->cert_len, &n), UAS_GOOD);
+    cr_assert_eq(n, a->cert_len);
+    cr_assert_eq(uas_crypto_cert_len(chain, a->cert_len - 1, &n), UAS_BAD_CERTIFICATE_INVALID);
+    cr_assert_eq(uas_crypto_cert_len(chain, 1, &n), UAS_BAD_CERTIFICATE_INVALID);
+    cr_assert_eq(uas_crypto_cert_len(NULL, 0, &n), UAS_BAD_CERTIFICATE_INVALID);
+    chain[0] = 0x04; /* an OCTET STRING, not a SEQUENCE */
+    cr_assert_eq(uas_crypto_cert_len(chain, a->cert_len, &n), UAS_BAD_CERTIFICATE_INVALID);
+    free(chain);
+}
+
 /* ---- RSA signatures ---- */
 
 static void check_sign_verify(uas_rsa_sig alg, test_key_id id)
