@@ -173,13 +173,29 @@ Test(bad_input, msg_before_opn_is_refused_message_type_invalid)
     pipe_fini(&p);
 }
 
-static void opn_request(uas_open_secure_channel_request *r, int32_t type, int32_t mode)
+/* A crafted OPN chunk (not one the client would send) of the given request
+ * type and mode under policy_uri, as channel channel_id with sequence
+ * number seq and request id req; returns its length in buf. */
+static size_t crafted_opn(uint8_t *buf, size_t cap, int32_t type, int32_t mode,
+                          const char *policy_uri, uint32_t channel_id, uint32_t seq, uint32_t req)
 {
-    memset(r, 0, sizeof(*r));
-    r->request_header.timestamp = T_REQ;
-    r->request_type = type;
-    r->security_mode = mode;
-    r->requested_lifetime = 600000;
+    uas_open_secure_channel_request r;
+    memset(&r, 0, sizeof(r));
+    r.request_header.timestamp = T_REQ;
+    r.request_type = type;
+    r.security_mode = mode;
+    r.requested_lifetime = 600000;
+    size_t n = pipe_build_opn(buf, cap, channel_id, policy_uri, seq, req, &r,
+                              UAS_TYPE(OPEN_SECURE_CHANNEL_REQUEST));
+    cr_assert_gt(n, 0, "crafted OPN does not fit");
+    return n;
+}
+
+/* The first OPN of a fresh channel: Issue, channel 0, sequence 1. */
+static size_t first_opn(uint8_t *buf, size_t cap, int32_t type, int32_t mode,
+                        const char *policy_uri)
+{
+    return crafted_opn(buf, cap, type, mode, policy_uri, 0, 1, 1);
 }
 
 Test(bad_input, opn_with_unknown_security_policy_is_refused_policy_rejected)
@@ -187,12 +203,10 @@ Test(bad_input, opn_with_unknown_security_policy_is_refused_policy_rejected)
     pipe p;
     pipe_init(&p, NULL, NULL);
     hello_only(&p);
-    uas_open_secure_channel_request r;
-    opn_request(&r, UAS_SECURITY_TOKEN_REQUEST_TYPE_ISSUE, UAS_MESSAGE_SECURITY_MODE_NONE);
     uint8_t buf[512];
-    size_t n = pipe_build_opn(buf, sizeof(buf), 0,
-                              "http://opcfoundation.org/UA/SecurityPolicy#Basic256Sha256", 1, 1, &r,
-                              UAS_TYPE(OPEN_SECURE_CHANNEL_REQUEST));
+    size_t n = first_opn(buf, sizeof(buf), UAS_SECURITY_TOKEN_REQUEST_TYPE_ISSUE,
+                         UAS_MESSAGE_SECURITY_MODE_NONE,
+                         "http://opcfoundation.org/UA/SecurityPolicy#Basic256Sha256");
     uas_status st = feed_server(&p, buf, n);
     expect_server_failed(&p, st, UAS_BAD_SECURITY_POLICY_REJECTED);
     pipe_fini(&p);
@@ -200,8 +214,8 @@ Test(bad_input, opn_with_unknown_security_policy_is_refused_policy_rejected)
     /* A URI that only starts like None's is not None. */
     pipe_init(&p, NULL, NULL);
     hello_only(&p);
-    n = pipe_build_opn(buf, sizeof(buf), 0, NONE_URI "x", 1, 1, &r,
-                       UAS_TYPE(OPEN_SECURE_CHANNEL_REQUEST));
+    n = first_opn(buf, sizeof(buf), UAS_SECURITY_TOKEN_REQUEST_TYPE_ISSUE,
+                  UAS_MESSAGE_SECURITY_MODE_NONE, NONE_URI "x");
     st = feed_server(&p, buf, n);
     expect_server_failed(&p, st, UAS_BAD_SECURITY_POLICY_REJECTED);
     pipe_fini(&p);
@@ -216,11 +230,9 @@ Test(bad_input, opn_with_mode_sign_under_policy_none_is_refused_mode_rejected)
         pipe p;
         pipe_init(&p, NULL, NULL);
         hello_only(&p);
-        uas_open_secure_channel_request r;
-        opn_request(&r, UAS_SECURITY_TOKEN_REQUEST_TYPE_ISSUE, modes[i]);
         uint8_t buf[512];
-        size_t n = pipe_build_opn(buf, sizeof(buf), 0, NONE_URI, 1, 1, &r,
-                                  UAS_TYPE(OPEN_SECURE_CHANNEL_REQUEST));
+        size_t n =
+            first_opn(buf, sizeof(buf), UAS_SECURITY_TOKEN_REQUEST_TYPE_ISSUE, modes[i], NONE_URI);
         uas_status st = feed_server(&p, buf, n);
         expect_server_failed(&p, st, UAS_BAD_SECURITY_MODE_REJECTED);
         pipe_fini(&p);
@@ -234,11 +246,9 @@ Test(bad_input, crafted_opn_with_mode_none_opens_the_channel)
     pipe p;
     pipe_init(&p, NULL, NULL);
     hello_only(&p);
-    uas_open_secure_channel_request r;
-    opn_request(&r, UAS_SECURITY_TOKEN_REQUEST_TYPE_ISSUE, UAS_MESSAGE_SECURITY_MODE_NONE);
     uint8_t buf[512];
-    size_t n = pipe_build_opn(buf, sizeof(buf), 0, NONE_URI, 1, 1, &r,
-                              UAS_TYPE(OPEN_SECURE_CHANNEL_REQUEST));
+    size_t n = first_opn(buf, sizeof(buf), UAS_SECURITY_TOKEN_REQUEST_TYPE_ISSUE,
+                         UAS_MESSAGE_SECURITY_MODE_NONE, NONE_URI);
     cr_assert_eq(feed_server(&p, buf, n), UAS_GOOD);
     cr_assert_eq(uas_channel_get_state(p.server.ch), UAS_CHANNEL_OPEN);
     uint8_t msg[28];
@@ -254,11 +264,9 @@ Test(bad_input, renew_before_issue_is_refused)
     pipe p;
     pipe_init(&p, NULL, NULL);
     hello_only(&p);
-    uas_open_secure_channel_request r;
-    opn_request(&r, UAS_SECURITY_TOKEN_REQUEST_TYPE_RENEW, UAS_MESSAGE_SECURITY_MODE_NONE);
     uint8_t buf[512];
-    size_t n = pipe_build_opn(buf, sizeof(buf), 0, NONE_URI, 1, 1, &r,
-                              UAS_TYPE(OPEN_SECURE_CHANNEL_REQUEST));
+    size_t n = first_opn(buf, sizeof(buf), UAS_SECURITY_TOKEN_REQUEST_TYPE_RENEW,
+                         UAS_MESSAGE_SECURITY_MODE_NONE, NONE_URI);
     uas_status st = feed_server(&p, buf, n);
     expect_server_failed(&p, st, UAS_BAD_REQUEST_TYPE_INVALID);
     pipe_fini(&p);
@@ -269,11 +277,9 @@ Test(bad_input, opn_with_asymmetric_header_running_past_the_chunk_is_refused)
     pipe p;
     pipe_init(&p, NULL, NULL);
     hello_only(&p);
-    uas_open_secure_channel_request r;
-    opn_request(&r, UAS_SECURITY_TOKEN_REQUEST_TYPE_ISSUE, UAS_MESSAGE_SECURITY_MODE_NONE);
     uint8_t buf[512];
-    size_t n = pipe_build_opn(buf, sizeof(buf), 0, NONE_URI, 1, 1, &r,
-                              UAS_TYPE(OPEN_SECURE_CHANNEL_REQUEST));
+    size_t n = first_opn(buf, sizeof(buf), UAS_SECURITY_TOKEN_REQUEST_TYPE_ISSUE,
+                         UAS_MESSAGE_SECURITY_MODE_NONE, NONE_URI);
     pipe_set_u32(buf + 12, 5000); /* policy URI length beyond the chunk */
     uas_status st = feed_server(&p, buf, n);
     expect_server_failed(&p, st, UAS_BAD_TCP_MESSAGE_TYPE_INVALID);
@@ -285,11 +291,9 @@ Test(bad_input, opn_with_undecodable_body_is_refused)
     pipe p;
     pipe_init(&p, NULL, NULL);
     hello_only(&p);
-    uas_open_secure_channel_request r;
-    opn_request(&r, UAS_SECURITY_TOKEN_REQUEST_TYPE_ISSUE, UAS_MESSAGE_SECURITY_MODE_NONE);
     uint8_t buf[512];
-    size_t n = pipe_build_opn(buf, sizeof(buf), 0, NONE_URI, 1, 1, &r,
-                              UAS_TYPE(OPEN_SECURE_CHANNEL_REQUEST));
+    size_t n = first_opn(buf, sizeof(buf), UAS_SECURITY_TOKEN_REQUEST_TYPE_ISSUE,
+                         UAS_MESSAGE_SECURITY_MODE_NONE, NONE_URI);
     n -= 6; /* cut the body short */
     pipe_set_u32(buf + 4, (uint32_t)n);
     uas_status st = feed_server(&p, buf, n);
@@ -303,11 +307,10 @@ Test(bad_input, renew_naming_another_channel_is_refused_secure_channel_unknown)
     pipe p;
     pipe_init(&p, NULL, NULL);
     pipe_open(&p);
-    uas_open_secure_channel_request r;
-    opn_request(&r, UAS_SECURITY_TOKEN_REQUEST_TYPE_RENEW, UAS_MESSAGE_SECURITY_MODE_NONE);
     uint8_t buf[512];
-    size_t n = pipe_build_opn(buf, sizeof(buf), 8, NONE_URI, p.server.ch->recv_seq + 1, 50, &r,
-                              UAS_TYPE(OPEN_SECURE_CHANNEL_REQUEST));
+    size_t n =
+        crafted_opn(buf, sizeof(buf), UAS_SECURITY_TOKEN_REQUEST_TYPE_RENEW,
+                    UAS_MESSAGE_SECURITY_MODE_NONE, NONE_URI, 8, p.server.ch->recv_seq + 1, 50);
     uas_status st = feed_server(&p, buf, n);
     expect_server_failed(&p, st, UAS_BAD_TCP_SECURE_CHANNEL_UNKNOWN);
     cr_assert_eq(uas_channel_get_token_id(p.server.ch), 1, "no token issued");
