@@ -172,14 +172,6 @@ static double f_p99(const uas_result *x)
 {
     return (double)x->p99_ns / 1e3;
 }
-static double f_cpu(const uas_result *x)
-{
-    return x->server_cpu_us_per_op;
-}
-static double f_heap(const uas_result *x)
-{
-    return x->server_bytes_per_op;
-}
 
 /* ---- the sections ---- */
 
@@ -208,8 +200,8 @@ static void throughput(cap_run *r, FILE *f)
             lg_stat_text(tp, sizeof(tp), r->res, r->o.rounds, v, f_tp, "%.0f");
             lg_stat_text(p50, sizeof(p50), r->res, r->o.rounds, v, f_p50, "%.0f");
             lg_stat_text(p99, sizeof(p99), r->res, r->o.rounds, v, f_p99, "%.0f");
-            lg_stat_text(cpu, sizeof(cpu), r->res, r->o.rounds, v, f_cpu, "%.2f");
-            lg_stat_text(heap, sizeof(heap), r->res, r->o.rounds, v, f_heap, "%.1f");
+            lg_stat_text(cpu, sizeof(cpu), r->res, r->o.rounds, v, lg_get_cpu, "%.2f");
+            lg_stat_text(heap, sizeof(heap), r->res, r->o.rounds, v, lg_get_heap, "%.1f");
             char ratio[64];
             lg_cpu_ratio_text(ratio, sizeof(ratio), r->res, r->o.rounds, v);
             fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %s | %u |\n", scenarios[i],

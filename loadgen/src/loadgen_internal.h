@@ -100,6 +100,10 @@ int lg_run_rounds(const lg_opts *o, uas_result res[][LG_MAX_VARIANTS], const uas
  * median for one round); buf should hold 128 bytes. */
 const char *lg_stat_text(char *buf, size_t len, uas_result res[][LG_MAX_VARIANTS], unsigned rounds,
                          unsigned v, double (*get)(const uas_result *), const char *fmt);
+/* Field getters for lg_stat_text shared by the summaries: server CPU (µs)
+ * and heap bytes per operation. */
+double lg_get_cpu(const uas_result *r);
+double lg_get_heap(const uas_result *r);
 /* Server CPU per operation of variant v divided by variant 0's, round by
  * round: "median [min–max]", or "–" for variant 0 or without server CPU. */
 const char *lg_cpu_ratio_text(char *buf, size_t len, uas_result res[][LG_MAX_VARIANTS],

@@ -813,6 +813,8 @@ const char *lg_cpu_ratio_text(char *buf, size_t len, uas_result res[][LG_MAX_VAR
     uas_stat_paired_ratio(a, b, rounds, &q);
     if (v == 0 || q.n == 0)
         snprintf(buf, len, "–");
+    else if (q.n == 1)
+        snprintf(buf, len, "%.2f", q.median);
     else
         snprintf(buf, len, "%.2f [%.2f–%.2f]", q.median, q.min, q.max);
     return buf;
@@ -838,11 +840,11 @@ static double g_p99(const uas_result *r)
 {
     return (double)r->p99_ns / 1e6;
 }
-static double g_cpu(const uas_result *r)
+double lg_get_cpu(const uas_result *r)
 {
     return r->server_cpu_us_per_op;
 }
-static double g_heap(const uas_result *r)
+double lg_get_heap(const uas_result *r)
 {
     return r->server_bytes_per_op;
 }
@@ -921,10 +923,11 @@ static void print_sub_summary(FILE *f, const lg_opts *o, uas_result res[][MAX_VA
                     : lg_stat_text(b4, sizeof(b4), res, rounds, v, g_p50, "%.1f"),
                 cnt ? lg_stat_text(b5, sizeof(b5), res, rounds, v, g_cpusample, "%.2f")
                     : lg_stat_text(b5, sizeof(b5), res, rounds, v, g_p99, "%.1f"),
-                res[0][v].has_server ? lg_stat_text(b6, sizeof(b6), res, rounds, v, g_cpu, "%.2f")
-                                     : "n/a",
+                res[0][v].has_server
+                    ? lg_stat_text(b6, sizeof(b6), res, rounds, v, lg_get_cpu, "%.2f")
+                    : "n/a",
                 res[0][v].server_bytes_per_op >= 0 && res[0][v].has_server
-                    ? lg_stat_text(b7, sizeof(b7), res, rounds, v, g_heap, "%.1f")
+                    ? lg_stat_text(b7, sizeof(b7), res, rounds, v, lg_get_heap, "%.1f")
                     : "n/a",
                 res[0][v].has_server ? lg_stat_text(b8, sizeof(b8), res, rounds, v, g_cores, "%.2f")
                                      : "n/a",
