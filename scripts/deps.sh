@@ -15,6 +15,19 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
+# node-opcua (the interop peer) needs Node.js 20 or newer; Debian 12's own
+# nodejs is 18, under which it cannot load. Stop here with the way out
+# rather than fail later inside the test suite.
+node_major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
+if [ "$node_major" -lt 20 ]; then
+  cat >&2 <<MSG
+deps: Node.js $(node --version 2>/dev/null || echo "(none)") found; the interop tests need Node.js >= 20.
+      Debian 12 ships Node.js 18. Install Node.js 20 from the npm registry with
+      Debian's npm, then run this script again:
+        ${SUDO:+$SUDO }npm install -g node@20 && hash -r && node --version
+MSG
+  exit 1
+fi
 if [ -f tests/interop/package-lock.json ] && [ ! -d tests/interop/node_modules ]; then
   echo "deps: npm ci (tests/interop)" >&2
   (cd tests/interop && npm ci --no-audit --no-fund --loglevel=error)

@@ -13,7 +13,7 @@ SCHEMA=${UA_SCHEMA_DIR:-$(pwd)/../shared/opcua-schema}
 step() { printf '\n== %s\n' "$*" >&2; }
 
 step "format check (clang-format)"
-files=$(git ls-files '*.c' '*.h' | grep -v '^stack/gen/' || true)
+files=$(git ls-files '*.c' '*.h' | grep -Ev '^(stack|server)/gen/' || true)
 clang-format --dry-run --Werror $files
 
 step "Release build"
