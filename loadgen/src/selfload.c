@@ -453,6 +453,8 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: uaserver --self-load read|write|browse|sub|sessions|counters|events\n"
                "       [options]\n"
+               "       uaserver --self-load capacity [options]   every table of\n"
+               "       docs/Benchmarks.md (see uaserver --self-load capacity --help)\n"
                "  --sessions N      concurrent sessions (10; sessions: the target, 500;\n"
                "                    counters: always 1)\n"
                "  --inflight N      outstanding requests per session, closed loop (10)\n"
@@ -578,6 +580,10 @@ int lg_parse_opts(int argc, char **argv, lg_opts *o)
     for (int i = 0; i < argc && len < sizeof(o->args) - 1; i++)
         len +=
             (size_t)snprintf(o->args + len, sizeof(o->args) - len, "%s%s", i ? " " : "", argv[i]);
+    if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+        usage(stdout);
+        return 1;
+    }
     if (argc < 2 || argv[1][0] == '-') {
         usage(stderr);
         return -1;

@@ -54,7 +54,10 @@ static void usage(FILE *f)
                "  --allow-deprecated   allow Basic256 in --security\n"
                "  --auto-accept        LAB ONLY: accept untrusted client certificates\n"
                "  --print-config       print the effective configuration and exit\n"
-               "  --version, --help\n");
+               "  --version, --help\n"
+               "load generator (the server measured in a child process; --self-load --help):\n"
+               "  --self-load read|write|browse|sub|sessions|counters|events [options]\n"
+               "  --self-load capacity [options]   every table of docs/Benchmarks.md\n");
 }
 
 static int parse_u32(const char *opt, const char *v, uint32_t max, uint32_t *out)

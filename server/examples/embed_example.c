@@ -2,7 +2,9 @@
  * read through a data source, a writable set point with a write callback,
  * and a Reset method. Run: embed_example [--port N] [--exit-after MS]. */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +67,25 @@ static void on_signal(int sig)
     uas_server_request_stop(server);
 }
 
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: embed_example [--port N] [--exit-after MS]\n"
+               "  --port N          TCP port on 127.0.0.1 (default 4841, 0 = ephemeral)\n"
+               "  --exit-after MS   stop after MS milliseconds (default: run until Ctrl-C)\n"
+               "Serves ns=2;s=Sensor with Temperature (data source), SetPoint (write\n"
+               "callback refusing values above 40) and the Reset method.\n");
+}
+
+static bool parse_ulong(const char *v, unsigned long *out)
+{
+    char *end;
+    if (!v || !*v || *v == '-')
+        return false;
+    errno = 0;
+    *out = strtoul(v, &end, 10);
+    return !*end && errno == 0 && *out <= 86400000UL;
+}
+
 int main(int argc, char **argv)
 {
     uas_server_config cfg;
@@ -73,11 +94,24 @@ int main(int argc, char **argv)
     cfg.threads = 1;
     cfg.bind_address = "127.0.0.1";
     long exit_after = 0;
-    for (int i = 1; i + 1 < argc; i += 2) {
-        if (!strcmp(argv[i], "--port"))
-            cfg.port = (uint16_t)atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--exit-after"))
-            exit_after = atol(argv[i + 1]);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        unsigned long n = 0;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            return 0;
+        }
+        if ((strcmp(a, "--port") && strcmp(a, "--exit-after")) || !parse_ulong(v, &n) ||
+            (!strcmp(a, "--port") && n > 65535)) {
+            fprintf(stderr, "embed_example: unknown option, missing or bad value: '%s'\n", a);
+            usage(stderr);
+            return 2;
+        }
+        if (!strcmp(a, "--port"))
+            cfg.port = (uint16_t)n;
+        else
+            exit_after = (long)n;
+        i++;
     }
     uas_status st;
     server = uas_server_new(&cfg, &st);
