@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -101,10 +102,38 @@ void lg_child_stop(lg_child *c)
     c->pid = 0;
 }
 
+/* Busy time of all processors since boot: every /proc/stat column of the
+ * "cpu" line but idle and iowait. */
+static uint64_t machine_busy_ns(void)
+{
+    FILE *f = fopen("/proc/stat", "r");
+    if (!f)
+        return 0;
+    unsigned long long v[8] = {0};
+    int n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+                   &v[4], &v[5], &v[6], &v[7]);
+    fclose(f);
+    if (n != 8)
+        return 0;
+    unsigned long long busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
+    return busy * (1000000000ull / (unsigned long long)sysconf(_SC_CLK_TCK));
+}
+
+static uint64_t self_cpu_ns(void)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0)
+        return 0;
+    return ((uint64_t)ru.ru_utime.tv_sec + (uint64_t)ru.ru_stime.tv_sec) * 1000000000ull +
+           ((uint64_t)ru.ru_utime.tv_usec + (uint64_t)ru.ru_stime.tv_usec) * 1000ull;
+}
+
 int lg_child_sample(const lg_child *c, lg_proc_sample *s)
 {
     memset(s, 0, sizeof(*s));
     s->wall_ns = lg_now_ns();
+    s->self_cpu_ns = self_cpu_ns();
+    s->machine_cpu_ns = machine_busy_ns();
     char path[64], buf[1024];
     snprintf(path, sizeof(path), "/proc/%d/stat", (int)c->pid);
     FILE *f = fopen(path, "r");
@@ -123,8 +152,7 @@ int lg_child_sample(const lg_child *c, lg_proc_sample *s)
     long hz = sysconf(_SC_CLK_TCK);
     s->cpu_ns = (utime + stime) * (1000000000ull / (unsigned long long)hz);
     /* Run-queue delay, summed over the server's threads: time they were
-     * runnable but had no CPU. A large share means the measurement was
-     * disturbed (the load generator or other work took the cores). */
+     * runnable but had no CPU (reported; see lg_judge_window). */
     snprintf(path, sizeof(path), "/proc/%d/task", (int)c->pid);
     DIR *dir = opendir(path);
     struct dirent *de;
@@ -155,6 +183,27 @@ int lg_child_sample(const lg_child *c, lg_proc_sample *s)
         fclose(f);
     }
     return 0;
+}
+
+/* Other processes' share above which a round is flagged: a tenth of a core
+ * on average. Below it the noise of /proc/stat's 10 ms ticks and of the
+ * kernel's own threads dominates. */
+#define LG_FOREIGN_CORES_MAX 0.10
+
+void lg_judge_window(const lg_proc_sample *a, const lg_proc_sample *b, double server_cpu_ns,
+                     uas_result *r)
+{
+    double wall = (double)(b->wall_ns - a->wall_ns);
+    r->runq_share = server_cpu_ns > 0 ? (double)(b->runq_ns - a->runq_ns) / server_cpu_ns : 0;
+    r->foreign_cores = -1;
+    r->disturbed = false;
+    if (wall <= 0 || !a->machine_cpu_ns || !b->machine_cpu_ns)
+        return;
+    double machine = (double)(b->machine_cpu_ns - a->machine_cpu_ns);
+    double self = (double)(b->self_cpu_ns - a->self_cpu_ns);
+    double foreign = machine - server_cpu_ns - self;
+    r->foreign_cores = foreign > 0 ? foreign / wall : 0;
+    r->disturbed = r->foreign_cores > LG_FOREIGN_CORES_MAX;
 }
 
 uint64_t lg_now_ns(void)

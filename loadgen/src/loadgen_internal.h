@@ -56,7 +56,18 @@ typedef struct lg_proc_sample {
     uint64_t run_ns;  /* summed on-CPU time of the threads (schedstat, ns resolution) */
     uint64_t runq_ns; /* summed run-queue delay of the threads */
     uint64_t rss_kb;
+    uint64_t self_cpu_ns;    /* the load generator's own CPU (user + system) */
+    uint64_t machine_cpu_ns; /* busy time of every processor (/proc/stat) */
 } lg_proc_sample;
+
+/* Judges a measurement window [a, b]: the server's run-queue wait as a
+ * share of its CPU, and the cores that processes other than the server and
+ * the load generator used. Only the latter marks a round disturbed: on a
+ * machine with as many cores as server and client need, the server always
+ * queues behind its own load generator, so its wait alone says nothing
+ * about outside interference. */
+void lg_judge_window(const lg_proc_sample *a, const lg_proc_sample *b, double server_cpu_ns,
+                     uas_result *r);
 
 /* Start `exe --contract --port 0 --bind 127.0.0.1 --threads N [extra...]`
  * (extra: NULL-terminated, may be NULL) on the processors of cpus (0: not

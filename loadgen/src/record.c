@@ -45,6 +45,18 @@ void uas_run_record_fill(uas_run_record *r)
 }
 
 /* The subscription scenarios' lines: what arrived and what it cost. */
+/* The verdict with the two figures it rests on, so a reader can judge a
+ * round on another machine by the numbers rather than by the flag. */
+static void print_disturbed(FILE *f, const uas_result *r)
+{
+    fprintf(f, "| disturbed | %s (other processes: ", r->disturbed ? "yes" : "no");
+    if (r->foreign_cores >= 0)
+        fprintf(f, "%.2f cores", r->foreign_cores);
+    else
+        fprintf(f, "unknown");
+    fprintf(f, "; server run-queue wait %.0f %% of its CPU) |\n", r->runq_share * 100);
+}
+
 static void print_locks(FILE *f, const uas_result *r)
 {
     if (!r->has_locks)
@@ -133,7 +145,7 @@ static void print_notif(FILE *f, const uas_result *r)
     fprintf(f, ") |\n");
     print_locks(f, r);
     fprintf(f, "| server busy cores | %.2f |\n", r->busy_cores);
-    fprintf(f, "| disturbed | %s |\n", r->disturbed ? "yes (server starved of CPU)" : "no");
+    print_disturbed(f, r);
 }
 
 void uas_result_print(FILE *f, const uas_result *r, const uas_run_record *rec)
@@ -164,7 +176,7 @@ void uas_result_print(FILE *f, const uas_result *r, const uas_run_record *rec)
         fprintf(f, "| server RSS | %llu KiB |\n", (unsigned long long)r->server_rss_kb);
         print_locks(f, r);
         fprintf(f, "| server busy cores | %.2f |\n", r->busy_cores);
-        fprintf(f, "| disturbed | %s |\n", r->disturbed ? "yes (server starved of CPU)" : "no");
+        print_disturbed(f, r);
     } else {
         fprintf(f, "| server-side numbers | not available (--target) |\n");
     }

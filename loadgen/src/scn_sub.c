@@ -1227,10 +1227,7 @@ int lg_sub_run_once(const lg_opts *o, const lg_variant *var, unsigned round, uas
         r->server_cpu_us_per_op = cpu_ns / 1e3 / (double)ops;
         r->busy_cores = cpu_ns / (double)(b.wall_ns - a.wall_ns);
         r->server_rss_kb = b.rss_kb;
-        /* Starved as in the request scenarios, but a near-idle server's
-         * few milliseconds of wake-up delay are not starvation. */
-        r->disturbed =
-            (double)(b.runq_ns - a.runq_ns) > 0.25 * cpu_ns && b.runq_ns - a.runq_ns > 50000000ull;
+        lg_judge_window(&a, &b, cpu_ns, r);
         if (run->counters && r->samples_per_s > 0)
             r->server_cpu_us_per_sample = cpu_ns / 1e3 / (r->samples_per_s * r->duration_s);
         if (heap_ok) {

@@ -52,6 +52,7 @@ struct lg_run {
     int phase;
     uint64_t outstanding;
     uint64_t ops, errors;
+    uint64_t answered; /* good responses in every phase, for the progress line */
     uas_status first_error;
     uas_hist hist;
 };
@@ -98,6 +99,8 @@ static void on_response(uas_client *c, void *ud, uas_status st, const void *resp
     if (st == UAS_GOOD)
         st = check_response(run->o, resp, t);
     run->outstanding--;
+    if (st == UAS_GOOD)
+        run->answered++;
     if (run->phase == PH_MEASURE) {
         if (st == UAS_GOOD) {
             run->ops++;
@@ -258,7 +261,8 @@ static void run_until(lg_run *run, uint64_t deadline_ns, const char *what, unsig
                       unsigned rounds)
 {
     uint64_t start = lg_now_ns(), last = 0;
-    uint64_t ops0 = run->ops;
+    /* Counted in every phase: the warm-up's rate shows too. */
+    uint64_t ops0 = run->answered;
     while (lg_now_ns() < deadline_ns) {
         uas_loop_run_once(run->loop, true);
         uint64_t now = lg_now_ns();
@@ -268,7 +272,7 @@ static void run_until(lg_run *run, uint64_t deadline_ns, const char *what, unsig
             fprintf(stderr, "\rself-load %s round %u/%u: %s %.0fs/%.0fs, %.0f ops/s   ",
                     run->o->scenario_name, round, rounds, what, el,
                     (double)(deadline_ns - start) / 1e9,
-                    el > 0 ? (double)(run->ops - ops0) / el : 0.0);
+                    el > 0 ? (double)(run->answered - ops0) / el : 0.0);
         }
     }
 }
@@ -393,9 +397,7 @@ static int run_once(const lg_opts *o, const lg_variant *var, unsigned round, uas
         r->server_cpu_us_per_op = cpu_ns / 1e3 / (double)ops;
         r->busy_cores = cpu_ns / (double)(t1 - t0);
         r->server_rss_kb = b.rss_kb;
-        /* Starved: its threads waited for a CPU more than a quarter of the
-         * time they ran. */
-        r->disturbed = (double)(b.runq_ns - a.runq_ns) > 0.25 * cpu_ns;
+        lg_judge_window(&a, &b, cpu_ns, r);
         if (heap_ok) {
             r->server_bytes_per_op = (double)(heap_b - heap_a) / (double)ops;
             r->server_allocs_per_op = (double)(allocs_b - allocs_a) / (double)ops;
@@ -746,44 +748,45 @@ int lg_parse_opts(int argc, char **argv, lg_opts *o)
     return 0;
 }
 
+static double g_tp(const uas_result *r)
+{
+    return r->throughput;
+}
+static double g_p50_us(const uas_result *r)
+{
+    return (double)r->p50_ns / 1e3;
+}
+static double g_p99_us(const uas_result *r)
+{
+    return (double)r->p99_ns / 1e3;
+}
+
 static void print_summary(FILE *f, const lg_opts *o, uas_result res[][MAX_VARIANTS],
                           unsigned rounds)
 {
-    fprintf(f, "### Summary: %s, %u round%s (median [min–max])\n\n", o->scenario_name, rounds,
-            rounds == 1 ? "" : "s");
+    fprintf(f, "### Summary: %s, %u round%s (%s)\n\n", o->scenario_name, rounds,
+            rounds == 1 ? "" : "s", rounds == 1 ? "one round: no range" : "median [min–max]");
     fprintf(f, "| server | throughput (ops/s) | p50 (µs) | p99 (µs) | server CPU/op (µs) | "
                "CPU/op ÷ first, paired | server heap B/op | disturbed rounds |\n"
                "|---|---|---|---|---|---|---|---|\n");
 
     for (unsigned v = 0; v < o->nvariants; v++) {
-        double tp[MAX_ROUNDS], p50[MAX_ROUNDS], p99[MAX_ROUNDS], cpu[MAX_ROUNDS], b[MAX_ROUNDS];
         unsigned disturbed = 0;
-        for (unsigned r = 0; r < rounds; r++) {
-            tp[r] = res[r][v].throughput;
-            p50[r] = (double)res[r][v].p50_ns / 1e3;
-            p99[r] = (double)res[r][v].p99_ns / 1e3;
-            cpu[r] = res[r][v].server_cpu_us_per_op;
-            b[r] = res[r][v].server_bytes_per_op;
+        for (unsigned r = 0; r < rounds; r++)
             disturbed += res[r][v].disturbed;
-        }
-        uas_stat s1, s2, s3, s4, s5;
-        uas_stat_compute(tp, rounds, &s1);
-        uas_stat_compute(p50, rounds, &s2);
-        uas_stat_compute(p99, rounds, &s3);
-        uas_stat_compute(cpu, rounds, &s4);
-        uas_stat_compute(b, rounds, &s5);
-        char name[160], heap[64] = "n/a", cpu_s[64] = "n/a", ratio[64];
+        char name[160], tp[128], p50[128], p99[128], heap[128] = "n/a", cpu[128] = "n/a", ratio[64];
         variant_name(o, v, name, sizeof(name));
-        if (s5.min >= 0)
-            snprintf(heap, sizeof(heap), "%.1f [%.1f–%.1f]", s5.median, s5.min, s5.max);
-        if (res[0][v].has_server)
-            snprintf(cpu_s, sizeof(cpu_s), "%.2f [%.2f–%.2f]", s4.median, s4.min, s4.max);
+        lg_stat_text(tp, sizeof(tp), res, rounds, v, g_tp, "%.0f");
+        lg_stat_text(p50, sizeof(p50), res, rounds, v, g_p50_us, "%.0f");
+        lg_stat_text(p99, sizeof(p99), res, rounds, v, g_p99_us, "%.0f");
+        if (res[0][v].has_server) {
+            lg_stat_text(cpu, sizeof(cpu), res, rounds, v, lg_get_cpu, "%.2f");
+            if (res[0][v].server_bytes_per_op >= 0)
+                lg_stat_text(heap, sizeof(heap), res, rounds, v, lg_get_heap, "%.1f");
+        }
         lg_cpu_ratio_text(ratio, sizeof(ratio), res, rounds, v);
-        fprintf(f,
-                "| %s | %.0f [%.0f–%.0f] | %.0f [%.0f–%.0f] | %.0f [%.0f–%.0f] | %s | %s | %s | "
-                "%u |\n",
-                name, s1.median, s1.min, s1.max, s2.median, s2.min, s2.max, s3.median, s3.min,
-                s3.max, cpu_s, ratio, heap, disturbed);
+        fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %u |\n", name, tp, p50, p99, cpu, ratio,
+                heap, disturbed);
     }
     fprintf(f, "\n");
 }
@@ -895,8 +898,8 @@ static double g_cpusample(const uas_result *r)
 static void print_sub_summary(FILE *f, const lg_opts *o, uas_result res[][MAX_VARIANTS],
                               unsigned rounds)
 {
-    fprintf(f, "### Summary: %s, %u round%s (median [min–max])\n\n", o->scenario_name, rounds,
-            rounds == 1 ? "" : "s");
+    fprintf(f, "### Summary: %s, %u round%s (%s)\n\n", o->scenario_name, rounds,
+            rounds == 1 ? "" : "s", rounds == 1 ? "one round: no range" : "median [min–max]");
     bool sess = o->scenario == SC_SESSIONS, cnt = o->scenario == SC_COUNTERS;
     fprintf(f,
             "| server | notif/s | %s | %s | server CPU/notif (µs) | "

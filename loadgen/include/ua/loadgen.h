@@ -200,8 +200,11 @@ typedef struct uas_result {
     double server_bytes_per_op;
     double server_allocs_per_op;
     uint64_t server_rss_kb;
-    double busy_cores; /* server CPU seconds per wall second */
-    bool disturbed;    /* the server was starved of CPU (see the docs) */
+    double busy_cores;    /* server CPU seconds per wall second */
+    bool disturbed;       /* other processes took CPU during the window (see the docs) */
+    double runq_share;    /* server run-queue wait / server CPU in the window */
+    double foreign_cores; /* CPU of processes other than server and load generator,
+                             in cores; < 0: unknown */
     /* Lock contention in the window: acquisitions that found the lock
      * taken (address space, variable values, sessions, subscription
      * engines), from the child's uastack.LockWaits.* counters. */
