@@ -353,6 +353,7 @@ int lg_capacity_main(int argc, char **argv, const char *exe)
     unsigned long fds = lg_raise_fd_limit();
     uas_run_record rec;
     uas_run_record_fill(&rec);
+    uas_run_record_calibrate(&rec);
     memset(&run, 0, sizeof(run));
     run.c = &c;
     run.rec = &rec;
@@ -362,15 +363,18 @@ int lg_capacity_main(int argc, char **argv, const char *exe)
         return 2;
     }
     FILE *outs[2] = {stdout, run.out};
+    char speed[160];
+    uas_run_record_crypto_text(&rec, speed, sizeof(speed));
     for (int i = 0; i < 2; i++)
         if (outs[i])
             fprintf(outs[i],
                     "# uastack capacity (`%s`)\n\n"
                     "| run record | |\n|---|---|\n| commit | %s |\n| CPU | %s x%u |\n"
+                    "| crypto speed (one core) | %s |\n"
                     "| kernel | %s |\n| compiler, flags | %s `%s` |\n| date | %s |\n"
                     "| descriptor limit | %lu |\n\n",
-                    c.args, rec.commit, rec.cpu, rec.cpus, rec.kernel, rec.compiler, rec.flags,
-                    rec.date, fds);
+                    c.args, rec.commit, rec.cpu, rec.cpus, speed, rec.kernel, rec.compiler,
+                    rec.flags, rec.date, fds);
     /* Each section prints its table as soon as its steps are done, to
      * stdout (and --out, after the result blocks of its steps). */
     void (*sections[])(cap_run *, FILE *) = {throughput, delivery, scalability, matrix};

@@ -148,6 +148,14 @@ static void print_notif(FILE *f, const uas_result *r)
     print_disturbed(f, r);
 }
 
+static void print_record(FILE *f, const uas_run_record *rec)
+{
+    char speed[160];
+    uas_run_record_crypto_text(rec, speed, sizeof(speed));
+    fprintf(f, "| run record | commit %s; %s x%u; %s; %s `%s`; %s; %s |\n\n", rec->commit, rec->cpu,
+            rec->cpus, rec->kernel, rec->compiler, rec->flags, speed, rec->date);
+}
+
 void uas_result_print(FILE *f, const uas_result *r, const uas_run_record *rec)
 {
     fprintf(f, "### %s%s%s\n\n", r->scenario, r->variant[0] ? " — " : "", r->variant);
@@ -156,8 +164,7 @@ void uas_result_print(FILE *f, const uas_result *r, const uas_run_record *rec)
     fprintf(f, "| duration | %.1f s |\n", r->duration_s);
     if (r->has_notif) {
         print_notif(f, r);
-        fprintf(f, "| run record | commit %s; %s x%u; %s; %s `%s`; %s |\n\n", rec->commit, rec->cpu,
-                rec->cpus, rec->kernel, rec->compiler, rec->flags, rec->date);
+        print_record(f, rec);
         return;
     }
     fprintf(f, "| operations | %llu (errors %llu) |\n", (unsigned long long)r->requests,
@@ -180,6 +187,5 @@ void uas_result_print(FILE *f, const uas_result *r, const uas_run_record *rec)
     } else {
         fprintf(f, "| server-side numbers | not available (--target) |\n");
     }
-    fprintf(f, "| run record | commit %s; %s x%u; %s; %s `%s`; %s |\n\n", rec->commit, rec->cpu,
-            rec->cpus, rec->kernel, rec->compiler, rec->flags, rec->date);
+    print_record(f, rec);
 }

@@ -1017,6 +1017,7 @@ int uas_selfload_main(int argc, char **argv, const char *exe)
     (void)lg_raise_fd_limit();
     uas_run_record rec;
     uas_run_record_fill(&rec);
+    uas_run_record_calibrate(&rec);
     static uas_result res[MAX_ROUNDS][MAX_VARIANTS];
     FILE *out = o.out ? fopen(o.out, "a") : NULL;
     if (o.out && !out) {
