@@ -45,6 +45,45 @@ void uas_run_record_fill(uas_run_record *r)
 }
 
 /* The subscription scenarios' lines: what arrived and what it cost. */
+#define WHY(...)                                                                                   \
+    do {                                                                                           \
+        if (n < sizeof(r->why))                                                                    \
+            n += (size_t)snprintf(r->why + n, sizeof(r->why) - n, "%s", n ? "; " : "");            \
+        if (n < sizeof(r->why))                                                                    \
+            n += (size_t)snprintf(r->why + n, sizeof(r->why) - n, __VA_ARGS__);                    \
+    } while (0)
+
+void uas_result_explain(uas_result *r, const char *first_error)
+{
+    size_t n = 0;
+    r->why[0] = 0;
+    if (r->sessions_ready < r->sessions_target)
+        WHY("%u of %u sessions subscribed", r->sessions_ready, r->sessions_target);
+    if (r->sessions_lost)
+        WHY("%u sessions lost", r->sessions_lost);
+    if (!strcmp(r->scenario, "counters")) {
+        if (!r->items)
+            WHY("no monitored items");
+        if (r->items_missing)
+            WHY("%u items below 99 %%", r->items_missing);
+    } else if (!strcmp(r->scenario, "events")) {
+        if (!r->events_reported)
+            WHY("no events reported by the server");
+        if (r->other_events)
+            WHY("%llu unexpected events", (unsigned long long)r->other_events);
+    } else if (!r->notif_expected) {
+        WHY("no expected deliveries (%llu writes judged, %llu write errors)",
+            (unsigned long long)r->writes, (unsigned long long)r->write_errors);
+    }
+    if (r->notif_missed)
+        WHY("%llu notifications missed", (unsigned long long)r->notif_missed);
+    if (r->seq_gaps)
+        WHY("%llu sequence gaps", (unsigned long long)r->seq_gaps);
+    if (first_error && first_error[0])
+        WHY("first error: %s", first_error);
+}
+#undef WHY
+
 /* The verdict with the two figures it rests on, so a reader can judge a
  * round on another machine by the numbers rather than by the flag. */
 static void print_disturbed(FILE *f, const uas_result *r)
@@ -72,7 +111,8 @@ static void print_notif(FILE *f, const uas_result *r)
 {
     bool counters = !strcmp(r->scenario, "counters");
     bool sessions = !strcmp(r->scenario, "sessions");
-    fprintf(f, "| verdict | %s: %s |\n", r->pass ? "PASS" : "FAIL", r->criterion);
+    fprintf(f, "| verdict | %s: %s%s%s |\n", r->pass ? "PASS" : "FAIL", r->criterion,
+            !r->pass && r->why[0] ? ". Failed: " : "", r->pass ? "" : r->why);
     fprintf(f, "| notifications | %llu in the window, %.0f notif/s, %u monitored items |\n",
             (unsigned long long)r->notifications, r->notif_per_s, r->items);
     if (r->has_events) {

@@ -364,6 +364,10 @@ static void start_session(sb_run *run, sb_sess *s)
     cc.endpoint_url = run->url;
     cc.create_session = true;
     cc.session_name = "self-load";
+    /* Writers and early subscribers idle while later sessions set up, which
+     * on a slow host (RSA-2048 signs of 1 ms and more) outlasts the default
+     * minute; the set-up deadline stays far below the hour asked for. */
+    cc.session_timeout_ms = 3600000;
     /* A parked Publish may wait keep-alive x publishing interval times the
      * requests parked before it. */
     uint64_t to = (uint64_t)o->keep_alive * o->pub_ms * (o->publish_requests + 1) + 30000;
@@ -1266,6 +1270,13 @@ int lg_sub_run_once(const lg_opts *o, const lg_variant *var, unsigned round, uas
         r->pass = r->sessions_ready == run->nsubscribers && r->sessions_lost == 0 &&
                   r->notif_expected > 0 && r->notif_missed == 0 && r->seq_gaps == 0;
         break;
+    }
+    if (!r->pass) {
+        char first[128] = "";
+        if (run->first_error != UAS_GOOD)
+            snprintf(first, sizeof(first), "%s at %s", uas_status_name(run->first_error),
+                     run->first_error_where);
+        uas_result_explain(r, first);
     }
     if (run->bad_handles || run->status_changes)
         fprintf(stderr, "self-load: %llu notifications with unknown handles, %llu status changes\n",

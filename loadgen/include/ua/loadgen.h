@@ -265,7 +265,11 @@ typedef struct uas_result {
     /* The scenario's pass criterion and its outcome. */
     char criterion[96];
     bool pass;
+    char why[256]; /* on FAIL: which parts of the criterion failed, and the first error */
 } uas_result;
+/* Fills r->why with the parts of a subscription scenario's criterion that
+ * r's figures miss (empty when none), and the first error if one is given. */
+void uas_result_explain(uas_result *r, const char *first_error);
 
 /* Markdown result block; every field labelled. */
 void uas_result_print(FILE *f, const uas_result *r, const uas_run_record *rec);
