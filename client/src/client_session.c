@@ -32,7 +32,10 @@ static uas_user_token_type wanted_token_type(const uas_client *c)
  * with the channel's policy and mode: its policy id and securityPolicyUri.
  * Without one the defaults stay ("anonymous"/"username"/"certificate",
  * the channel's policy). */
-static void pick_policy(uas_client *c, const uas_create_session_response *r)
+static uas_status adopt_endpoint_cert(uas_client *c, const uas_create_session_response *r,
+                                      const uas_endpoint_description *e);
+
+static uas_status pick_policy(uas_client *c, const uas_create_session_response *r)
 {
     uas_user_token_type want = wanted_token_type(c);
     const char *policy_uri = uas_security_policy_uri(c->policy);
@@ -58,9 +61,35 @@ static void pick_policy(uas_client *c, const uas_create_session_response *r)
                 memcpy(c->token_policy_uri, p->security_policy_uri.data,
                        p->security_policy_uri.length);
             c->token_policy_uri[p->security_policy_uri.length] = 0;
-            return;
+            return want == UAS_USER_TOKEN_TYPE_USER_NAME ? adopt_endpoint_cert(c, r, e) : UAS_GOOD;
         }
     }
+    return UAS_GOOD;
+}
+
+/* A password for a token policy with its own security policy is encrypted
+ * for the server's certificate. On a secured channel that is the channel's;
+ * on a None channel, unless the application gave one, it is the one the
+ * server sent with its endpoint (Part 4 7.41.2.3). Nothing authenticates
+ * that certificate on a None channel, so a warning says so: only a secured
+ * channel protects the password from an active attacker. */
+static uas_status adopt_endpoint_cert(uas_client *c, const uas_create_session_response *r,
+                                      const uas_endpoint_description *e)
+{
+    if (uas__security_on(c) || c->server_cert.length || !c->token_policy_uri[0] ||
+        !strcmp(c->token_policy_uri, "http://opcfoundation.org/UA/SecurityPolicy#None"))
+        return UAS_GOOD;
+    const uas_bytestring *cert =
+        e->server_certificate.length ? &e->server_certificate : &r->server_certificate;
+    if (!cert->length)
+        return UAS_GOOD; /* uas__user_secret says what is missing */
+    uas_status st = uas_copy(cert, &c->server_cert, UAS_TYPE(BYTE_STRING));
+    if (st == UAS_GOOD)
+        uas_log(UAS_LOG_WARN, "client",
+                "%s: the password is encrypted for the certificate the server sent over an "
+                "unsecured channel; only a secured channel authenticates it",
+                c->cfg.endpoint_url);
+    return st;
 }
 
 /* Part 4 5.6.3: clientSignature over serverCertificate + serverNonce. */
@@ -222,10 +251,10 @@ static void on_created(uas_client *c, void *ud, uas_status st, const void *resp,
         st = check_server(c, r);
     if (st == UAS_GOOD)
         st = keep_server_nonce(c, &r->server_nonce);
-    if (st == UAS_GOOD) {
-        pick_policy(c, r);
+    if (st == UAS_GOOD)
+        st = pick_policy(c, r);
+    if (st == UAS_GOOD)
         st = send_activate(c, &c->auth_token, on_activated);
-    }
     if (st != UAS_GOOD && st != UAS_BAD_OUT_OF_MEMORY)
         uas_log(UAS_LOG_WARN, "client", "%s: session set-up failed: %s", c->cfg.endpoint_url,
                 uas_status_name(st));

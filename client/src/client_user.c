@@ -51,12 +51,13 @@ uas_status uas__user_secret(uas_client *c, uas_user_name_identity_token *t)
     uas_status st = token_secpol(c, &pol);
     if (st != UAS_GOOD)
         return st;
-    /* On a None channel the certificate comes from the endpoint only if
-     * configured; the password is never sent in clear for want of one. */
+    /* On a None channel the certificate is the endpoint's (see
+     * adopt_endpoint_cert); the password is never sent in clear for want of
+     * one. */
     if (!c->server_cert.length) {
         uas_log(UAS_LOG_ERROR, "client",
-                "%s: encrypting the password needs the server's certificate "
-                "(security.server_cert)",
+                "%s: encrypting the password needs the server's certificate, and the "
+                "server sent none with its endpoint",
                 c->cfg.endpoint_url);
         return UAS_BAD_CERTIFICATE_INVALID;
     }
