@@ -114,12 +114,30 @@ static int connect_failed(cli *c, uas_status st)
 {
     char what[600];
     snprintf(what, sizeof(what), "connect to %s", c->url);
-    if (st == UAS_BAD_NOT_CONNECTED) {
-        /* The code's table text is about variables; say what happened. */
-        fprintf(stderr,
-                "uacli: %s failed: BadNotConnected (no server accepted the TCP "
-                "connection)\n",
-                what);
+    /* The table texts of these codes speak of other things (variables,
+     * query strings, searches): say what happened to the connection. */
+    const char *why = NULL;
+    switch (st) {
+    case UAS_BAD_NOT_CONNECTED:
+        why = "the server cannot be reached";
+        break;
+    case UAS_BAD_TCP_ENDPOINT_URL_INVALID:
+        why = "not an endpoint URL: opc.tcp://HOST[:PORT][/PATH], PORT 1 to 65535";
+        break;
+    case UAS_BAD_NOT_FOUND:
+        why = "unknown host name";
+        break;
+    case UAS_BAD_CONNECTION_REJECTED:
+        why = "connection refused: nothing listens on that port";
+        break;
+    case UAS_BAD_TIMEOUT:
+        why = "no answer in time";
+        break;
+    default:
+        break;
+    }
+    if (why) {
+        fprintf(stderr, "uacli: %s failed: %s (%s)\n", what, uas_status_name(st), why);
         return EXIT_UA;
     }
     cli_fail(what, st);

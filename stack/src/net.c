@@ -291,6 +291,20 @@ static void on_readable(struct ev_loop *ev, ev_io *w, int revents)
     conn_release(c);
 }
 
+/* Why a connect() failed, as a status a user can tell apart: nobody
+ * listening (refused), no answer (timeout), no route, or anything else. */
+static uas_status connect_error_status(int err)
+{
+    switch (err) {
+    case ECONNREFUSED:
+        return UAS_BAD_CONNECTION_REJECTED;
+    case ETIMEDOUT:
+        return UAS_BAD_TIMEOUT;
+    default: /* unreachable network or host, no local address, ... */
+        return UAS_BAD_NOT_CONNECTED;
+    }
+}
+
 static void on_writable(struct ev_loop *ev, ev_io *w, int revents)
 {
     (void)ev;
@@ -302,7 +316,7 @@ static void on_writable(struct ev_loop *ev, ev_io *w, int revents)
         socklen_t len = sizeof(err);
         getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len);
         if (err) {
-            conn_shutdown(c, UAS_BAD_NOT_CONNECTED);
+            conn_shutdown(c, connect_error_status(err));
             conn_release(c);
             return;
         }
@@ -432,8 +446,12 @@ uas_conn *uas_conn_connect(uas_loop *l, const char *url, const uas_conn_config *
     snprintf(portstr, sizeof(portstr), "%u", port);
     struct addrinfo hints = {0}, *res = NULL;
     hints.ai_socktype = SOCK_STREAM;
-    if (getaddrinfo(host, portstr, &hints, &res) != 0 || !res) {
-        *status = UAS_BAD_TCP_ENDPOINT_URL_INVALID;
+    int gai = getaddrinfo(host, portstr, &hints, &res);
+    if (gai != 0 || !res) {
+        /* The URL was well formed: the host name is what failed. */
+        *status = gai == EAI_MEMORY  ? UAS_BAD_OUT_OF_MEMORY
+                  : gai == EAI_AGAIN ? UAS_BAD_TIMEOUT
+                                     : UAS_BAD_NOT_FOUND;
         return NULL;
     }
     int fd = socket(res->ai_family, SOCK_STREAM, 0);
@@ -455,8 +473,8 @@ uas_conn *uas_conn_connect(uas_loop *l, const char *url, const uas_conn_config *
     int rc = connect(fd, res->ai_addr, res->ai_addrlen);
     freeaddrinfo(res);
     if (rc != 0 && errno != EINPROGRESS) {
+        *status = connect_error_status(errno);
         close(fd);
-        *status = UAS_BAD_NOT_CONNECTED;
         return NULL;
     }
     uas_conn *c = conn_new(l, fd, cfg, h, ud);

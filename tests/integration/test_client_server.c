@@ -184,7 +184,9 @@ BOTH(connect_creates_and_activates_a_session_and_disconnect_closes_it)
     env_stop(&e);
 }
 
-BOTH(connect_to_a_closed_port_fails_with_bad_not_connected)
+/* A refused connection, an unknown host and a malformed URL are three
+ * different answers (they were one, BadTcpEndpointUrlInvalid, in uacli). */
+BOTH(connect_to_a_closed_port_fails_with_bad_connection_rejected)
 {
     env e;
     start(&e, threads);
@@ -196,8 +198,15 @@ BOTH(connect_to_a_closed_port_fails_with_bad_not_connected)
     uas_status st = uas_client_connect(c);
     if (st == UAS_GOOD)
         st = uas_client_wait_state(c, UAS_CLIENT_SESSION_ACTIVE, ENV_WAIT_MS);
-    cr_expect_eq(st, UAS_BAD_NOT_CONNECTED, "%s", uas_status_name(st));
+    cr_expect_eq(st, UAS_BAD_CONNECTION_REJECTED, "%s", uas_status_name(st));
     cr_expect_eq(uas_client_get_state(c), UAS_CLIENT_CLOSED);
+    uas_client_delete(c);
+    /* A host name that cannot resolve (or, with no resolver, times out). */
+    cfg.endpoint_url = "opc.tcp://no-such-host.invalid:4840";
+    c = uas_client_new(e.loop, &cfg, NULL, NULL);
+    cr_assert(c);
+    st = uas_client_connect(c);
+    cr_expect(st == UAS_BAD_NOT_FOUND || st == UAS_BAD_TIMEOUT, "%s", uas_status_name(st));
     uas_client_delete(c);
     /* A malformed URL is refused before any socket. */
     cfg.endpoint_url = "http://127.0.0.1:4840";
