@@ -3,11 +3,33 @@
  * members, so every generated type (and every structure a server returns
  * inside a Variant or ExtensionObject) prints without code of its own. */
 #include <inttypes.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <ua/client_text.h>
 
 enum { MAX_BYTES = 64 }; /* ByteString bytes shown before eliding */
+
+/* The shortest text that reads back as the same value (21.5, not
+ * 21.499999999999999 or 21.500000000000000), trying precisions upwards:
+ * at most 9 significant digits identify a float, 17 a double. */
+static void print_real(FILE *f, double v, bool single)
+{
+    if (!isfinite(v)) {
+        fputs(isnan(v) ? "NaN" : v > 0 ? "Infinity" : "-Infinity", f);
+        return;
+    }
+    char buf[40];
+    int max = single ? 9 : 17;
+    for (int prec = 1; prec <= max; prec++) {
+        snprintf(buf, sizeof(buf), "%.*g", prec, v);
+        if (single ? strtof(buf, NULL) == (float)v : strtod(buf, NULL) == v)
+            break;
+    }
+    fputs(buf, f);
+}
 
 static void print_at(FILE *f, const void *p, const uas_type *t, int indent);
 
@@ -304,10 +326,10 @@ static void print_at(FILE *f, const void *p, const uas_type *t, int indent)
         fprintf(f, mask ? "0x%016" PRIx64 : "%" PRIu64, *(const uint64_t *)p);
         break;
     case UAS_BUILTIN_FLOAT:
-        fprintf(f, "%.9g", (double)*(const float *)p);
+        print_real(f, *(const float *)p, true);
         break;
     case UAS_BUILTIN_DOUBLE:
-        fprintf(f, "%.17g", *(const double *)p);
+        print_real(f, *(const double *)p, false);
         break;
     case UAS_BUILTIN_STRING:
     case UAS_BUILTIN_XMLELEMENT:

@@ -2,6 +2,7 @@
  * builtin, for arrays, and for structures walked over their descriptors. */
 #define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
+#include <math.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,10 +52,25 @@ Test(value_text, numbers)
     EXPECT_SHOWS(&i32, UAS_TYPE(INT32), "-2147483648");
     uint64_t u64 = UINT64_MAX;
     EXPECT_SHOWS(&u64, UAS_TYPE(UINT64), "18446744073709551615");
+    /* Reals: the shortest text that reads back as the same value. */
     double d = 0.1;
-    EXPECT_SHOWS(&d, UAS_TYPE(DOUBLE), "0.10000000000000001");
+    EXPECT_SHOWS(&d, UAS_TYPE(DOUBLE), "0.1");
+    d = 21.5;
+    EXPECT_SHOWS(&d, UAS_TYPE(DOUBLE), "21.5");
+    d = 0.1 + 0.2; /* not 0.3: all 17 digits are needed */
+    EXPECT_SHOWS(&d, UAS_TYPE(DOUBLE), "0.30000000000000004");
+    d = 1e300;
+    EXPECT_SHOWS(&d, UAS_TYPE(DOUBLE), "1e+300");
+    d = -0.0;
+    EXPECT_SHOWS(&d, UAS_TYPE(DOUBLE), "-0");
+    d = INFINITY;
+    EXPECT_SHOWS(&d, UAS_TYPE(DOUBLE), "Infinity");
+    d = NAN;
+    EXPECT_SHOWS(&d, UAS_TYPE(DOUBLE), "NaN");
     float f = 1.5f;
     EXPECT_SHOWS(&f, UAS_TYPE(FLOAT), "1.5");
+    f = 0.1f; /* as a double it would be 0.100000001 */
+    EXPECT_SHOWS(&f, UAS_TYPE(FLOAT), "0.1");
     /* An option set is a mask. */
     uint8_t al = 0x03;
     EXPECT_SHOWS(&al, UAS_TYPE(ACCESS_LEVEL_TYPE), "0x03");
