@@ -141,7 +141,16 @@ static int connect_failed(cli *c, uas_status st)
         return EXIT_UA;
     }
     cli_fail(what, st);
-    if (st == UAS_BAD_CERTIFICATE_UNTRUSTED && c->pki_dir)
+    bool cert_refused = st == UAS_BAD_CERTIFICATE_UNTRUSTED || st == UAS_BAD_SECURITY_CHECKS_FAILED;
+    if (cert_refused && c->pki_dir && c->client && uas_client_reason_from_server(c->client))
+        /* The server refused us: the fix is in the server's store. */
+        fprintf(stderr,
+                "uacli: the server refused this client's certificate (%s/own/certs; "
+                "`uapki --store %s list own` shows its thumbprint). On the server, trust it "
+                "from its rejected folder: `uapki --store SERVER_STORE trust THUMBPRINT` "
+                "(uaserver's default store is ./uastack-pki)\n",
+                c->pki_dir, c->pki_dir);
+    else if (st == UAS_BAD_CERTIFICATE_UNTRUSTED && c->pki_dir)
         fprintf(stderr,
                 "uacli: the server's certificate is in %s/rejected/certs; trust it with "
                 "`uapki --store %s trust THUMBPRINT` (or --accept-server-cert in a lab)\n",

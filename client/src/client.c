@@ -120,6 +120,7 @@ static void on_conn_close(uas_conn *conn, uas_status reason)
     if (!c)
         return;
     c->busy++;
+    c->reason_from_server = uas_channel_closed_by_peer(uas_conn_channel(conn));
     c->conn = NULL;
     if (reason == UAS_GOOD && !c->closing)
         reason = UAS_BAD_CONNECTION_CLOSED;
@@ -199,6 +200,7 @@ uas_status uas_client_connect(uas_client *c)
         return UAS_BAD_INVALID_STATE;
     c->closing = false;
     c->reason = UAS_GOOD;
+    c->reason_from_server = false;
     uas__session_forget(c);
     uas_status st = UAS_GOOD;
     c->busy++;
@@ -245,6 +247,11 @@ void uas_client_disconnect(uas_client *c)
 uas_client_state uas_client_get_state(const uas_client *c)
 {
     return c->state;
+}
+
+bool uas_client_reason_from_server(const uas_client *c)
+{
+    return c->reason_from_server;
 }
 
 uas_status uas_client_get_reason(const uas_client *c)

@@ -42,10 +42,11 @@ struct uas_client {
     void *ud;
     uas_client_state state;
     uas_status reason;
-    uas_conn *conn; /* NULL when not connected */
-    bool closing;   /* uas_client_disconnect was called */
-    bool deleted;   /* uas_client_delete was called: free once busy is 0 */
-    int busy;       /* callback frames that still use the client */
+    bool reason_from_server; /* the server's ERR closed the channel */
+    uas_conn *conn;          /* NULL when not connected */
+    bool closing;            /* uas_client_disconnect was called */
+    bool deleted;            /* uas_client_delete was called: free once busy is 0 */
+    int busy;                /* callback frames that still use the client */
 
     /* Security (client_security.c): owned copies of cfg.security/user. */
     const uas_secpol *policy; /* &uas_secpol_none when unsecured */

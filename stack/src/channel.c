@@ -312,6 +312,7 @@ static uas_status on_err(uas_channel *ch, rd *r)
     uint32_t code = UAS_BAD_TCP_INTERNAL_ERROR;
     if (!rd_u32(r, &code) || !uas_is_bad(code))
         code = UAS_BAD_TCP_INTERNAL_ERROR;
+    ch->closed_by_peer = true;
     uas__channel_set_state(ch, UAS_CHANNEL_CLOSED, code);
     return code;
 }

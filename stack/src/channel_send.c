@@ -216,6 +216,11 @@ bool uas_channel_last_send_aborted(const uas_channel *ch)
     return ch->last_send_aborted;
 }
 
+bool uas_channel_closed_by_peer(const uas_channel *ch)
+{
+    return ch->closed_by_peer;
+}
+
 /* ---- connection-level messages ---- */
 
 static uas_status send_raw(uas_channel *ch, const char *type, const uint8_t *body, size_t len)

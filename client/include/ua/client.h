@@ -134,6 +134,9 @@ void uas_client_disconnect(uas_client *c);
 uas_client_state uas_client_get_state(const uas_client *c);
 /* Why the client is CLOSED (Good after uas_client_disconnect). */
 uas_status uas_client_get_reason(const uas_client *c);
+/* Whether that reason is the server's: its ERR message closed the channel
+ * (e.g. it refused our certificate), as opposed to a check of our own. */
+bool uas_client_reason_from_server(const uas_client *c);
 /* The session's authentication token (a null NodeId without a session). It
  * stays readable after the connection is lost, so another client may take
  * the session over with uas_client_activate_session. */

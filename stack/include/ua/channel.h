@@ -139,6 +139,9 @@ int64_t uas_channel_tick(uas_channel *ch, int64_t now_ms);
 void uas_channel_close(uas_channel *ch, uas_status reason);
 
 uas_channel_state uas_channel_get_state(const uas_channel *ch);
+/* Client: whether the channel was closed by the server's ERR message (its
+ * reason is then the server's verdict, e.g. on our certificate). */
+bool uas_channel_closed_by_peer(const uas_channel *ch);
 uint32_t uas_channel_get_id(const uas_channel *ch);
 uint32_t uas_channel_get_token_id(const uas_channel *ch);
 /* What the peer accepts (after HEL/ACK): its receive buffer, message size
