@@ -60,6 +60,18 @@ static void usage(FILE *f)
                "  --self-load capacity [options]   every table of docs/Benchmarks.md\n");
 }
 
+/* A URL of this server for a client on this machine: the bound address,
+ * or the loopback address of its family for a wildcard bind. */
+static void local_url(const char *bind, uint16_t port, char *out, size_t len)
+{
+    if (!bind || !*bind || !strcmp(bind, "0.0.0.0"))
+        bind = "127.0.0.1";
+    else if (!strcmp(bind, "::"))
+        bind = "::1";
+    bool v6 = strchr(bind, ':') != NULL;
+    snprintf(out, len, "opc.tcp://%s%s%s:%u", v6 ? "[" : "", bind, v6 ? "]" : "", port);
+}
+
 static int parse_u32(const char *opt, const char *v, uint32_t max, uint32_t *out)
 {
     char *end;
@@ -255,6 +267,14 @@ int main(int argc, char **argv)
         }
     }
     if (print_config) {
+        /* Printed only when valid: an operator checks a file with it. */
+        uas_status cst = uas_server_config_check(&cfg);
+        if (cst != UAS_GOOD) {
+            fprintf(stderr, "uaserver: the configuration is not valid (%s)\n",
+                    uas_status_name(cst));
+            rc = 2;
+            goto out;
+        }
         uas_config_print(stdout, &cfg);
         rc = 0;
         goto out;
@@ -280,8 +300,12 @@ int main(int argc, char **argv)
         uas_server_delete(s);
         goto out;
     }
-    /* Tests start the server on port 0 and read the real port from here. */
-    printf("uaserver listening on opc.tcp://127.0.0.1:%u\n", uas_server_port(s));
+    /* Tests start the server on port 0 and read the real port from the
+     * first line: a URL that reaches this server from this machine. */
+    char here[300];
+    local_url(cfg.bind_address, uas_server_port(s), here, sizeof(here));
+    printf("uaserver listening on %s\n", here);
+    printf("uaserver endpoint URL (advertised to clients): %s\n", uas_server_endpoint_url(s));
     if (contract)
         printf("benchmark server ready\n");
     fflush(stdout);

@@ -80,8 +80,40 @@ typedef struct parse_state {
     uas_config_file *keep;
     char *err;
     size_t errlen;
-    int unused;
+    FILE *fp;
+    int line;     /* lines read so far: the one being handled */
+    int err_line; /* the line err is about, 0: none yet */
 } parse_state;
+
+/* The first error wins: inih goes on after one, and a later key's message
+ * must not be reported for an earlier line. */
+static bool first_error(parse_state *ps)
+{
+    if (ps->err_line)
+        return false;
+    ps->err_line = ps->line;
+    return true;
+}
+
+/* inih's line reader, counting lines and naming the syntax errors inih only
+ * reports by line number. */
+static char *read_line(char *str, int num, void *stream)
+{
+    parse_state *ps = stream;
+    char *got = fgets(str, num, ps->fp);
+    if (!got)
+        return NULL;
+    ps->line++;
+    const char *p = str;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    if (*p == '[' && !strchr(p, ']') && first_error(ps))
+        snprintf(ps->err, ps->errlen, "section header without a closing ']'");
+    else if (*p && *p != '\n' && *p != '\r' && *p != ';' && *p != '#' && *p != '[' &&
+             !strchr(p, '=') && !strchr(p, ':') && first_error(ps))
+        snprintf(ps->err, ps->errlen, "expected 'key = value' or '[section]'");
+    return got;
+}
 
 static int keep_string(uas_config_file *f, const char *v, const char **dst)
 {
@@ -114,7 +146,8 @@ static int on_value(void *user, const char *section, const char *name, const cha
         uint8_t *field = (uint8_t *)ps->cfg + k->offset;
         if (k->type == T_STR) {
             if (!keep_string(ps->keep, value, (const char **)(void *)field)) {
-                snprintf(ps->err, ps->errlen, "out of memory");
+                if (first_error(ps))
+                    snprintf(ps->err, ps->errlen, "out of memory");
                 return 0;
             }
             return 1;
@@ -122,8 +155,10 @@ static int on_value(void *user, const char *section, const char *name, const cha
         if (k->type == T_LEVEL) {
             int lvl = uas_log_level_parse(value);
             if (lvl < 0) {
-                snprintf(ps->err, ps->errlen, "%s.%s must be error, warn, info or debug, not '%s'",
-                         section, name, value);
+                if (first_error(ps))
+                    snprintf(ps->err, ps->errlen,
+                             "%s.%s must be error, warn, info or debug, not '%s'", section, name,
+                             value);
                 return 0;
             }
             *(uas_log_level *)(void *)field = (uas_log_level)lvl;
@@ -136,8 +171,9 @@ static int on_value(void *user, const char *section, const char *name, const cha
             else if (!strcmp(value, "false") || !strcmp(value, "no") || !strcmp(value, "0"))
                 b = false;
             else {
-                snprintf(ps->err, ps->errlen, "%s.%s must be true or false, not '%s'", section,
-                         name, value);
+                if (first_error(ps))
+                    snprintf(ps->err, ps->errlen, "%s.%s must be true or false, not '%s'", section,
+                             name, value);
                 return 0;
             }
             *(bool *)(void *)field = b;
@@ -147,8 +183,9 @@ static int on_value(void *user, const char *section, const char *name, const cha
         errno = 0;
         unsigned long long v = strtoull(value, &end, 10);
         if (errno || end == value || *end || value[0] == '-' || v < k->min || v > k->max) {
-            snprintf(ps->err, ps->errlen, "%s.%s must be a number from %llu to %llu", section, name,
-                     (unsigned long long)k->min, (unsigned long long)k->max);
+            if (first_error(ps))
+                snprintf(ps->err, ps->errlen, "%s.%s must be a number from %llu to %llu", section,
+                         name, (unsigned long long)k->min, (unsigned long long)k->max);
             return 0;
         }
         if (k->type == T_U16)
@@ -159,7 +196,8 @@ static int on_value(void *user, const char *section, const char *name, const cha
             *(size_t *)(void *)field = (size_t)v;
         return 1;
     }
-    snprintf(ps->err, ps->errlen, "unknown key '%s' in section [%s]", name, section);
+    if (first_error(ps))
+        snprintf(ps->err, ps->errlen, "unknown key '%s' in section [%s]", name, section);
     return 0;
 }
 
@@ -178,11 +216,15 @@ uas_status uas_config_load(const char *path, uas_server_config *cfg, uas_config_
         return UAS_BAD_NOT_FOUND;
     }
     char msg[200] = "";
-    parse_state ps = {cfg, f, msg, sizeof(msg), 0};
-    int rc = ini_parse_file(fp, on_value, &ps);
+    parse_state ps = {cfg, f, msg, sizeof(msg), fp, 0, 0};
+    int rc = ini_parse_stream(read_line, &ps, on_value, &ps);
     fclose(fp);
     if (rc != 0) {
-        snprintf(err, errlen, "line %d: %s", rc, msg[0] ? msg : "syntax error");
+        /* rc is inih's first error line; ours should be the same one. */
+        snprintf(err, errlen, "line %d: %s", rc,
+                 msg[0] && ps.err_line == rc ? msg
+                                             : "syntax error (a line longer than 200 "
+                                               "characters?)");
         uas_config_file_free(f);
         return UAS_BAD_CONFIGURATION_ERROR;
     }

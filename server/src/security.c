@@ -413,3 +413,20 @@ const uas_secpol *uas_server_token_policy(uas_server *s, const uas_string *id, c
     }
     return NULL;
 }
+
+uas_status uas_server_security_check(const uas_server_config *cfg)
+{
+    uas_server *s = uas_calloc(1, sizeof(*s));
+    if (!s)
+        return UAS_BAD_OUT_OF_MEMORY;
+    s->cfg = *cfg;
+    uas_status st = parse_offers(s, cfg->security);
+    if (st == UAS_GOOD)
+        st = parse_anonymous(s, cfg->anonymous_endpoints);
+    if (s->offers)
+        uas_free(s->offers, s->offers_cap * sizeof(*s->offers));
+    if (s->offer_anonymous)
+        uas_free(s->offer_anonymous, s->offers_cap * sizeof(bool));
+    uas_free(s, sizeof(*s));
+    return st;
+}

@@ -77,14 +77,32 @@ static void free_cstr(char *s)
         uas_free(s, strlen(s) + 1);
 }
 
+/* Each refusal names the setting, so a configuration error is found
+ * without reading the code. */
 static uas_status check_config(const uas_server_config *c)
 {
-    if (c->buffer_size < 8192 || c->max_sessions == 0 || c->max_connections == 0 ||
-        !c->application_uri || !*c->application_uri || !c->bind_address ||
-        c->min_session_timeout_ms > c->max_session_timeout_ms ||
-        c->min_token_lifetime_ms > c->max_token_lifetime_ms || c->threads > 256)
+    const char *why = c->buffer_size < 8192                         ? "buffer_size below 8192"
+                      : c->max_sessions == 0                        ? "max_sessions is 0"
+                      : c->max_connections == 0                     ? "max_connections is 0"
+                      : !c->application_uri || !*c->application_uri ? "application_uri is empty"
+                      : !c->bind_address                            ? "bind_address is missing"
+                      : c->min_session_timeout_ms > c->max_session_timeout_ms
+                          ? "min_session_timeout_ms above max_session_timeout_ms"
+                      : c->min_token_lifetime_ms > c->max_token_lifetime_ms
+                          ? "min_token_lifetime_ms above max_token_lifetime_ms"
+                      : c->threads > 256 ? "threads above 256"
+                                         : NULL;
+    if (why) {
+        uas_log(UAS_LOG_ERROR, "server", "configuration: %s", why);
         return UAS_BAD_INVALID_ARGUMENT;
+    }
     return UAS_GOOD;
+}
+
+uas_status uas_server_config_check(const uas_server_config *cfg)
+{
+    uas_status st = check_config(cfg);
+    return st == UAS_GOOD ? uas_server_security_check(cfg) : st;
 }
 
 uas_server *uas_server_new(const uas_server_config *cfg, uas_status *status)
@@ -483,6 +501,11 @@ uas_status uas_server_listen(uas_server *s)
     uas_log(UAS_LOG_INFO, "server", "listening on %s:%u (%u loop%s), endpoint %s",
             s->cfg.bind_address, port, s->nloops, s->nloops == 1 ? "" : "s", url);
     return s->endpoint_url ? UAS_GOOD : UAS_BAD_OUT_OF_MEMORY;
+}
+
+const char *uas_server_endpoint_url(const uas_server *s)
+{
+    return s->endpoint_url ? s->endpoint_url : "";
 }
 
 uint16_t uas_server_port(const uas_server *s)

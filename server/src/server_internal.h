@@ -170,6 +170,10 @@ struct uas_server {
  * BadConfigurationError (logged with the reason), BadOutOfMemory, or the
  * PKI's status. */
 uas_status uas_server_security_init(uas_server *s);
+/* The security and anonymous_endpoints lists of cfg parsed as
+ * uas_server_security_init would, with nothing made or kept; an error is
+ * logged. Good or BadConfigurationError. */
+uas_status uas_server_security_check(const uas_server_config *cfg);
 void uas_server_security_free(uas_server *s);
 /* validate_peer of the server channels: the client certificate against the
  * trust list (ud is the server). Logs the reason of a refusal. */

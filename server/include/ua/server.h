@@ -91,6 +91,14 @@ void uas_server_delete(uas_server *s);
 uas_status uas_server_listen(uas_server *s);
 /* The port actually bound (useful with port 0). */
 uint16_t uas_server_port(const uas_server *s);
+/* Whether uas_server_new would accept cfg's settings (limits, the security
+ * and anonymous_endpoints lists), with nothing made: no certificate, no
+ * socket. The reason is logged. Good, BadInvalidArgument or
+ * BadConfigurationError. */
+uas_status uas_server_config_check(const uas_server_config *cfg);
+/* The endpoint URL advertised in GetEndpoints (opc.tcp://HOSTNAME:PORT),
+ * once listening; "" before. */
+const char *uas_server_endpoint_url(const uas_server *s);
 /* Run every loop: loop 0 on the caller's thread, the others on threads of
  * their own. Returns after uas_server_stop. */
 uas_status uas_server_run(uas_server *s);

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# What uaserver tells an operator: the URL it really listens on (it printed
+# 127.0.0.1 whatever --bind said), configuration errors named by line and
+# cause, and --print-config refusing what the server would refuse.
+set -uo pipefail
+uaserver=$1
+tmp=$(mktemp -d)
+pid=
+trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
+pass=0 failed=0
+ok() { pass=$((pass + 1)); }
+bad() { echo "FAIL: $*"; failed=$((failed + 1)); }
+
+# The first stdout line names the bound address.
+"$uaserver" --contract --port 0 --bind 127.0.0.2 --threads 1 >"$tmp/out" 2>/dev/null &
+pid=$!
+for _ in $(seq 100); do grep -q "listening on" "$tmp/out" && break; sleep 0.1; done
+if grep -Eq '^uaserver listening on opc\.tcp://127\.0\.0\.2:[0-9]+$' "$tmp/out"; then ok; else
+  bad "listening line: $(head -1 "$tmp/out")"; fi
+if grep -Eq '^uaserver endpoint URL \(advertised to clients\): opc\.tcp://[^ ]+:[0-9]+$' "$tmp/out"; then ok; else
+  bad "endpoint line: $(cat "$tmp/out")"; fi
+kill "$pid"; wait "$pid" 2>/dev/null; pid=
+
+config_error() { # name, file content, expected stderr pattern
+  printf '%b' "$2" >"$tmp/c.ini"
+  local err rc
+  err=$("$uaserver" --config "$tmp/c.ini" --print-config 2>&1 >/dev/null); rc=$?
+  if [ "$rc" -eq 2 ] && grep -q -- "$3" <<<"$err"; then ok; else bad "$1 (exit $rc): $err"; fi
+}
+config_error "unclosed section" '[server\nport = 4841\n' "line 1: section header without a closing ']'"
+config_error "line without =" '[server]\nport = 4841\nwhat\n' "line 3: expected 'key = value'"
+config_error "first error wins" '[server]\nport = 99999\nbogus = 1\n' "line 2: server.port must be"
+config_error "unknown policy" '[security]\nsecurity = Bogus:Sign\n' "unknown security policy 'Bogus'"
+config_error "anonymous endpoint not offered" \
+  '[security]\nsecurity = Basic256Sha256:Sign\nanonymous_endpoints = None\n' "is not an endpoint"
+printf '[server]\nport = 4841\n' >"$tmp/good.ini"
+if "$uaserver" --config "$tmp/good.ini" --print-config 2>/dev/null | grep -q '^port = 4841$'; then ok; else
+  bad "a valid file is printed"; fi
+echo "$pass passed, $failed failed"
+[ "$failed" -eq 0 ]
