@@ -101,8 +101,8 @@ static void refresh(uas_user_store *s)
     s->seen_valid = true;
 }
 
-uas_status uas_user_store_open(const char *file, const uas_user_throttle *throttle,
-                               uas_user_store **out)
+static uas_status open_store(const char *file, const uas_user_throttle *throttle, bool missing_ok,
+                             uas_user_store **out)
 {
     if (!file || !out)
         return UAS_BAD_INVALID_ARGUMENT;
@@ -133,11 +133,14 @@ uas_status uas_user_store_open(const char *file, const uas_user_throttle *thrott
         return UAS_BAD_OUT_OF_MEMORY;
     }
     struct stat sb;
-    st = stat(file, &sb) == 0 ? user_db_load(file, &s->db, false) : UAS_BAD_NOT_FOUND;
-    if (st == UAS_GOOD) {
+    bool present = stat(file, &sb) == 0;
+    st = present ? user_db_load(file, &s->db, false) : missing_ok ? UAS_GOOD : UAS_BAD_NOT_FOUND;
+    if (st == UAS_GOOD && present) {
         s->seen = sb;
         s->seen_valid = true;
         warn_mode(file, &sb);
+    }
+    if (st == UAS_GOOD) {
         /* The dummy hash: same parameters as uas_user_add, random password. */
         uint8_t pw[32];
         randombytes_buf(pw, sizeof(pw));
@@ -153,6 +156,27 @@ uas_status uas_user_store_open(const char *file, const uas_user_throttle *thrott
     }
     *out = s;
     return UAS_GOOD;
+}
+
+uas_status uas_user_store_open(const char *file, const uas_user_throttle *throttle,
+                               uas_user_store **out)
+{
+    return open_store(file, throttle, false, out);
+}
+
+uas_status uas_user_store_watch(const char *file, const uas_user_throttle *throttle,
+                                uas_user_store **out)
+{
+    return open_store(file, throttle, true, out);
+}
+
+bool uas_user_store_present(uas_user_store *s)
+{
+    pthread_mutex_lock(&s->lock);
+    refresh(s);
+    bool present = s->seen_valid;
+    pthread_mutex_unlock(&s->lock);
+    return present;
 }
 
 void uas_user_store_close(uas_user_store *s)

@@ -329,10 +329,12 @@ uas_status uas_server_security_init(uas_server *s)
         snprintf(path, sizeof(path), "%s", s->cfg.users_file);
     else
         snprintf(path, sizeof(path), "%s/users", dir);
-    st = uas_user_store_open(path, NULL, &s->users);
-    if (st == UAS_BAD_NOT_FOUND)
-        uas_log(UAS_LOG_INFO, "security", "no users file %s: user name logins are not offered",
-                path);
+    /* Watched: a users file made after start (the first `uapki user add`)
+     * is read then, and user name logins are offered from that moment. */
+    st = uas_user_store_watch(path, NULL, &s->users);
+    if (st == UAS_GOOD && !uas_user_store_present(s->users))
+        uas_log(UAS_LOG_INFO, "security",
+                "no users file %s yet: user name logins are offered once it exists", path);
     else if (st != UAS_GOOD)
         uas_log(UAS_LOG_WARN, "security", "cannot read the users file %s: %s", path,
                 uas_status_name(st));

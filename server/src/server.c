@@ -360,7 +360,7 @@ uas_status uas_server_endpoints(uas_server *s, uas_arena *a, size_t *count,
             k++;
         }
         const uas_secpol *up = uas_server_user_token_policy(s, o->policy);
-        if (up && s->users) {
+        if (up && s->users && uas_user_store_present(s->users)) {
             p[k].policy_id = arena_printf_id(a, "username_", uas_server_policy_name(up));
             p[k].token_type = UAS_USER_TOKEN_TYPE_USER_NAME;
             p[k].security_policy_uri = uas_string_from(uas_security_policy_uri(up));

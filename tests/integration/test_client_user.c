@@ -41,7 +41,7 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
     return remove(path);
 }
 
-static void world_start(world *w)
+static void world_start_with(world *w, bool users)
 {
     memset(w, 0, sizeof(*w));
     snprintf(w->dir, sizeof(w->dir), "/tmp/uas-cuser-XXXXXX");
@@ -49,10 +49,17 @@ static void world_start(world *w)
     snprintf(w->pki, sizeof(w->pki), "%s/pki", w->dir);
     snprintf(w->users, sizeof(w->users), "%s/users", w->dir);
     bool added = false;
-    cr_assert_eq(uas_user_add(w->users, "bob", PASSWORD, strlen(PASSWORD), NULL, &added), UAS_GOOD);
+    if (users)
+        cr_assert_eq(uas_user_add(w->users, "bob", PASSWORD, strlen(PASSWORD), NULL, &added),
+                     UAS_GOOD);
     env_log_capture();
     env_options o = {.configure = configure, .configure_ud = w};
     env_start(&w->e, &o);
+}
+
+static void world_start(world *w)
+{
+    world_start_with(w, true);
 }
 
 static void world_stop(world *w)
@@ -112,5 +119,48 @@ Test(client_user, wrong_password_over_none_is_refused)
     cr_expect_eq(st, UAS_BAD_USER_ACCESS_DENIED, "login: %s", uas_status_name(st));
     cr_expect_not(env_log_has("not-the-password"));
     uas_client_delete(c);
+    world_stop(&w);
+}
+
+/* Whether any endpoint advertises a user name token policy now. */
+static bool offers_user_name(world *w)
+{
+    uas_client *c = env_client(&w->e, false, 0);
+    uas_get_endpoints_request req;
+    memset(&req, 0, sizeof(req));
+    req.endpoint_url = uas_string_from(w->e.url);
+    uas_get_endpoints_response resp;
+    uas_arena arena;
+    uas_arena_init(&arena, NULL, 0, 0);
+    uas_status st = uas_client_call_sync(c, &req, UAS_TYPE(GET_ENDPOINTS_REQUEST), &resp,
+                                         UAS_TYPE(GET_ENDPOINTS_RESPONSE), &arena, ENV_WAIT_MS);
+    cr_assert_eq(st, UAS_GOOD, "GetEndpoints: %s", uas_status_name(st));
+    bool found = false;
+    for (size_t i = 0; i < resp.endpoints_count; i++)
+        for (size_t k = 0; k < resp.endpoints[i].user_identity_tokens_count; k++)
+            found = found || resp.endpoints[i].user_identity_tokens[k].token_type ==
+                                 UAS_USER_TOKEN_TYPE_USER_NAME;
+    uas_arena_free(&arena);
+    env_client_close(c);
+    return found;
+}
+
+/* The first `uapki user add` after start: the server reads the new file,
+ * advertises user names and accepts the login (it needed a restart). */
+Test(client_user, users_file_made_after_start_is_read)
+{
+    world w;
+    world_start_with(&w, false);
+    cr_expect_not(offers_user_name(&w));
+    bool added = false;
+    cr_assert_eq(uas_user_add(w.users, "bob", PASSWORD, strlen(PASSWORD), NULL, &added), UAS_GOOD);
+    cr_expect(offers_user_name(&w));
+    uas_client *c;
+    uas_status st = login(&w, PASSWORD, &c);
+    cr_expect_eq(st, UAS_GOOD, "login: %s", uas_status_name(st));
+    if (st == UAS_GOOD)
+        env_client_close(c);
+    else
+        uas_client_delete(c);
     world_stop(&w);
 }

@@ -319,6 +319,13 @@ void uas_user_throttle_default(uas_user_throttle *t);
  * when the file is readable by group or others. */
 uas_status uas_user_store_open(const char *file, const uas_user_throttle *throttle,
                                uas_user_store **out);
+/* As uas_user_store_open, but a missing file is no error: the store is
+ * empty until the file appears, and is read then (a server started before
+ * its first `uapki user add`). */
+uas_status uas_user_store_watch(const char *file, const uas_user_throttle *throttle,
+                                uas_user_store **out);
+/* Whether the users file exists now (it is read again if it changed). */
+bool uas_user_store_present(uas_user_store *s);
 void uas_user_store_close(uas_user_store *s);
 /* Monotonic clock of the throttle in ms (default uas_monotonic_ms). */
 void uas_user_store_set_clock(uas_user_store *s, int64_t (*now_ms)(void *ud), void *ud);
