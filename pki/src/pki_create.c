@@ -427,6 +427,43 @@ out:
     return st;
 }
 
+/* A store holding one own certificate under another name (made by `uapki
+ * create --name`, or for another application name) serves with it rather
+ * than gaining a second one the operator did not ask for. With several,
+ * which one is meant is unknown: NotFound, and the named one is made. */
+static uas_status load_only_own(uas_pki_store *s, const char *wanted, uas_bytestring *cert,
+                                uas_bytestring *key)
+{
+    uas_pki_cert_info *items = NULL;
+    size_t n = 0;
+    uas_status st = uas_pki_list(s, UAS_PKI_OWN, &items, &n);
+    if (st != UAS_GOOD || n == 0) {
+        uas_pki_list_free(items, n);
+        return st == UAS_GOOD ? UAS_BAD_NOT_FOUND : st;
+    }
+    if (n > 1) {
+        uas_log(UAS_LOG_WARN, PKI_LOG,
+                "own/certs holds %zu certificates and none is named %s.der: making that one "
+                "(pass the one to use as certificate and private_key)",
+                n, wanted);
+        uas_pki_list_free(items, n);
+        return UAS_BAD_NOT_FOUND;
+    }
+    char name[256];
+    snprintf(name, sizeof(name), "%s", items[0].file);
+    size_t len = strlen(name);
+    if (len > 4 && !strcmp(name + len - 4, ".der"))
+        name[len - 4] = 0;
+    uas_pki_list_free(items, n);
+    st = uas_pki_load_own(s, name, cert, key);
+    if (st == UAS_GOOD)
+        uas_log(UAS_LOG_INFO, PKI_LOG,
+                "using own/certs/%s.der, the store's only own certificate (the application "
+                "name would name it %s.der)",
+                name, wanted);
+    return st;
+}
+
 uas_status uas_pki_ensure_own(uas_pki_store *s, const uas_pki_create_params *p, uas_datetime now,
                               uas_bytestring *cert, uas_bytestring *key)
 {
@@ -436,6 +473,9 @@ uas_status uas_pki_ensure_own(uas_pki_store *s, const uas_pki_create_params *p, 
     if (!own_name(p, name, sizeof(name)))
         return UAS_BAD_INVALID_ARGUMENT;
     uas_status st = uas_pki_load_own(s, name, cert, key);
+    if (st != UAS_BAD_NOT_FOUND)
+        return st;
+    st = load_only_own(s, name, cert, key);
     if (st != UAS_BAD_NOT_FOUND)
         return st;
     uas_pki_create_params q = *p;

@@ -195,6 +195,42 @@ Test(create, ensure_own_creates_once_then_loads)
     uas_pki_bytes_free(&k2);
 }
 
+/* `uapki create --name plant` before the first start: the server uses that
+ * certificate instead of making a second one under its application name. */
+Test(create, ensure_own_uses_the_only_own_certificate_under_another_name)
+{
+    uas_pki_create_params p = params();
+    p.file_name = "plant";
+    cr_assert_eq(uas_pki_create_own(store, &p, uas_datetime_now()), UAS_GOOD);
+    uas_bytestring c1, k1, c2, k2;
+    cr_assert_eq(uas_pki_load_own(store, "plant", &c1, &k1), UAS_GOOD);
+    p = params(); /* its application name names another file */
+    cr_assert_eq(uas_pki_ensure_own(store, &p, uas_datetime_now(), &c2, &k2), UAS_GOOD);
+    cr_expect_eq(c1.length, c2.length);
+    cr_expect_eq(memcmp(c1.data, c2.data, c1.length), 0);
+    cr_expect_eq(th_count_files(th_path(store, "own/certs")), 1);
+    uas_pki_bytes_free(&c1);
+    uas_pki_bytes_free(&k1);
+    uas_pki_bytes_free(&c2);
+    uas_pki_bytes_free(&k2);
+}
+
+/* With two, which one is meant is unknown: the named one is made. */
+Test(create, ensure_own_with_several_others_makes_the_named_one)
+{
+    uas_pki_create_params p = params();
+    p.file_name = "one";
+    cr_assert_eq(uas_pki_create_own(store, &p, uas_datetime_now()), UAS_GOOD);
+    p.file_name = "two";
+    cr_assert_eq(uas_pki_create_own(store, &p, uas_datetime_now()), UAS_GOOD);
+    p = params();
+    uas_bytestring c, k;
+    cr_assert_eq(uas_pki_ensure_own(store, &p, uas_datetime_now(), &c, &k), UAS_GOOD);
+    cr_expect_eq(th_count_files(th_path(store, "own/certs")), 3);
+    uas_pki_bytes_free(&c);
+    uas_pki_bytes_free(&k);
+}
+
 Test(create, key_bits_are_configurable)
 {
     uas_pki_create_params p = params();
