@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # What uaserver tells an operator: the URL it really listens on (it printed
 # 127.0.0.1 whatever --bind said), configuration errors named by line and
-# cause, and --print-config refusing what the server would refuse.
+# cause, and --print-config refusing what the server would refuse. And what
+# uacli shows of it: an enumeration by name (ServerState Running, not 0).
 set -uo pipefail
-uaserver=$1
+uaserver=$1 uacli=$2
 tmp=$(mktemp -d)
 pid=
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
@@ -19,6 +20,11 @@ if grep -Eq '^uaserver listening on opc\.tcp://127\.0\.0\.2:[0-9]+$' "$tmp/out";
   bad "listening line: $(head -1 "$tmp/out")"; fi
 if grep -Eq '^uaserver endpoint URL \(advertised to clients\): opc\.tcp://[^ ]+:[0-9]+$' "$tmp/out"; then ok; else
   bad "endpoint line: $(cat "$tmp/out")"; fi
+url=$(sed -n 's/^uaserver listening on //p' "$tmp/out")
+if "$uacli" read "$url" i=2259 2>/dev/null | grep -Eq '^Value: +Running \(0\)$'; then ok; else
+  bad "ServerState by name: $("$uacli" read "$url" i=2259 2>&1)"; fi
+if "$uacli" read "$url" 'ns=1;i=1001' 2>/dev/null | grep -Eq '^Value: +0$'; then ok; else
+  bad "a plain Int32 stays a number"; fi
 kill "$pid"; wait "$pid" 2>/dev/null; pid=
 
 config_error() { # name, file content, expected stderr pattern

@@ -53,6 +53,10 @@ int cli_usage_error(const char *fmt, ...)
 #endif
     ;
 
+/* The name of an enumeration value of DataType type, from its EnumStrings
+ * or EnumValues property on the server; false when there is none. */
+bool cli_enum_name(cli *c, const uas_nodeid *type, int64_t value, char *out, size_t len);
+
 /* A node id argument; EXIT_USAGE (printed) when malformed, else 0. */
 int cli_parse_nodeid(cli *c, const char *text, uas_nodeid *out);
 /* "int32" + "42" -> Variant (memory from arena). 0 or EXIT_USAGE (printed). */

@@ -77,23 +77,39 @@ int cmd_read(cli *c, int argc, char **argv)
     if (rc)
         return rc;
     rv.attribute_id = ATTR_VALUE;
+    bool value_attr = argc <= 1;
     if (argc > 1 && (rv.attribute_id = cli_attribute_parse(argv[1])) == 0)
         return cli_usage_error("unknown attribute '%s' (a name such as Value, DisplayName, "
                                "or a number 1..27)",
                                argv[1]);
     if ((rc = cli_open(c, true)))
         return rc;
+    value_attr = value_attr || rv.attribute_id == ATTR_VALUE;
+    /* The DataType comes along with a Value: an enumeration travels as a
+     * bare Int32, and its DataType names the values. */
+    uas_read_value_id ids[2] = {rv, rv};
+    ids[1].attribute_id = ATTR_DATA_TYPE;
     uas_read_request req;
     memset(&req, 0, sizeof(req));
     req.timestamps_to_return = UAS_TIMESTAMPS_TO_RETURN_BOTH;
-    req.nodes_to_read_count = 1;
-    req.nodes_to_read = &rv;
+    req.nodes_to_read_count = value_attr ? 2 : 1;
+    req.nodes_to_read = ids;
     uas_read_response resp;
     if (cli_call(c, "read", &req, UAS_TYPE(READ_REQUEST), &resp, UAS_TYPE(READ_RESPONSE)))
         return EXIT_UA;
-    if (resp.results_count != 1)
+    if (resp.results_count != req.nodes_to_read_count)
         return cli_fail("read", UAS_BAD_UNKNOWN_RESPONSE);
     const uas_datavalue *dv = &resp.results[0];
+    char enum_name[256] = "";
+    const uas_datavalue *dt = value_attr ? &resp.results[1] : NULL;
+    if (dt && dt->has_value && !dt->value.is_array && dt->value.type == UAS_TYPE(NODE_ID) &&
+        dv->has_value && !dv->value.is_array && dv->value.type == UAS_TYPE(INT32)) {
+        const uas_nodeid *type = dt->value.data;
+        bool plain_int32 = type->ns == 0 && type->kind == UAS_NODEID_NUMERIC &&
+                           type->id.numeric == UAS_TYPE(INT32)->type_id;
+        if (!plain_int32)
+            cli_enum_name(c, type, *(const int32_t *)dv->value.data, enum_name, sizeof(enum_name));
+    }
     uas_status st = dv->has_status ? dv->status : UAS_GOOD;
     if (uas_is_bad(st))
         return cli_fail("read", st);
@@ -111,7 +127,9 @@ int cmd_read(cli *c, int argc, char **argv)
     else
         printf("%s\n", dv->value.type->name);
     field("Value:");
-    if (dv->has_value)
+    if (enum_name[0])
+        printf("%s (%d)\n", enum_name, (int)*(const int32_t *)dv->value.data);
+    else if (dv->has_value)
         print_value(rv.attribute_id, &dv->value);
     else
         printf("(none)\n");
