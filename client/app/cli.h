@@ -25,6 +25,9 @@ typedef struct cli {
     const char *user;
     char *password; /* malloc'd, zeroed and freed by cli_close */
     size_t password_len;
+    /* subscribe: --interval MS, --count N, --duration S, --events. */
+    uint32_t interval_ms, count, duration_s;
+    bool events;
     uas_loop *loop;
     uas_client *client;
     uas_arena arena; /* responses and parsed arguments; freed by cli_close */
@@ -76,5 +79,6 @@ int cmd_translate(cli *c, int argc, char **argv);
 int cmd_read(cli *c, int argc, char **argv);
 int cmd_write(cli *c, int argc, char **argv);
 int cmd_call(cli *c, int argc, char **argv);
+int cmd_subscribe(cli *c, int argc, char **argv);
 
 #endif

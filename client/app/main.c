@@ -6,6 +6,7 @@
  *   uacli [options] write URL NODEID TYPE VALUE
  *   uacli [options] call URL OBJECTID METHODID [TYPE:VALUE ...]
  *   uacli [options] translate URL /Objects/Server/ServerStatus
+ *   uacli [options] subscribe URL NODEID...
  *
  * Exit codes: 0 ok, 1 an OPC UA error, 2 a usage error. */
 #include <stdio.h>
@@ -28,6 +29,9 @@ static void usage(FILE *f)
           "  call URL OBJECTID METHODID [TYPE:VALUE...] call a method\n"
           "  translate URL PATH                         browse path to node id, e.g.\n"
           "                                             /Objects/Server/ServerStatus\n"
+          "  subscribe URL NODEID...                    a line per value change (with\n"
+          "                                             --events: per event of notifiers,\n"
+          "                                             e.g. i=2253) until Ctrl-C\n"
           "\n"
           "NODEID: i=85, ns=1;i=1001, ns=1;s=Demo, g=GUID, b=BASE64\n"
           "TYPE:   boolean sbyte byte int16 uint16 int32 uint32 int64 uint64 float double "
@@ -47,7 +51,12 @@ static void usage(FILE *f)
           "                     LAB ONLY: accept any server certificate\n"
           "  --user NAME        UserName identity; the password is read from\n"
           "  --password-stdin   one line of standard input, or else from the\n"
-          "                     UASTACK_PASSWORD environment variable\n",
+          "                     UASTACK_PASSWORD environment variable\n"
+          "subscribe options:\n"
+          "  --interval MS      publishing and sampling interval (default 1000)\n"
+          "  --events           monitor events of the nodes (EventNotifier)\n"
+          "  --count N          stop after N changes or events\n"
+          "  --duration S       stop after S seconds\n",
           f);
 }
 
@@ -58,9 +67,13 @@ typedef struct command {
 } command;
 
 static const command commands[] = {
-    {"endpoints", cmd_endpoints, 0, 0}, {"browse", cmd_browse, 0, 1},
-    {"read", cmd_read, 1, 2},           {"write", cmd_write, 3, 3},
-    {"call", cmd_call, 2, -1},          {"translate", cmd_translate, 1, 1},
+    {"endpoints", cmd_endpoints, 0, 0},
+    {"browse", cmd_browse, 0, 1},
+    {"read", cmd_read, 1, 2},
+    {"write", cmd_write, 3, 3},
+    {"call", cmd_call, 2, -1},
+    {"translate", cmd_translate, 1, 1},
+    {"subscribe", cmd_subscribe, 1, -1},
 };
 
 static bool parse_u32(const char *s, uint32_t *out)
@@ -135,6 +148,17 @@ int main(int argc, char **argv)
                 goto out;
             }
             c.pki_dir = v;
+        } else if (strncmp(a, "--interval", 10) == 0 || strncmp(a, "--count", 7) == 0 ||
+                   strncmp(a, "--duration", 10) == 0) {
+            const char *name = a[2] == 'i' ? "--interval" : a[2] == 'c' ? "--count" : "--duration";
+            uint32_t *field = a[2] == 'i' ? &c.interval_ms : a[2] == 'c' ? &c.count : &c.duration_s;
+            v = option_value(argc, argv, &i, name);
+            if (!v || !parse_u32(v, field) || *field == 0) {
+                rc = cli_usage_error("%s needs a positive number", name);
+                goto out;
+            }
+        } else if (strcmp(a, "--events") == 0) {
+            c.events = true;
         } else if (strcmp(a, "--accept-server-cert") == 0) {
             c.accept_server_cert = true;
         } else if (strcmp(a, "--password-stdin") == 0) {
