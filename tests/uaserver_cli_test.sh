@@ -25,6 +25,11 @@ if "$uacli" read "$url" i=2259 2>/dev/null | grep -Eq '^Value: +Running \(0\)$';
   bad "ServerState by name: $("$uacli" read "$url" i=2259 2>&1)"; fi
 if "$uacli" read "$url" 'ns=1;i=1001' 2>/dev/null | grep -Eq '^Value: +0$'; then ok; else
   bad "a plain Int32 stays a number"; fi
+# A recursive browse indents each level and stops at --depth.
+out=$("$uacli" --depth 2 browse "$url" i=2253 2>&1)
+if grep -Eq '^\| ServerStatus +\| i=2256 ' <<<"$out" && grep -Eq '^\|   CurrentTime +\| i=2258 ' <<<"$out" &&
+  ! grep -Eq '^\|     ' <<<"$out"; then ok; else bad "browse --depth 2: $out"; fi
+if "$uacli" --depth 0 browse "$url" >/dev/null 2>&1; [ $? -eq 2 ]; then ok; else bad "--depth 0 refused"; fi
 kill "$pid"; wait "$pid" 2>/dev/null; pid=
 
 config_error() { # name, file content, expected stderr pattern

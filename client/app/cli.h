@@ -28,6 +28,9 @@ typedef struct cli {
     /* subscribe: --interval MS, --count N, --duration S, --events. */
     uint32_t interval_ms, count, duration_s;
     bool events;
+    /* browse: --recursive, --depth N (levels, default 3 when recursive). */
+    bool recursive;
+    uint32_t depth;
     uas_loop *loop;
     uas_client *client;
     uas_arena arena; /* responses and parsed arguments; freed by cli_close */

@@ -7,7 +7,7 @@
 
 #include "cli.h"
 
-enum { NCOLS = 4, MAX_PAGES = 100000 };
+enum { NCOLS = 4, MAX_PAGES = 100000, MAX_NODES = 5000 };
 
 typedef struct table {
     char **cells; /* NCOLS per row, from the arena */
@@ -23,7 +23,7 @@ static char *cell_dup(cli *c, const char *s)
     return d;
 }
 
-static uas_status add_ref(cli *c, table *t, const uas_reference_description *r)
+static uas_status add_ref(cli *c, table *t, const uas_reference_description *r, unsigned depth)
 {
     if (t->rows == t->cap) {
         size_t cap = t->cap ? t->cap * 2 : 64;
@@ -34,9 +34,10 @@ static uas_status add_ref(cli *c, table *t, const uas_reference_description *r)
         t->cap = cap;
     }
     char name[512], id[512], type[512];
-    int n = 0;
+    /* Depth shows as indentation of the name in a recursive browse. */
+    int n = snprintf(name, sizeof(name), "%*s", (int)(depth * 2 < 64 ? depth * 2 : 64), "");
     if (r->browse_name.ns)
-        n = snprintf(name, sizeof(name), "%u:", (unsigned)r->browse_name.ns);
+        n += snprintf(name + n, sizeof(name) - (size_t)n, "%u:", (unsigned)r->browse_name.ns);
     snprintf(name + n, sizeof(name) - (size_t)n, "%.*s",
              r->browse_name.name.data ? (int)r->browse_name.name.length : 0,
              r->browse_name.name.data ? (const char *)r->browse_name.name.data : "");
@@ -86,47 +87,55 @@ static void print_table(const table *t)
     }
 }
 
-/* Adds one result's references; a Bad result status fails. */
-static uas_status take_result(cli *c, table *t, const uas_browse_result *r, uas_bytestring *cp)
+/* The references of one node, following continuation points. They point
+ * into responses in c->arena, which live until cli_close. */
+typedef struct refs {
+    const uas_reference_description **v;
+    size_t n, cap;
+} refs;
+
+static uas_status take_result(const uas_browse_result *r, refs *out, uas_bytestring *cp)
 {
     if (uas_is_bad(r->status_code))
         return r->status_code;
     for (size_t i = 0; i < r->references_count; i++) {
-        uas_status st = add_ref(c, t, &r->references[i]);
-        if (st != UAS_GOOD)
-            return st;
+        if (out->n == out->cap) {
+            size_t cap = out->cap ? out->cap * 2 : 32;
+            const uas_reference_description **v = realloc(out->v, cap * sizeof(*v));
+            if (!v)
+                return UAS_BAD_OUT_OF_MEMORY;
+            out->v = v;
+            out->cap = cap;
+        }
+        out->v[out->n++] = &r->references[i];
     }
     *cp = r->continuation_point;
     return UAS_GOOD;
 }
 
-int cmd_browse(cli *c, int argc, char **argv)
+/* Bad statuses are returned, and printed (what names the service). */
+static uas_status browse_one(cli *c, const uas_nodeid *id, refs *out)
 {
     uas_browse_description bd;
     memset(&bd, 0, sizeof(bd));
-    int rc = argc > 0 ? cli_parse_nodeid(c, argv[0], &bd.node_id) : 0;
-    if (rc)
-        return rc;
-    if (argc == 0)
-        bd.node_id = uas_nodeid_numeric(0, UAS_NS0ID_OBJECTSFOLDER);
+    bd.node_id = *id;
     bd.browse_direction = UAS_BROWSE_DIRECTION_FORWARD;
     bd.reference_type_id = uas_nodeid_numeric(0, UAS_NS0ID_HIERARCHICALREFERENCES);
     bd.include_subtypes = true;
     bd.result_mask = 0x3F; /* everything */
-    if ((rc = cli_open(c, true)))
-        return rc;
     uas_browse_request req;
     memset(&req, 0, sizeof(req));
     req.requested_max_references_per_node = c->max_refs;
     req.nodes_to_browse_count = 1;
     req.nodes_to_browse = &bd;
     uas_browse_response resp;
-    if (cli_call(c, "browse", &req, UAS_TYPE(BROWSE_REQUEST), &resp, UAS_TYPE(BROWSE_RESPONSE)))
-        return EXIT_UA;
-    table t = {NULL, 0, 0};
+    uas_status st =
+        cli_call(c, "browse", &req, UAS_TYPE(BROWSE_REQUEST), &resp, UAS_TYPE(BROWSE_RESPONSE));
+    if (st != UAS_GOOD)
+        return st;
     uas_bytestring cp = {0, NULL};
-    uas_status st = resp.results_count == 1 ? take_result(c, &t, &resp.results[0], &cp)
-                                            : UAS_BAD_UNKNOWN_RESPONSE;
+    st = resp.results_count == 1 ? take_result(&resp.results[0], out, &cp)
+                                 : UAS_BAD_UNKNOWN_RESPONSE;
     /* Follow continuation points until the server has given everything. */
     for (int page = 0; st == UAS_GOOD && cp.data && cp.length && page < MAX_PAGES; page++) {
         uas_browse_next_request next;
@@ -134,22 +143,93 @@ int cmd_browse(cli *c, int argc, char **argv)
         next.continuation_points_count = 1;
         next.continuation_points = &cp;
         uas_browse_next_response nresp;
-        if (cli_call(c, "BrowseNext", &next, UAS_TYPE(BROWSE_NEXT_REQUEST), &nresp,
-                     UAS_TYPE(BROWSE_NEXT_RESPONSE))) {
-            free(t.cells);
-            return EXIT_UA;
-        }
+        st = cli_call(c, "BrowseNext", &next, UAS_TYPE(BROWSE_NEXT_REQUEST), &nresp,
+                      UAS_TYPE(BROWSE_NEXT_RESPONSE));
+        if (st != UAS_GOOD)
+            return st;
         cp.data = NULL;
-        st = nresp.results_count == 1 ? take_result(c, &t, &nresp.results[0], &cp)
+        st = nresp.results_count == 1 ? take_result(&nresp.results[0], out, &cp)
                                       : UAS_BAD_UNKNOWN_RESPONSE;
     }
-    if (st != UAS_GOOD) {
-        free(t.cells);
-        return cli_fail("browse", st);
+    if (st != UAS_GOOD)
+        cli_fail("browse", st);
+    return st;
+}
+
+/* A recursive browse: every node once (hierarchies may hold cycles and
+ * shared children), at most --depth levels and MAX_NODES rows. */
+typedef struct walk {
+    table t;
+    char **seen; /* node id texts, from the arena */
+    size_t nseen, capseen;
+    unsigned max_depth;
+    bool truncated;
+} walk;
+
+static bool first_visit(cli *c, walk *w, const char *id)
+{
+    for (size_t i = 0; i < w->nseen; i++)
+        if (!strcmp(w->seen[i], id))
+            return false;
+    if (w->nseen == w->capseen) {
+        size_t cap = w->capseen ? w->capseen * 2 : 64;
+        char **v = realloc(w->seen, cap * sizeof(*v));
+        if (!v)
+            return false;
+        w->seen = v;
+        w->capseen = cap;
     }
-    print_table(&t);
-    free(t.cells);
-    return EXIT_OK;
+    w->seen[w->nseen] = cell_dup(c, id);
+    return w->seen[w->nseen++] != NULL;
+}
+
+static uas_status walk_node(cli *c, walk *w, const uas_nodeid *id, unsigned depth)
+{
+    refs r = {NULL, 0, 0};
+    uas_status st = browse_one(c, id, &r);
+    for (size_t i = 0; st == UAS_GOOD && i < r.n; i++) {
+        if (w->t.rows >= MAX_NODES) {
+            w->truncated = true;
+            break;
+        }
+        st = add_ref(c, &w->t, r.v[i], depth);
+        const uas_expandednodeid *target = &r.v[i]->node_id;
+        char text[512];
+        uas_expandednodeid_format(target, text, sizeof(text));
+        if (st == UAS_GOOD && depth + 1 < w->max_depth && target->server_index == 0 &&
+            !target->namespace_uri.data && first_visit(c, w, text))
+            st = walk_node(c, w, &target->nodeid, depth + 1);
+    }
+    free(r.v);
+    return st;
+}
+
+int cmd_browse(cli *c, int argc, char **argv)
+{
+    uas_nodeid start;
+    int rc = argc > 0 ? cli_parse_nodeid(c, argv[0], &start) : 0;
+    if (rc)
+        return rc;
+    if (argc == 0)
+        start = uas_nodeid_numeric(0, UAS_NS0ID_OBJECTSFOLDER);
+    if ((rc = cli_open(c, true)))
+        return rc;
+    walk w;
+    memset(&w, 0, sizeof(w));
+    w.max_depth = c->recursive ? (c->depth ? c->depth : 3) : 1;
+    char text[512];
+    cli_nodeid_text(&start, text, sizeof(text));
+    first_visit(c, &w, text);
+    uas_status st = walk_node(c, &w, &start, 0);
+    if (st == UAS_GOOD) {
+        print_table(&w.t);
+        if (w.truncated)
+            fprintf(stderr, "uacli: stopped after %d references; browse a deeper node\n",
+                    MAX_NODES);
+    }
+    free(w.t.cells);
+    free(w.seen);
+    return st == UAS_GOOD ? EXIT_OK : EXIT_UA;
 }
 
 /* ---- translate: the relative path text of Part 4, A.2 ("/" hierarchical

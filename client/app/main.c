@@ -52,6 +52,9 @@ static void usage(FILE *f)
           "  --user NAME        UserName identity; the password is read from\n"
           "  --password-stdin   one line of standard input, or else from the\n"
           "                     UASTACK_PASSWORD environment variable\n"
+          "browse options:\n"
+          "  --recursive, -r    follow the hierarchy below the node (each node once)\n"
+          "  --depth N          levels to follow (default 3; implies --recursive)\n"
           "subscribe options:\n"
           "  --interval MS      publishing and sampling interval (default 1000)\n"
           "  --events           monitor events of the nodes (EventNotifier)\n"
@@ -157,6 +160,15 @@ int main(int argc, char **argv)
                 rc = cli_usage_error("%s needs a positive number", name);
                 goto out;
             }
+        } else if (strcmp(a, "--recursive") == 0 || strcmp(a, "-r") == 0) {
+            c.recursive = true;
+        } else if (strncmp(a, "--depth", 7) == 0) {
+            v = option_value(argc, argv, &i, "--depth");
+            if (!v || !parse_u32(v, &c.depth) || c.depth == 0 || c.depth > 64) {
+                rc = cli_usage_error("--depth needs a number of levels from 1 to 64");
+                goto out;
+            }
+            c.recursive = true;
         } else if (strcmp(a, "--events") == 0) {
             c.events = true;
         } else if (strcmp(a, "--accept-server-cert") == 0) {
