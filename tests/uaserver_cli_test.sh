@@ -13,7 +13,8 @@ ok() { pass=$((pass + 1)); }
 bad() { echo "FAIL: $*"; failed=$((failed + 1)); }
 
 # The first stdout line names the bound address.
-"$uaserver" --contract --port 0 --bind 127.0.0.2 --threads 1 >"$tmp/out" 2>/dev/null &
+"$uaserver" --contract --port 0 --bind 127.0.0.2 --threads 1 --security None,Basic256Sha256:Sign \
+  >"$tmp/out" 2>/dev/null &
 pid=$!
 for _ in $(seq 100); do grep -q "listening on" "$tmp/out" && break; sleep 0.1; done
 if grep -Eq '^uaserver listening on opc\.tcp://127\.0\.0\.2:[0-9]+$' "$tmp/out"; then ok; else
@@ -25,6 +26,12 @@ if "$uacli" read "$url" i=2259 2>/dev/null | grep -Eq '^Value: +Running \(0\)$';
   bad "ServerState by name: $("$uacli" read "$url" i=2259 2>&1)"; fi
 if "$uacli" read "$url" 'ns=1;i=1001' 2>/dev/null | grep -Eq '^Value: +0$'; then ok; else
   bad "a plain Int32 stays a number"; fi
+# discover: the server, then each endpoint with its certificate (once).
+out=$("$uacli" discover "$url" 2>&1)
+if grep -q '^Server 1: ' <<<"$out" && grep -Eq '^  Certificate: +[0-9A-F]{40}$' <<<"$out" &&
+  grep -Eq '^    ApplicationUri: urn:o6:benchmark:server$' <<<"$out" &&
+  grep -Eq '^  Certificate: +[0-9A-F]{40} \(as above\)$' <<<"$out"; then ok; else bad "discover: $out"; fi
+
 # A recursive browse indents each level and stops at --depth.
 out=$("$uacli" --depth 2 browse "$url" i=2253 2>&1)
 if grep -Eq '^\| ServerStatus +\| i=2256 ' <<<"$out" && grep -Eq '^\|   CurrentTime +\| i=2258 ' <<<"$out" &&

@@ -77,6 +77,7 @@ void cli_nodeid_text(const uas_nodeid *id, char *buf, size_t size);
 
 /* Commands (cmd_*.c): args are the positional arguments after the URL. */
 int cmd_endpoints(cli *c, int argc, char **argv);
+int cmd_discover(cli *c, int argc, char **argv);
 int cmd_browse(cli *c, int argc, char **argv);
 int cmd_translate(cli *c, int argc, char **argv);
 int cmd_read(cli *c, int argc, char **argv);

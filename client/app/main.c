@@ -1,6 +1,7 @@
 /* uacli: a command-line OPC UA client.
  *
  *   uacli [options] endpoints URL
+ *   uacli [options] discover URL
  *   uacli [options] browse URL [NODEID]
  *   uacli [options] read URL NODEID [ATTRIBUTE]
  *   uacli [options] write URL NODEID TYPE VALUE
@@ -23,6 +24,8 @@ static void usage(FILE *f)
           "\n"
           "commands:\n"
           "  endpoints URL                              list the server's endpoints\n"
+          "  discover URL                               FindServers, then the endpoints\n"
+          "                                             with their certificates\n"
           "  browse URL [NODEID]                        hierarchical references (default i=85)\n"
           "  read URL NODEID [ATTRIBUTE]                one attribute (default Value)\n"
           "  write URL NODEID TYPE VALUE                write the Value attribute\n"
@@ -70,13 +73,10 @@ typedef struct command {
 } command;
 
 static const command commands[] = {
-    {"endpoints", cmd_endpoints, 0, 0},
-    {"browse", cmd_browse, 0, 1},
-    {"read", cmd_read, 1, 2},
-    {"write", cmd_write, 3, 3},
-    {"call", cmd_call, 2, -1},
-    {"translate", cmd_translate, 1, 1},
-    {"subscribe", cmd_subscribe, 1, -1},
+    {"endpoints", cmd_endpoints, 0, 0}, {"discover", cmd_discover, 0, 0},
+    {"browse", cmd_browse, 0, 1},       {"read", cmd_read, 1, 2},
+    {"write", cmd_write, 3, 3},         {"call", cmd_call, 2, -1},
+    {"translate", cmd_translate, 1, 1}, {"subscribe", cmd_subscribe, 1, -1},
 };
 
 static bool parse_u32(const char *s, uint32_t *out)
