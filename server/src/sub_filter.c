@@ -450,9 +450,12 @@ static size_t utf8_len(uint8_t c)
     return c < 0xC0 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
 }
 
-/* Does pattern element p[pi] match byte c? *adv: pattern bytes used. */
-static bool match_one(const uint8_t *p, size_t m, size_t pi, uint8_t c, size_t *adv)
+/* Does pattern element p[pi] match byte c? *adv: pattern bytes used;
+ * *scanned: pattern bytes looked at (a '[' without ']' scans to the end). */
+static bool match_one(const uint8_t *p, size_t m, size_t pi, uint8_t c, size_t *adv,
+                      size_t *scanned)
 {
+    *scanned = 1;
     if (p[pi] == '\\' && pi + 1 < m) {
         *adv = 2;
         return p[pi + 1] == c;
@@ -476,6 +479,7 @@ static bool match_one(const uint8_t *p, size_t m, size_t pi, uint8_t c, size_t *
             j++;
         }
     }
+    *scanned = j - pi;
     if (j >= m) { /* no closing bracket: a literal '[' */
         *adv = 1;
         return c == '[';
@@ -507,10 +511,13 @@ static tri like(fctx *c, const uas_string *str, const uas_string *pat)
             star_s = si;
             continue;
         }
-        size_t adv;
-        if (pi < m && match_one(p, m, pi, s[si], &adv)) {
-            c->steps += adv - 1;                      /* a [set] is scanned */
+        size_t adv = 1, scanned = 1;
+        bool hit = pi < m && match_one(p, m, pi, s[si], &adv, &scanned);
+        c->steps += scanned - 1; /* a [set] costs its length */
+        if (hit) {
             si += p[pi] == '_' ? utf8_len(s[si]) : 1; /* '_' is one character */
+            if (si > n)
+                si = n; /* a character cut off at the end */
             pi += adv;
             continue;
         }
@@ -519,6 +526,8 @@ static tri like(fctx *c, const uas_string *str, const uas_string *pat)
         /* The last '%' takes one more character. */
         pi = star_p;
         star_s += utf8_len(s[star_s]);
+        if (star_s > n)
+            star_s = n;
         si = star_s;
     }
     while (pi < m && p[pi] == '%')

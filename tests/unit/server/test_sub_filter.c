@@ -534,6 +534,21 @@ Test(filter, like_matching_is_polynomial_and_within_the_step_budget, .timeout = 
               "the last %% takes whole characters");
     cr_expect(like_match("x\xc3\xa9y", "%_y"));
     cr_expect_not(like_match("\xc3\xa9", "%__"));
+    cr_expect(like_match("a\xc3", "a%"), "%% takes a character cut off at the end");
+    cr_expect(like_match("a\xc3", "a_"));
+
+    /* A '[' without ']' scans the rest of the pattern each time: charged. */
+    uas_string brackets = repeat("[", 300, "");
+    e = event(1, (const char *)brackets.data);
+    pat = repeat("[", 200, "x");
+    pat.data[0] = '%';
+    uas_content_filter_element not_scan[] = {
+        el(UAS_FILTER_OPERATOR_NOT, 1, elop(1)),
+        el(UAS_FILTER_OPERATOR_LIKE, 2, fld("SourceName"), lit(&uas_types[UAS_TYPES_STRING], &pat)),
+    };
+    cr_expect_not(passes(&e, not_scan, 2), "about 100 * 200 * 200 bytes scanned: over budget");
+    l.max_filter_steps = UINT32_MAX;
+    cr_expect(passes_l(&e, not_scan, 2, &l), "no match given the time");
 }
 
 Test(filter, the_step_budget_bounds_an_evaluation)
