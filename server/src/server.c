@@ -52,6 +52,10 @@ void uas_server_config_default(uas_server_config *c)
     c->max_nodes_per_translate = 1000;
     c->max_nodes_per_method_call = 1000;
     c->max_nodes_per_register = 5000;
+    c->max_filter_elements = 64;
+    c->max_like_pattern_length = 1024;
+    c->max_filter_steps = 100000;
+    c->max_filter_scratch = 65536;
     c->decode_limits = uas_limits_default;
     c->log_level = UAS_LOG_INFO;
     c->security = "None";

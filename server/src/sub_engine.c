@@ -28,6 +28,10 @@ void uas_sub_config_default(uas_sub_config *c)
     l->max_event_queue_size = 10000;
     l->max_triggering_links = 1000;
     l->max_operations = 0;
+    l->max_filter_elements = 64;
+    l->max_like_pattern_length = 1024;
+    l->max_filter_steps = 100000;
+    l->max_filter_scratch = 65536;
     c->sub_id_first = 1;
     c->sub_id_step = 1;
     c->wheel_slots = 2048;

@@ -173,6 +173,11 @@ typedef struct uas_sub_limits {
     uint32_t max_event_queue_size;          /* 10,000 */
     uint32_t max_triggering_links;          /* per item, 1,000 */
     uint32_t max_operations;                /* ids/items per call, 0 = unlimited */
+    /* Event filters (where clauses), see sub_filter.h. */
+    uint32_t max_filter_elements;     /* elements of a where clause, 64 */
+    uint32_t max_like_pattern_length; /* bytes of a Like pattern, 1024 */
+    uint32_t max_filter_steps;        /* work per evaluation (event and item), 100,000 */
+    uint32_t max_filter_scratch;      /* scratch bytes per evaluation, 65,536 */
 } uas_sub_limits;
 
 typedef struct uas_sub_config {

@@ -1,16 +1,23 @@
 /* EventFilter checking and evaluation; see sub_filter.h for the scope.
  *
- * Elements may only reference later elements (ElementOperand index greater
- * than their own), which the check enforces: evaluation then needs no
- * cycle detection and its recursion depth is bounded by MAX_ELEMENTS. */
+ * A where clause is a directed graph: an ElementOperand may name any other
+ * element, and several operands may name the same one (Part 4, 7.7.1: "there
+ * may be more than one path leading to another element"), but no path may
+ * lead back to where it started. The check refuses cycles; evaluation walks
+ * the elements reachable from the first one depth-first with an explicit
+ * stack and evaluates each exactly once, after the elements it names, so a
+ * shared element costs once, not once per path (a chain of
+ * And(e[i+1], e[i+1]) would otherwise cost 2^n). Each evaluation also draws
+ * on a step budget (elements, operands, Like matching) and a scratch memory
+ * budget; running out of either makes the where clause NULL, so the event
+ * is not delivered to that item. */
 #include "sub_filter.h"
 
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
 
-#define MAX_ELEMENTS 128
-#define ATTR_MAX     27
+#define ATTR_MAX 27
 
 typedef enum tri { TRI_FALSE = 0, TRI_TRUE = 1, TRI_NULL = 2 } tri;
 
@@ -47,6 +54,79 @@ static int operand_count(uas_filter_operator op)
     }
 }
 
+/* ---- the reference graph ---- */
+
+enum { W_NEW = 0, W_OPEN = 1, W_DONE = 2 };
+
+/* Depth-first walk over element references without recursion: the stack
+ * holds the open elements, each element is pushed at most once, so the
+ * arrays need one entry per element and the walk is linear in the
+ * operands. */
+typedef struct walker {
+    const uas_content_filter *w;
+    uint8_t *state;  /* per element: W_NEW, W_OPEN, W_DONE */
+    uint32_t *next;  /* per element: next operand to look at */
+    uint32_t *stack; /* the open elements */
+    /* After every element idx references; false stops the walk. */
+    bool (*done)(struct walker *k, size_t idx);
+    /* Operand j of element idx names an open element: a cycle. */
+    void (*cycle)(struct walker *k, size_t idx, size_t j);
+} walker;
+
+static bool walker_init(walker *k, const uas_content_filter *w, uas_arena *a)
+{
+    size_t n = w->elements_count;
+    memset(k, 0, sizeof(*k));
+    k->w = w;
+    k->state = uas_arena_calloc(a, n, sizeof(uint8_t));
+    k->next = uas_arena_calloc(a, n, sizeof(uint32_t));
+    k->stack = uas_arena_calloc(a, n, sizeof(uint32_t));
+    return k->state && k->next && k->stack;
+}
+
+/* The element an operand names, or SIZE_MAX. */
+static size_t element_ref(const uas_content_filter *w, const uas_extensionobject *x)
+{
+    const uas_element_operand *el = operand_as(x, UAS_TYPE(ELEMENT_OPERAND));
+    return el && el->index < w->elements_count ? el->index : SIZE_MAX;
+}
+
+static bool walk(walker *k, size_t root)
+{
+    if (k->state[root] != W_NEW)
+        return true;
+    size_t top = 0;
+    k->stack[top++] = (uint32_t)root;
+    k->state[root] = W_OPEN;
+    while (top) {
+        size_t i = k->stack[top - 1];
+        const uas_content_filter_element *el = &k->w->elements[i];
+        size_t push = SIZE_MAX;
+        while (push == SIZE_MAX && k->next[i] < el->filter_operands_count) {
+            size_t j = k->next[i]++;
+            size_t r = element_ref(k->w, &el->filter_operands[j]);
+            if (r == SIZE_MAX || k->state[r] == W_DONE)
+                continue;
+            if (k->state[r] == W_OPEN) {
+                if (k->cycle)
+                    k->cycle(k, i, j);
+                continue;
+            }
+            push = r;
+        }
+        if (push != SIZE_MAX) {
+            k->state[push] = W_OPEN;
+            k->stack[top++] = (uint32_t)push;
+            continue;
+        }
+        k->state[i] = W_DONE;
+        top--;
+        if (k->done && !k->done(k, i))
+            return false;
+    }
+    return true;
+}
+
 /* ---- checking ---- */
 
 static uas_status check_select(const uas_simple_attribute_operand *s)
@@ -59,27 +139,31 @@ static uas_status check_select(const uas_simple_attribute_operand *s)
     return UAS_GOOD;
 }
 
-static uas_status check_operand(const uas_content_filter *w, size_t idx, uas_filter_operator op,
-                                const uas_extensionobject *x)
+static uas_status check_operand(const uas_content_filter *w, const uas_sub_limits *l,
+                                const uas_content_filter_element *e, size_t j)
 {
+    const uas_extensionobject *x = &e->filter_operands[j];
     const uas_literal_operand *lit = operand_as(x, UAS_TYPE(LITERAL_OPERAND));
-    const uas_element_operand *el = operand_as(x, UAS_TYPE(ELEMENT_OPERAND));
     const uas_simple_attribute_operand *sao = operand_as(x, UAS_TYPE(SIMPLE_ATTRIBUTE_OPERAND));
-    if (op == UAS_FILTER_OPERATOR_OF_TYPE)
+    if (e->filter_operator == UAS_FILTER_OPERATOR_OF_TYPE)
         return lit && lit->value.type == &uas_types[UAS_TYPES_NODE_ID] && !lit->value.is_array
                    ? UAS_GOOD
                    : UAS_BAD_FILTER_OPERAND_INVALID;
+    if (lit && e->filter_operator == UAS_FILTER_OPERATOR_LIKE && j == 1 &&
+        lit->value.type == &uas_types[UAS_TYPES_STRING] && !lit->value.is_array &&
+        lit->value.data &&
+        ((const uas_string *)lit->value.data)->length > l->max_like_pattern_length)
+        return UAS_BAD_FILTER_OPERAND_INVALID; /* the matcher's work grows with it */
     if (lit)
         return UAS_GOOD;
-    if (el)
-        return el->index > idx && el->index < w->elements_count ? UAS_GOOD
-                                                                : UAS_BAD_FILTER_OPERAND_INVALID;
+    if (operand_as(x, UAS_TYPE(ELEMENT_OPERAND)))
+        return element_ref(w, x) != SIZE_MAX ? UAS_GOOD : UAS_BAD_FILTER_OPERAND_INVALID;
     if (sao)
         return check_select(sao) == UAS_GOOD ? UAS_GOOD : UAS_BAD_FILTER_OPERAND_INVALID;
     return UAS_BAD_FILTER_OPERAND_INVALID; /* AttributeOperand: not for events */
 }
 
-static uas_status check_element(const uas_content_filter *w, size_t idx,
+static uas_status check_element(const uas_content_filter *w, const uas_sub_limits *l, size_t idx,
                                 uas_content_filter_element_result *r, uas_arena *a)
 {
     const uas_content_filter_element *el = &w->elements[idx];
@@ -97,15 +181,62 @@ static uas_status check_element(const uas_content_filter *w, size_t idx,
         return UAS_BAD_OUT_OF_MEMORY;
     r->operand_status_codes_count = n;
     for (size_t j = 0; j < n; j++) {
-        r->operand_status_codes[j] =
-            check_operand(w, idx, el->filter_operator, &el->filter_operands[j]);
+        r->operand_status_codes[j] = check_operand(w, l, el, j);
         if (r->operand_status_codes[j] != UAS_GOOD)
             st = UAS_BAD_FILTER_OPERAND_INVALID;
     }
     return st;
 }
 
-uas_status sub_filter_check(const uas_event_filter *f, uas_extensionobject *res, uas_arena *a)
+typedef struct cycle_walker {
+    walker k;
+    uas_content_filter_result *res;
+} cycle_walker;
+
+/* The operand that closes a cycle is invalid (Part 4, 7.7.1: "evaluation
+ * shall not introduce loops"). */
+static void on_cycle(walker *k, size_t idx, size_t j)
+{
+    uas_content_filter_element_result *r = &((cycle_walker *)k)->res->element_results[idx];
+    if (j < r->operand_status_codes_count)
+        r->operand_status_codes[j] = UAS_BAD_FILTER_OPERAND_INVALID;
+    if (r->status_code == UAS_GOOD)
+        r->status_code = UAS_BAD_FILTER_OPERAND_INVALID;
+}
+
+/* Checks every element, then the reference graph for cycles; true when
+ * all is valid. BadOutOfMemory in *oom. */
+static bool check_where(const uas_content_filter *w, const uas_sub_limits *l,
+                        uas_content_filter_result *wr, uas_arena *a, bool *oom)
+{
+    size_t ne = w->elements_count;
+    wr->element_results = uas_arena_calloc(a, ne, sizeof(*wr->element_results));
+    cycle_walker cw;
+    if (!wr->element_results || !walker_init(&cw.k, w, a)) {
+        *oom = true;
+        return false;
+    }
+    wr->element_results_count = ne;
+    for (size_t i = 0; i < ne; i++) {
+        uas_status st = check_element(w, l, i, &wr->element_results[i], a);
+        if (st == UAS_BAD_OUT_OF_MEMORY) {
+            *oom = true;
+            return false;
+        }
+        wr->element_results[i].status_code = st;
+    }
+    cw.res = wr;
+    cw.k.cycle = on_cycle;
+    for (size_t i = 0; i < ne; i++)
+        walk(&cw.k, i);
+    bool valid = true;
+    for (size_t i = 0; i < ne; i++)
+        valid &= wr->element_results[i].status_code == UAS_GOOD;
+    return valid;
+}
+
+uas_status sub_filter_check(const uas_event_filter *f, const uas_sub_limits *l,
+                            uas_extensionobject *res, uas_arena *a)
 {
     memset(res, 0, sizeof(*res));
     uas_event_filter_result *r = uas_arena_calloc(a, 1, sizeof(*r));
@@ -124,22 +255,14 @@ uas_status sub_filter_check(const uas_event_filter *f, uas_extensionobject *res,
         report |= r->select_clause_results[i] != UAS_GOOD;
     }
     const uas_content_filter *w = &f->where_clause;
-    size_t ne = w->elements_count;
-    if (ne > MAX_ELEMENTS) {
+    if (w->elements_count > l->max_filter_elements) {
+        /* No per-element results: their number is the client's to choose. */
         invalid = true;
-    } else if (ne) {
-        uas_content_filter_result *wr = &r->where_clause_result;
-        wr->element_results = uas_arena_calloc(a, ne, sizeof(*wr->element_results));
-        if (!wr->element_results)
+    } else if (w->elements_count) {
+        bool oom = false;
+        invalid |= !check_where(w, l, &r->where_clause_result, a, &oom);
+        if (oom)
             return UAS_BAD_OUT_OF_MEMORY;
-        wr->element_results_count = ne;
-        for (size_t i = 0; i < ne; i++) {
-            uas_status st = check_element(w, i, &wr->element_results[i], a);
-            if (st == UAS_BAD_OUT_OF_MEMORY)
-                return st;
-            wr->element_results[i].status_code = st;
-            invalid |= st != UAS_GOOD;
-        }
     }
     if (report || invalid) {
         res->encoding = UAS_EXTOBJ_DECODED;
@@ -151,26 +274,52 @@ uas_status sub_filter_check(const uas_event_filter *f, uas_extensionobject *res,
 
 /* ---- values and comparison ---- */
 
+/* One evaluation of a where clause against one event. The walker comes
+ * first: its callbacks get the context back by a cast. */
 typedef struct fctx {
-    const uas_content_filter *w;
+    walker k;
     const uas_sub_event *ev;
+    const uas_sub_limits *l;
     uas_arena *a;
+    tri *val;       /* per element, valid once its state is W_DONE */
+    size_t used0;   /* the arena's use when the evaluation began */
+    uint64_t steps; /* work done so far */
+    bool exhausted; /* the step or memory budget ran out */
 } fctx;
 
-static void eval(fctx *c, size_t idx, uas_variant *out);
+static const bool B_FALSE = false, B_TRUE = true;
+
+static bool over_budget(fctx *c)
+{
+    if (c->steps > c->l->max_filter_steps || c->a->used - c->used0 > c->l->max_filter_scratch)
+        c->exhausted = true;
+    return c->exhausted;
+}
+
+static void set_bool(uas_variant *out, tri t)
+{
+    memset(out, 0, sizeof(*out));
+    if (t != TRI_NULL) /* the constants are only read */
+        uas_variant_set_scalar(out, (void *)(t == TRI_TRUE ? &B_TRUE : &B_FALSE),
+                               &uas_types[UAS_TYPES_BOOLEAN]);
+}
 
 static void operand_value(fctx *c, const uas_extensionobject *x, uas_variant *out)
 {
     memset(out, 0, sizeof(*out));
+    if (c->exhausted)
+        return;
     const uas_literal_operand *lit = operand_as(x, UAS_TYPE(LITERAL_OPERAND));
-    const uas_element_operand *el = operand_as(x, UAS_TYPE(ELEMENT_OPERAND));
     const uas_simple_attribute_operand *sao = operand_as(x, UAS_TYPE(SIMPLE_ATTRIBUTE_OPERAND));
+    size_t r = element_ref(c->k.w, x);
     if (lit) {
         *out = lit->value;
-    } else if (el) {
-        eval(c, el->index, out);
+    } else if (r != SIZE_MAX) {
+        /* Evaluated already (the walk is post-order); open only on a
+         * cycle, which the check refused: NULL then. */
+        set_bool(out, c->k.state[r] == W_DONE ? c->val[r] : TRI_NULL);
     } else if (sao && c->ev->get_field) {
-        if (c->ev->get_field(c->ev, sao, out, c->a) != UAS_GOOD)
+        if (c->ev->get_field(c->ev, sao, out, c->a) != UAS_GOOD || over_budget(c))
             memset(out, 0, sizeof(*out));
     }
 }
@@ -301,9 +450,12 @@ static size_t utf8_len(uint8_t c)
     return c < 0xC0 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
 }
 
-/* Does pattern element p[pi] match byte c? *adv: pattern bytes used. */
-static bool match_one(const uint8_t *p, size_t m, size_t pi, uint8_t c, size_t *adv)
+/* Does pattern element p[pi] match byte c? *adv: pattern bytes used;
+ * *scanned: pattern bytes looked at (a '[' without ']' scans to the end). */
+static bool match_one(const uint8_t *p, size_t m, size_t pi, uint8_t c, size_t *adv,
+                      size_t *scanned)
 {
+    *scanned = 1;
     if (p[pi] == '\\' && pi + 1 < m) {
         *adv = 2;
         return p[pi + 1] == c;
@@ -327,6 +479,7 @@ static bool match_one(const uint8_t *p, size_t m, size_t pi, uint8_t c, size_t *
             j++;
         }
     }
+    *scanned = j - pi;
     if (j >= m) { /* no closing bracket: a literal '[' */
         *adv = 1;
         return c == '[';
@@ -335,47 +488,54 @@ static bool match_one(const uint8_t *p, size_t m, size_t pi, uint8_t c, size_t *
     return hit != neg;
 }
 
-static bool like(const uas_string *str, const uas_string *pat)
+/* Greedy matching that only ever goes back to the last '%': a later '%'
+ * can absorb whatever an earlier one could, so earlier choices never need
+ * revisiting. Every pass over the pattern after a '%' starts one character
+ * further into the string, so the work is at most about length(str) *
+ * length(pat) steps, never exponential; it is charged to c and the match
+ * gives up (NULL) when the budget runs out. */
+static tri like(fctx *c, const uas_string *str, const uas_string *pat)
 {
     const uint8_t *s = str->data, *p = pat->data;
     size_t n = str->data ? str->length : 0, m = pat->data ? pat->length : 0;
+    if (m > c->l->max_like_pattern_length)
+        return TRI_NULL;
     size_t si = 0, pi = 0, star_p = SIZE_MAX, star_s = 0;
-    /* Greedy matching with one backtrack point per '%' (the last one). */
     while (si < n) {
+        if (++c->steps > c->l->max_filter_steps) {
+            c->exhausted = true;
+            return TRI_NULL;
+        }
         if (pi < m && p[pi] == '%') {
             star_p = ++pi;
             star_s = si;
             continue;
         }
-        size_t adv;
-        if (pi < m && match_one(p, m, pi, s[si], &adv)) {
+        size_t adv = 1, scanned = 1;
+        bool hit = pi < m && match_one(p, m, pi, s[si], &adv, &scanned);
+        c->steps += scanned - 1; /* a [set] costs its length */
+        if (hit) {
             si += p[pi] == '_' ? utf8_len(s[si]) : 1; /* '_' is one character */
+            if (si > n)
+                si = n; /* a character cut off at the end */
             pi += adv;
             continue;
         }
         if (star_p == SIZE_MAX)
-            return false;
+            return TRI_FALSE;
+        /* The last '%' takes one more character. */
         pi = star_p;
-        si = ++star_s;
+        star_s += utf8_len(s[star_s]);
+        if (star_s > n)
+            star_s = n;
+        si = star_s;
     }
     while (pi < m && p[pi] == '%')
         pi++;
-    return pi == m && si == n;
+    return pi == m && si == n ? TRI_TRUE : TRI_FALSE;
 }
 
 /* ---- evaluation ---- */
-
-static void set_bool(fctx *c, uas_variant *out, tri t)
-{
-    memset(out, 0, sizeof(*out));
-    if (t == TRI_NULL)
-        return;
-    bool *b = uas_arena_alloc(c->a, sizeof(bool));
-    if (!b)
-        return;
-    *b = t == TRI_TRUE;
-    uas_variant_set_scalar(out, b, &uas_types[UAS_TYPES_BOOLEAN]);
-}
 
 static tri as_tri(const uas_variant *v)
 {
@@ -428,7 +588,7 @@ static tri eval_op(fctx *c, const uas_content_filter_element *el)
             return TRI_NULL;
         if (v[0].type != ts || v[1].type != ts || v[0].is_array || v[1].is_array)
             return TRI_FALSE;
-        return like(v[0].data, v[1].data) ? TRI_TRUE : TRI_FALSE;
+        return like(c, v[0].data, v[1].data);
     }
     case UAS_FILTER_OPERATOR_NOT: {
         operand_value(c, &ops[0], &v[0]);
@@ -481,28 +641,49 @@ static tri eval_op(fctx *c, const uas_content_filter_element *el)
     }
 }
 
-static void eval(fctx *c, size_t idx, uas_variant *out)
+/* Evaluates element idx once its referenced elements are (the walk's
+ * post-order); false stops the walk when a budget ran out. */
+static bool eval_element(walker *k, size_t idx)
 {
-    memset(out, 0, sizeof(*out));
-    if (idx >= c->w->elements_count)
-        return;
-    const uas_content_filter_element *el = &c->w->elements[idx];
+    fctx *c = (fctx *)k;
+    const uas_content_filter_element *el = &k->w->elements[idx];
     int want = operand_count(el->filter_operator);
     size_t n = el->filter_operands_count;
+    c->val[idx] = TRI_NULL;
+    c->steps += 1 + n;
+    if (over_budget(c))
+        return false;
     /* sub_filter_check ran at creation; stay safe all the same. */
     if (want == 0 || (want > 0 && n != (size_t)want) || (want < 0 && n < (size_t)-want))
-        return;
-    set_bool(c, out, eval_op(c, el));
+        return true;
+    tri t = eval_op(c, el);
+    if (over_budget(c))
+        return false;
+    c->val[idx] = t;
+    return true;
 }
 
-bool sub_filter_match(const uas_content_filter *where, const uas_sub_event *ev, uas_arena *a)
+bool sub_filter_match(const uas_content_filter *where, const uas_sub_event *ev,
+                      const uas_sub_limits *l, uas_arena *a)
 {
-    if (where->elements_count == 0)
+    size_t n = where->elements_count;
+    if (n == 0)
         return true;
-    fctx c = {where, ev, a};
-    uas_variant v;
-    eval(&c, 0, &v);
-    return as_tri(&v) == TRI_TRUE;
+    if (n > l->max_filter_elements)
+        return false; /* the check refused it; stay safe all the same */
+    fctx c;
+    memset(&c, 0, sizeof(c));
+    c.ev = ev;
+    c.l = l;
+    c.a = a;
+    c.used0 = a->used;
+    c.val = uas_arena_calloc(a, n, sizeof(tri));
+    if (!c.val || !walker_init(&c.k, where, a))
+        return false;
+    c.k.done = eval_element;
+    if (!walk(&c.k, 0) || c.exhausted)
+        return false;
+    return c.val[0] == TRI_TRUE;
 }
 
 uas_status sub_filter_select(const uas_event_filter *f, const uas_sub_event *ev,

@@ -142,7 +142,7 @@ uas_status sub_item_configure(sub_item *it, const uas_monitoring_parameters *p, 
         if (!filter_is(&p->filter, UAS_TYPE(EVENT_FILTER)))
             return p->filter.encoding == UAS_EXTOBJ_EMPTY ? UAS_BAD_EVENT_FILTER_INVALID
                                                           : UAS_BAD_FILTER_NOT_ALLOWED;
-        st = sub_filter_check(p->filter.content.decoded.data, filter_result, a);
+        st = sub_filter_check(p->filter.content.decoded.data, l, filter_result, a);
         if (uas_is_bad(st))
             return st;
         flt.efilter = uas_new(UAS_TYPE(EVENT_FILTER));
@@ -561,7 +561,7 @@ static sub_evrec *select_fields(sub_item *it, const uas_sub_event *ev, bool wher
     uas_variant *tmp = n ? uas_arena_calloc(&e->scratch, n, sizeof(uas_variant)) : NULL;
     sub_evrec *r = NULL;
     if ((n == 0 || tmp) &&
-        (!where || sub_filter_match(&it->efilter->where_clause, ev, &e->scratch)) &&
+        (!where || sub_filter_match(&it->efilter->where_clause, ev, &e->cfg.limits, &e->scratch)) &&
         sub_filter_select(it->efilter, ev, tmp, &e->scratch) == UAS_GOOD)
         r = sub_evrec_get(e);
     bool ok = r != NULL;

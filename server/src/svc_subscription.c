@@ -412,6 +412,16 @@ uas_status uas_subs_init(uas_server *s)
         cfg.sub_id_first = i + 1;
         cfg.sub_id_step = s->nloops;
         cfg.limits.max_subscriptions = s->cfg.max_sessions * 2;
+        /* 0 (a configuration not made by uas_server_config_default): the
+         * engine's defaults. */
+        if (s->cfg.max_filter_elements)
+            cfg.limits.max_filter_elements = s->cfg.max_filter_elements;
+        if (s->cfg.max_like_pattern_length)
+            cfg.limits.max_like_pattern_length = s->cfg.max_like_pattern_length;
+        if (s->cfg.max_filter_steps)
+            cfg.limits.max_filter_steps = s->cfg.max_filter_steps;
+        if (s->cfg.max_filter_scratch)
+            cfg.limits.max_filter_scratch = s->cfg.max_filter_scratch;
         ss->engine = uas_sub_engine_new(&cfg, uas_monotonic_ms());
         if (!ss->engine)
             return UAS_BAD_OUT_OF_MEMORY;

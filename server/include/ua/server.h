@@ -52,6 +52,11 @@ typedef struct uas_server_config {
     uint32_t max_nodes_per_translate;   /* 1000 */
     uint32_t max_nodes_per_method_call; /* 1000 */
     uint32_t max_nodes_per_register;    /* 5000 */
+    /* Event filters of event monitored items (docs/Security.md). */
+    uint32_t max_filter_elements;     /* where clause elements (64) */
+    uint32_t max_like_pattern_length; /* bytes of a Like pattern (1024) */
+    uint32_t max_filter_steps;        /* work per event and item (100000) */
+    uint32_t max_filter_scratch;      /* scratch bytes per event and item (65536) */
     /* Decoder limits for request bodies. */
     uas_limits decode_limits;
     uas_log_level log_level; /* INFO */

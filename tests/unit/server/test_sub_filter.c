@@ -1,6 +1,8 @@
 /* EventFilter: checking (select and where clauses, per-element results),
  * evaluation of every supported operator with three-valued logic, the
- * select clauses, and event items end to end through the engine. */
+ * select clauses, the bounds on the cost of a where clause (shared
+ * elements evaluated once, cycles refused, element, Like, step and scratch
+ * limits), and event items end to end through the engine. */
 #include <stdarg.h>
 
 #include "sub_filter.h"
@@ -19,10 +21,13 @@ typedef struct fev {
     uint32_t type; /* ns=1 event type, a subtype of BaseEventType */
 } fev;
 
+static unsigned fev_calls; /* get_field calls, to count evaluations */
+
 static uas_status fev_get(const uas_sub_event *ev, const uas_simple_attribute_operand *op,
                           uas_variant *out, uas_arena *a)
 {
     const fev *f = (const fev *)ev;
+    fev_calls++;
     if (op->attribute_id != UAS_SUB_ATTR_VALUE || op->browse_path_count != 1)
         return UAS_BAD_ATTRIBUTE_ID_INVALID;
     const uas_string *n = &op->browse_path[0].name;
@@ -159,13 +164,27 @@ static uas_event_filter filter_of(uas_content_filter_element *els, size_t n)
     return f;
 }
 
-/* Checked, then evaluated against ev. */
-static bool passes(const fev *ev, uas_content_filter_element *els, size_t n)
+/* The engine's default limits. */
+static const uas_sub_limits *lim(void)
+{
+    static uas_sub_config c;
+    uas_sub_config_default(&c);
+    return &c.limits;
+}
+
+/* Checked, then evaluated against ev, with limits l. */
+static bool passes_l(const fev *ev, uas_content_filter_element *els, size_t n,
+                     const uas_sub_limits *l)
 {
     uas_event_filter f = filter_of(els, n);
     uas_extensionobject res;
-    cr_assert_eq(sub_filter_check(&f, &res, &H.a), UAS_GOOD, "filter rejected");
-    return sub_filter_match(&f.where_clause, &ev->base, &H.a);
+    cr_assert_eq(sub_filter_check(&f, l, &res, &H.a), UAS_GOOD, "filter rejected");
+    return sub_filter_match(&f.where_clause, &ev->base, l, &H.a);
+}
+
+static bool passes(const fev *ev, uas_content_filter_element *els, size_t n)
+{
+    return passes_l(ev, els, n, lim());
 }
 
 #define PASS1(ev, e) passes(ev, (uas_content_filter_element[]){e}, 1)
@@ -183,25 +202,27 @@ Test(filter, check_select_clauses)
     uas_event_filter f = filter_of(NULL, 0);
     uas_extensionobject res;
     f.select_clauses_count = 0;
-    cr_expect_eq(sub_filter_check(&f, &res, &H.a), UAS_BAD_EVENT_FILTER_INVALID, "no select");
+    cr_expect_eq(sub_filter_check(&f, lim(), &res, &H.a), UAS_BAD_EVENT_FILTER_INVALID,
+                 "no select");
     uas_simple_attribute_operand sel[3] = {sao("Severity", 13), sao("Message", 0), sao("", 13)};
     f.select_clauses = sel;
     f.select_clauses_count = 3;
-    cr_assert_eq(sub_filter_check(&f, &res, &H.a), UAS_GOOD, "bad clauses are reported, not fatal");
+    cr_assert_eq(sub_filter_check(&f, lim(), &res, &H.a), UAS_GOOD,
+                 "bad clauses are reported, not fatal");
     const uas_event_filter_result *r = result_of(&res);
     cr_assert_eq(r->select_clause_results_count, 3);
     cr_expect_eq(r->select_clause_results[0], UAS_GOOD);
     cr_expect_eq(r->select_clause_results[1], UAS_BAD_ATTRIBUTE_ID_INVALID);
     cr_expect_eq(r->select_clause_results[2], UAS_BAD_BROWSE_NAME_INVALID);
     f.select_clauses_count = 1;
-    cr_assert_eq(sub_filter_check(&f, &res, &H.a), UAS_GOOD);
+    cr_assert_eq(sub_filter_check(&f, lim(), &res, &H.a), UAS_GOOD);
     cr_expect_eq(res.encoding, UAS_EXTOBJ_EMPTY, "no result when all is good");
 }
 
 Test(filter, check_where_clause_elements)
 {
     uas_content_filter_element els[] = {
-        el(UAS_FILTER_OPERATOR_AND, 2, elop(1), elop(0)),             /* backwards reference */
+        el(UAS_FILTER_OPERATOR_AND, 2, elop(1), elop(0)),             /* names itself */
         el(UAS_FILTER_OPERATOR_EQUALS, 1, fld("Severity")),           /* one operand short */
         el(UAS_FILTER_OPERATOR_CAST, 2, fld("Severity"), LIT_I32(1)), /* unsupported */
         el(99, 0),                                                    /* no such operator */
@@ -210,7 +231,7 @@ Test(filter, check_where_clause_elements)
     };
     uas_event_filter f = filter_of(els, 6);
     uas_extensionobject res;
-    cr_assert_eq(sub_filter_check(&f, &res, &H.a), UAS_BAD_EVENT_FILTER_INVALID);
+    cr_assert_eq(sub_filter_check(&f, lim(), &res, &H.a), UAS_BAD_EVENT_FILTER_INVALID);
     const uas_content_filter_result *w = &result_of(&res)->where_clause_result;
     cr_assert_eq(w->element_results_count, 6);
     cr_expect_eq(w->element_results[0].status_code, UAS_BAD_FILTER_OPERAND_INVALID);
@@ -337,6 +358,247 @@ Test(filter, between_inlist_oftype)
     cr_expect(PASS1(&e, el(UAS_FILTER_OPERATOR_OF_TYPE, 1, LIT_NODE(0, 2041))), "a supertype");
     cr_expect_not(PASS1(&e, el(UAS_FILTER_OPERATOR_OF_TYPE, 1, LIT_NODE(1, 9001))));
     cr_expect(passes(&e, NULL, 0), "an empty where clause passes everything");
+}
+
+/* ---- the cost of a where clause ---- */
+
+/* n elements: And(e[i+1], e[i+1]) down to e[n-1], Severity == 500. Every
+ * element is named twice by the one before it: 2^(n-1) paths. */
+static uas_content_filter_element *shared_chain(size_t n)
+{
+    uas_content_filter_element *els = uas_arena_calloc(&H.a, n, sizeof(*els));
+    for (size_t i = 0; i + 1 < n; i++)
+        els[i] = el(UAS_FILTER_OPERATOR_AND, 2, elop((uint32_t)i + 1), elop((uint32_t)i + 1));
+    els[n - 1] = el(UAS_FILTER_OPERATOR_EQUALS, 2, fld("Severity"), LIT_I32(500));
+    return els;
+}
+
+Test(filter, a_shared_element_is_evaluated_once_per_event)
+{
+    fev e = event(500, "s");
+    fev_calls = 0;
+    cr_expect(passes(&e, shared_chain(12), 12));
+    cr_expect_eq(fev_calls, 1, "the last element was evaluated %u times, not once", fev_calls);
+    fev_calls = 0;
+    e.severity = 7;
+    cr_expect_not(passes(&e, shared_chain(12), 12));
+    cr_expect_eq(fev_calls, 1);
+}
+
+Test(filter, a_deep_shared_chain_up_to_the_element_limit_is_cheap, .timeout = 10)
+{
+    /* 2^63 evaluations without memoization: the timeout would end it. */
+    fev e = event(500, "s");
+    size_t n = lim()->max_filter_elements;
+    fev_calls = 0;
+    cr_expect(passes(&e, shared_chain(n), n));
+    cr_expect_eq(fev_calls, 1);
+}
+
+Test(filter, more_elements_than_the_limit_are_refused)
+{
+    size_t n = lim()->max_filter_elements + 1;
+    uas_event_filter f = filter_of(shared_chain(n), n);
+    uas_extensionobject res;
+    cr_expect_eq(sub_filter_check(&f, lim(), &res, &H.a), UAS_BAD_EVENT_FILTER_INVALID);
+    cr_expect_eq(result_of(&res)->where_clause_result.element_results_count, 0);
+    uas_sub_limits l = *lim();
+    l.max_filter_elements = 3;
+    f = filter_of(shared_chain(4), 4);
+    cr_expect_eq(sub_filter_check(&f, &l, &res, &H.a), UAS_BAD_EVENT_FILTER_INVALID);
+    f = filter_of(shared_chain(3), 3);
+    cr_expect_eq(sub_filter_check(&f, &l, &res, &H.a), UAS_GOOD);
+    /* Evaluation keeps to the limit even for a filter that skipped the check. */
+    fev e = event(500, "s");
+    cr_expect(sub_filter_match(&f.where_clause, &e.base, &l, &H.a));
+    f = filter_of(shared_chain(4), 4);
+    cr_expect_not(sub_filter_match(&f.where_clause, &e.base, &l, &H.a));
+}
+
+Test(filter, references_may_point_back_but_never_in_a_cycle)
+{
+    fev e = event(500, "s");
+    /* Part 4, 7.7.1 forbids loops, not an order: e2 names e1 before it. */
+    uas_content_filter_element back[] = {
+        el(UAS_FILTER_OPERATOR_NOT, 1, elop(2)),
+        el(UAS_FILTER_OPERATOR_EQUALS, 2, fld("Severity"), LIT_I32(500)),
+        el(UAS_FILTER_OPERATOR_NOT, 1, elop(1)),
+    };
+    cr_expect(passes(&e, back, 3), "NOT NOT TRUE");
+
+    uas_content_filter_element cycle[] = {
+        el(UAS_FILTER_OPERATOR_AND, 2, elop(1), elop(3)),
+        el(UAS_FILTER_OPERATOR_NOT, 1, elop(2)),
+        el(UAS_FILTER_OPERATOR_NOT, 1, elop(1)), /* back to e1: a cycle */
+        el(UAS_FILTER_OPERATOR_EQUALS, 2, fld("Severity"), LIT_I32(500)),
+    };
+    uas_event_filter f = filter_of(cycle, 4);
+    uas_extensionobject res;
+    cr_assert_eq(sub_filter_check(&f, lim(), &res, &H.a), UAS_BAD_EVENT_FILTER_INVALID);
+    const uas_content_filter_result *w = &result_of(&res)->where_clause_result;
+    cr_assert_eq(w->element_results_count, 4);
+    cr_expect_eq(w->element_results[0].status_code, UAS_GOOD);
+    cr_expect_eq(w->element_results[1].status_code, UAS_GOOD);
+    cr_expect_eq(w->element_results[2].status_code, UAS_BAD_FILTER_OPERAND_INVALID);
+    cr_assert_eq(w->element_results[2].operand_status_codes_count, 1);
+    cr_expect_eq(w->element_results[2].operand_status_codes[0], UAS_BAD_FILTER_OPERAND_INVALID);
+    cr_expect_eq(w->element_results[3].status_code, UAS_GOOD);
+    /* Unchecked, the evaluation still ends: the cycle reads as NULL. */
+    cr_expect_not(sub_filter_match(&f.where_clause, &e.base, lim(), &H.a));
+
+    uas_content_filter_element unreachable_cycle[] = {
+        el(UAS_FILTER_OPERATOR_EQUALS, 2, fld("Severity"), LIT_I32(500)),
+        el(UAS_FILTER_OPERATOR_NOT, 1, elop(2)),
+        el(UAS_FILTER_OPERATOR_NOT, 1, elop(1)),
+    };
+    f = filter_of(unreachable_cycle, 3);
+    cr_expect_eq(sub_filter_check(&f, lim(), &res, &H.a), UAS_BAD_EVENT_FILTER_INVALID,
+                 "a cycle is refused even where the first element does not lead");
+
+    uas_content_filter_element out_of_range[] = {
+        el(UAS_FILTER_OPERATOR_NOT, 1, elop(1)),
+    };
+    f = filter_of(out_of_range, 1);
+    cr_assert_eq(sub_filter_check(&f, lim(), &res, &H.a), UAS_BAD_EVENT_FILTER_INVALID);
+    w = &result_of(&res)->where_clause_result;
+    cr_expect_eq(w->element_results[0].operand_status_codes[0], UAS_BAD_FILTER_OPERAND_INVALID);
+}
+
+static uas_string repeat(const char *unit, size_t times, const char *tail)
+{
+    size_t u = strlen(unit), t = strlen(tail);
+    uas_string s = {u * times + t, uas_arena_alloc(&H.a, u * times + t + 1)};
+    for (size_t i = 0; i < times; i++)
+        memcpy(s.data + i * u, unit, u);
+    memcpy(s.data + u * times, tail, t);
+    s.data[s.length] = 0; /* also a C string */
+    return s;
+}
+
+Test(filter, like_patterns_are_bounded)
+{
+    uas_sub_limits l = *lim();
+    l.max_like_pattern_length = 8;
+    /* A literal pattern over the limit is refused at creation. */
+    uas_string longpat = repeat("%", 9, "");
+    uas_content_filter_element one[] = {
+        el(UAS_FILTER_OPERATOR_LIKE, 2, fld("SourceName"),
+           lit(&uas_types[UAS_TYPES_STRING], &longpat)),
+    };
+    uas_event_filter f = filter_of(one, 1);
+    uas_extensionobject res;
+    cr_assert_eq(sub_filter_check(&f, &l, &res, &H.a), UAS_BAD_EVENT_FILTER_INVALID);
+    const uas_content_filter_result *w = &result_of(&res)->where_clause_result;
+    cr_expect_eq(w->element_results[0].status_code, UAS_BAD_FILTER_OPERAND_INVALID);
+    cr_expect_eq(w->element_results[0].operand_status_codes[0], UAS_GOOD);
+    cr_expect_eq(w->element_results[0].operand_status_codes[1], UAS_BAD_FILTER_OPERAND_INVALID);
+    longpat.length = 8;
+    one[0] = el(UAS_FILTER_OPERATOR_LIKE, 2, fld("SourceName"),
+                lit(&uas_types[UAS_TYPES_STRING], &longpat));
+    cr_expect_eq(sub_filter_check(&f, &l, &res, &H.a), UAS_GOOD, "at the limit");
+
+    /* A pattern from the event over the limit makes Like NULL: neither it
+     * nor its negation passes. */
+    fev e = event(1, "%%%%%%%%%"); /* nine bytes */
+    uas_content_filter_element not_like[] = {
+        el(UAS_FILTER_OPERATOR_NOT, 1, elop(1)),
+        el(UAS_FILTER_OPERATOR_LIKE, 2, LIT_STR("abc"), fld("SourceName")),
+    };
+    cr_expect_not(passes_l(&e, not_like, 2, &l));
+    cr_expect_not(passes_l(&e, not_like + 1, 1, &l));
+    e.source = "%%%%%%%%";
+    cr_expect(passes_l(&e, not_like + 1, 1, &l), "eight bytes match");
+}
+
+Test(filter, like_matching_is_polynomial_and_within_the_step_budget, .timeout = 10)
+{
+    /* "%a%a...%b" is exponential for a naive backtracking matcher and
+     * linear here; "%aaa...ab" costs length(s) * length(p) steps. */
+    uas_string subject = repeat("a", 400, "");
+    uas_string pat = repeat("%a", 20, "%b");
+    cr_expect_not(like_match((const char *)subject.data, (const char *)pat.data));
+    pat = repeat("a", 40, "b");
+    pat.data[0] = '%';
+    fev e = event(1, (const char *)subject.data);
+    uas_content_filter_element not_like[] = {
+        el(UAS_FILTER_OPERATOR_NOT, 1, elop(1)),
+        el(UAS_FILTER_OPERATOR_LIKE, 2, fld("SourceName"), lit(&uas_types[UAS_TYPES_STRING], &pat)),
+    };
+    cr_expect(passes(&e, not_like, 2), "no match, found within the default budget");
+    uas_sub_limits l = *lim();
+    l.max_filter_steps = 1000;
+    cr_expect_not(passes_l(&e, not_like, 2, &l), "out of steps: NULL, so NOT does not pass");
+    cr_expect(like_match("\xc3\xa9"
+                         "a",
+                         "%a"),
+              "the last %% takes whole characters");
+    cr_expect(like_match("x\xc3\xa9y", "%_y"));
+    cr_expect_not(like_match("\xc3\xa9", "%__"));
+    cr_expect(like_match("a\xc3", "a%"), "%% takes a character cut off at the end");
+    cr_expect(like_match("a\xc3", "a_"));
+
+    /* A '[' without ']' scans the rest of the pattern each time: charged. */
+    uas_string brackets = repeat("[", 300, "");
+    e = event(1, (const char *)brackets.data);
+    pat = repeat("[", 200, "x");
+    pat.data[0] = '%';
+    uas_content_filter_element not_scan[] = {
+        el(UAS_FILTER_OPERATOR_NOT, 1, elop(1)),
+        el(UAS_FILTER_OPERATOR_LIKE, 2, fld("SourceName"), lit(&uas_types[UAS_TYPES_STRING], &pat)),
+    };
+    cr_expect_not(passes(&e, not_scan, 2), "about 100 * 200 * 200 bytes scanned: over budget");
+    l.max_filter_steps = UINT32_MAX;
+    cr_expect(passes_l(&e, not_scan, 2, &l), "no match given the time");
+}
+
+Test(filter, the_step_budget_bounds_an_evaluation)
+{
+    /* InList of 300 operands, the match last. */
+    uas_content_filter_element in;
+    in.filter_operator = UAS_FILTER_OPERATOR_IN_LIST;
+    in.filter_operands_count = 301;
+    in.filter_operands = uas_arena_calloc(&H.a, 301, sizeof(uas_extensionobject));
+    in.filter_operands[0] = fld("Severity");
+    for (int i = 1; i < 300; i++)
+        in.filter_operands[i] = LIT_I32(1000 + i);
+    in.filter_operands[300] = LIT_I32(500);
+    fev e = event(500, "s");
+    cr_expect(passes(&e, &in, 1));
+    uas_sub_limits l = *lim();
+    l.max_filter_steps = 300;
+    cr_expect_not(passes_l(&e, &in, 1, &l), "302 steps are over the budget");
+    l.max_filter_steps = 302;
+    cr_expect(passes_l(&e, &in, 1, &l));
+}
+
+Test(filter, the_scratch_budget_bounds_an_evaluation)
+{
+    /* InList whose 200 operands are event fields, each fetched into the
+     * scratch arena; the match last. */
+    uas_content_filter_element in;
+    in.filter_operator = UAS_FILTER_OPERATOR_IN_LIST;
+    in.filter_operands_count = 202;
+    in.filter_operands = uas_arena_calloc(&H.a, 202, sizeof(uas_extensionobject));
+    in.filter_operands[0] = LIT_STR("s");
+    for (int i = 1; i < 201; i++)
+        in.filter_operands[i] = fld("Message");
+    in.filter_operands[201] = fld("SourceName");
+    fev e = event(500, "s");
+    uas_arena a;
+    uint8_t mem[256];
+    uas_arena_init(&a, mem, sizeof(mem), 0);
+    uas_event_filter f = filter_of(&in, 1);
+    uas_extensionobject res;
+    cr_assert_eq(sub_filter_check(&f, lim(), &res, &H.a), UAS_GOOD);
+    cr_expect(sub_filter_match(&f.where_clause, &e.base, lim(), &a));
+    size_t used = a.used;
+    cr_expect_gt(used, 2048);
+    uas_arena_reset(&a);
+    uas_sub_limits l = *lim();
+    l.max_filter_scratch = 2048;
+    cr_expect_not(sub_filter_match(&f.where_clause, &e.base, &l, &a));
+    cr_expect_leq(a.used, 2048 + 64, "stops at the budget (one field over at most): %zu", a.used);
+    uas_arena_free(&a);
 }
 
 Test(filter, select_fields)
