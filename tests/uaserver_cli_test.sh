@@ -32,6 +32,21 @@ if grep -q '^Server 1: ' <<<"$out" && grep -Eq '^  Certificate: +[0-9A-F]{40}$' 
   grep -Eq '^    ApplicationUri: urn:o6:benchmark:server$' <<<"$out" &&
   grep -Eq '^  Certificate: +[0-9A-F]{40} \(as above\)$' <<<"$out"; then ok; else bad "discover: $out"; fi
 
+# --output json: documents a script can load.
+json_check() { # name, python expression over d, uacli args...
+  local name=$1 expr=$2; shift 2
+  if "$uacli" --output json "$@" 2>/dev/null |
+    python3 -c "import json,sys; d=json.load(sys.stdin); sys.exit(0 if ($expr) else 1)"; then ok; else
+    bad "json $name: $("$uacli" --output json "$@" 2>&1 | head -c 600)"; fi
+}
+json_check read "d['EnumName'] == 'Running' and d['DataValue']['Value'] == {'Type': 'Int32', 'Body': 0}" \
+  read "$url" i=2259
+json_check browse "any(r['NodeId'] == 'i=2258' and r['Depth'] == 1 for r in d)" --depth 2 browse "$url" i=2253
+json_check translate "d['Result']['Targets'][0]['TargetId'] == 'i=2253'" translate "$url" /Objects/Server
+json_check discover "d['Servers'][0]['ApplicationUri'] == 'urn:o6:benchmark:server' and len(d['Endpoints']) >= 2" \
+  discover "$url"
+json_check write "d['Status'] == 'Good'" write "$url" 'ns=1;i=1002' int32 7
+
 # A recursive browse indents each level and stops at --depth.
 out=$("$uacli" --depth 2 browse "$url" i=2253 2>&1)
 if grep -Eq '^\| ServerStatus +\| i=2256 ' <<<"$out" && grep -Eq '^\|   CurrentTime +\| i=2258 ' <<<"$out" &&

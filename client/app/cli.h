@@ -28,6 +28,7 @@ typedef struct cli {
     /* subscribe: --interval MS, --count N, --duration S, --events. */
     uint32_t interval_ms, count, duration_s;
     bool events;
+    bool json; /* --output json: one JSON document (subscribe: one per line) */
     /* browse: --recursive, --depth N (levels, default 3 when recursive). */
     bool recursive;
     uint32_t depth;
@@ -52,6 +53,8 @@ uas_status cli_call(cli *c, const char *what, void *req, const uas_type *req_typ
                     const uas_type *resp_type);
 /* Prints the error line for st; returns EXIT_UA. */
 int cli_fail(const char *what, uas_status st);
+/* A "key": prefix of a JSON object member (first: no comma before it). */
+void cli_json_key(const char *key, bool first);
 /* Prints "uacli: <msg>" and returns EXIT_USAGE. */
 int cli_usage_error(const char *fmt, ...)
 #if defined(__GNUC__)

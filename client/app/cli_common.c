@@ -17,6 +17,14 @@ int cli_fail(const char *what, uas_status st)
     return EXIT_UA;
 }
 
+void cli_json_key(const char *key, bool first)
+{
+    if (!first)
+        putchar(',');
+    uas_json_string(stdout, (const uint8_t *)key, strlen(key));
+    putchar(':');
+}
+
 int cli_usage_error(const char *fmt, ...)
 {
     va_list ap;

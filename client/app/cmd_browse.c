@@ -11,6 +11,7 @@ enum { NCOLS = 4, MAX_PAGES = 100000, MAX_NODES = 5000 };
 
 typedef struct table {
     char **cells; /* NCOLS per row, from the arena */
+    unsigned *depth;
     size_t rows, cap;
 } table;
 
@@ -31,6 +32,10 @@ static uas_status add_ref(cli *c, table *t, const uas_reference_description *r, 
         if (!cells)
             return UAS_BAD_OUT_OF_MEMORY;
         t->cells = cells;
+        unsigned *depths = realloc(t->depth, cap * sizeof(unsigned));
+        if (!depths)
+            return UAS_BAD_OUT_OF_MEMORY;
+        t->depth = depths;
         t->cap = cap;
     }
     char name[512], id[512], type[512];
@@ -55,8 +60,30 @@ static uas_status add_ref(cli *c, table *t, const uas_reference_description *r, 
     row[3] = cell_dup(c, type);
     if (!row[0] || !row[1] || !row[2] || !row[3])
         return UAS_BAD_OUT_OF_MEMORY;
+    t->depth[t->rows] = depth;
     t->rows++;
     return UAS_GOOD;
+}
+
+/* One object per reference, in the table's order; the indentation of a
+ * recursive browse becomes "Depth" (names are given without it). */
+static void print_json(const table *t)
+{
+    static const char *const head[NCOLS] = {"BrowseName", "NodeId", "NodeClass", "TypeDefinition"};
+    putchar('[');
+    for (size_t i = 0; i < t->rows; i++) {
+        printf("%s{", i ? "," : "");
+        for (int k = 0; k < NCOLS; k++) {
+            const char *v = t->cells[i * NCOLS + k];
+            if (k == 0)
+                v += t->depth[i] * 2 < 64 ? t->depth[i] * 2 : 64;
+            cli_json_key(head[k], k == 0);
+            uas_json_string(stdout, (const uint8_t *)v, strlen(v));
+        }
+        cli_json_key("Depth", false);
+        printf("%u}", t->depth[i]);
+    }
+    printf("]\n");
 }
 
 static void print_table(const table *t)
@@ -222,12 +249,16 @@ int cmd_browse(cli *c, int argc, char **argv)
     first_visit(c, &w, text);
     uas_status st = walk_node(c, &w, &start, 0);
     if (st == UAS_GOOD) {
-        print_table(&w.t);
+        if (c->json)
+            print_json(&w.t);
+        else
+            print_table(&w.t);
         if (w.truncated)
             fprintf(stderr, "uacli: stopped after %d references; browse a deeper node\n",
                     MAX_NODES);
     }
     free(w.t.cells);
+    free(w.t.depth);
     free(w.seen);
     return st == UAS_GOOD ? EXIT_OK : EXIT_UA;
 }
@@ -321,6 +352,15 @@ int cmd_translate(cli *c, int argc, char **argv)
     const uas_browse_path_result *r = &resp.results[0];
     if (uas_is_bad(r->status_code))
         return cli_fail("translate", r->status_code);
+    if (c->json) {
+        printf("{");
+        cli_json_key("Path", true);
+        uas_json_string(stdout, (const uint8_t *)argv[0], strlen(argv[0]));
+        cli_json_key("Result", false);
+        uas_value_print_json(stdout, r, UAS_TYPE(BROWSE_PATH_RESULT));
+        printf("}\n");
+        return EXIT_OK;
+    }
     for (size_t i = 0; i < r->targets_count; i++) {
         char buf[512];
         uas_expandednodeid_format(&r->targets[i].target_id, buf, sizeof(buf));

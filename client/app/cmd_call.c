@@ -50,6 +50,21 @@ int cmd_call(cli *c, int argc, char **argv)
                     uas_status_name(r->input_argument_results[i]));
     if (uas_is_bad(r->status_code))
         return cli_fail("call", r->status_code);
+    if (c->json) {
+        printf("{");
+        cli_json_key("Status", true);
+        uas_json_string(stdout, (const uint8_t *)uas_status_name(r->status_code),
+                        strlen(uas_status_name(r->status_code)));
+        cli_json_key("OutputArguments", false);
+        putchar('[');
+        for (size_t i = 0; i < r->output_arguments_count; i++) {
+            if (i)
+                putchar(',');
+            uas_variant_print_json(stdout, &r->output_arguments[i]);
+        }
+        printf("]}\n");
+        return EXIT_OK;
+    }
     printf("Status: %s\n", uas_status_name(r->status_code));
     for (size_t i = 0; i < r->output_arguments_count; i++) {
         printf("Output[%zu]: ", i);

@@ -95,6 +95,17 @@ static int get_endpoints(cli *c, const char *url, bool certificates)
     if (cli_call(c, "GetEndpoints", &req, UAS_TYPE(GET_ENDPOINTS_REQUEST), &resp,
                  UAS_TYPE(GET_ENDPOINTS_RESPONSE)))
         return EXIT_UA;
+    if (c->json) {
+        /* The descriptions whole, certificates in base64. */
+        putchar('[');
+        for (size_t i = 0; i < resp.endpoints_count; i++) {
+            if (i)
+                putchar(',');
+            uas_value_print_json(stdout, &resp.endpoints[i], UAS_TYPE(ENDPOINT_DESCRIPTION));
+        }
+        printf("]%s\n", certificates ? "}" : "");
+        return EXIT_OK;
+    }
     char seen[MAX_CERTS][41];
     size_t nseen = 0;
     for (size_t i = 0; i < resp.endpoints_count; i++) {
@@ -177,6 +188,19 @@ int cmd_discover(cli *c, int argc, char **argv)
     if (cli_call(c, "FindServers", &req, UAS_TYPE(FIND_SERVERS_REQUEST), &resp,
                  UAS_TYPE(FIND_SERVERS_RESPONSE)))
         return EXIT_UA;
+    if (c->json) {
+        printf("{");
+        cli_json_key("Servers", true);
+        putchar('[');
+        for (size_t i = 0; i < resp.servers_count; i++) {
+            if (i)
+                putchar(',');
+            uas_value_print_json(stdout, &resp.servers[i], UAS_TYPE(APPLICATION_DESCRIPTION));
+        }
+        putchar(']');
+        cli_json_key("Endpoints", false);
+        return get_endpoints(c, c->url, true); /* closes the object */
+    }
     for (size_t i = 0; i < resp.servers_count; i++) {
         const uas_application_description *a = &resp.servers[i];
         printf("Server %zu: ", i + 1);

@@ -115,6 +115,22 @@ int cmd_read(cli *c, int argc, char **argv)
         return cli_fail("read", st);
     char buf[256];
     cli_nodeid_text(&rv.node_id, buf, sizeof(buf));
+    if (c->json) {
+        printf("{");
+        cli_json_key("NodeId", true);
+        uas_json_string(stdout, (const uint8_t *)buf, strlen(buf));
+        cli_json_key("Attribute", false);
+        const char *an = cli_attribute_name(rv.attribute_id);
+        uas_json_string(stdout, (const uint8_t *)an, strlen(an));
+        cli_json_key("DataValue", false);
+        uas_value_print_json(stdout, dv, UAS_TYPE(DATA_VALUE));
+        if (enum_name[0]) {
+            cli_json_key("EnumName", false);
+            uas_json_string(stdout, (const uint8_t *)enum_name, strlen(enum_name));
+        }
+        printf("}\n");
+        return EXIT_OK;
+    }
     field("NodeId:");
     printf("%s\n", buf);
     field("Attribute:");
@@ -165,6 +181,16 @@ int cmd_write(cli *c, int argc, char **argv)
         return cli_fail("write", resp.results[0]);
     char buf[256];
     cli_nodeid_text(&wv.node_id, buf, sizeof(buf));
+    if (c->json) {
+        printf("{");
+        cli_json_key("NodeId", true);
+        uas_json_string(stdout, (const uint8_t *)buf, strlen(buf));
+        cli_json_key("Status", false);
+        uas_json_string(stdout, (const uint8_t *)uas_status_name(resp.results[0]),
+                        strlen(uas_status_name(resp.results[0])));
+        printf("}\n");
+        return EXIT_OK;
+    }
     printf("%s: %s\n", buf, uas_status_name(resp.results[0]));
     return EXIT_OK;
 }

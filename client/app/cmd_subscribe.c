@@ -45,6 +45,15 @@ static void timestamp(uas_datetime t, char *buf, size_t len)
 static void print_change(sub_run *r, const uas_monitored_item_notification *n)
 {
     const char *name = n->client_handle < r->nitems ? r->names[n->client_handle] : "?";
+    if (r->c->json) {
+        printf("{");
+        cli_json_key("NodeId", true);
+        uas_json_string(stdout, (const uint8_t *)name, strlen(name));
+        cli_json_key("DataValue", false);
+        uas_value_print_json(stdout, &n->value, UAS_TYPE(DATA_VALUE));
+        printf("}\n");
+        return;
+    }
     const uas_datavalue *dv = &n->value;
     char ts[64] = "";
     if (dv->has_source_timestamp)
@@ -66,6 +75,19 @@ static void print_change(sub_run *r, const uas_monitored_item_notification *n)
 static void print_event(sub_run *r, const uas_event_field_list *e)
 {
     const char *name = e->client_handle < r->nitems ? r->names[e->client_handle] : "?";
+    if (r->c->json) {
+        printf("{");
+        cli_json_key("Notifier", true);
+        uas_json_string(stdout, (const uint8_t *)name, strlen(name));
+        cli_json_key("Event", false);
+        putchar('{');
+        for (size_t i = 0; i < e->event_fields_count && i < NFIELDS; i++) {
+            cli_json_key(event_fields[i], i == 0);
+            uas_variant_print_json(stdout, &e->event_fields[i]);
+        }
+        printf("}}\n");
+        return;
+    }
     printf("event from %s:", name);
     for (size_t i = 0; i < e->event_fields_count && i < NFIELDS; i++) {
         const uas_variant *v = &e->event_fields[i];
@@ -146,7 +168,10 @@ static void on_publish(uas_client *cl, void *ud, uas_status st, const void *resp
             }
         } else if (eo->content.decoded.type == UAS_TYPE(STATUS_CHANGE_NOTIFICATION)) {
             const uas_status_change_notification *s = eo->content.decoded.data;
-            printf("subscription status: %s\n", uas_status_name(s->status));
+            if (r->c->json)
+                printf("{\"SubscriptionStatus\":\"%s\"}\n", uas_status_name(s->status));
+            else
+                printf("subscription status: %s\n", uas_status_name(s->status));
             if (r->failed == UAS_GOOD && uas_is_bad(s->status))
                 r->failed = s->status;
         }

@@ -41,6 +41,8 @@ static void usage(FILE *f)
           "string\n"
           "options:\n"
           "  --timeout MS       per request and for connecting (default 5000)\n"
+          "  --output json|text results as one JSON document (subscribe: one per line)\n"
+          "                     for scripts; errors stay text on stderr (default text)\n"
           "  --log-level LEVEL  error, warn (default), info, debug\n"
           "  --max-refs N       browse: references per answer asked of the server\n"
           "  --security POLICY:MODE\n"
@@ -160,6 +162,13 @@ int main(int argc, char **argv)
                 rc = cli_usage_error("%s needs a positive number", name);
                 goto out;
             }
+        } else if (strncmp(a, "--output", 8) == 0) {
+            v = option_value(argc, argv, &i, "--output");
+            if (!v || (strcmp(v, "json") && strcmp(v, "text"))) {
+                rc = cli_usage_error("--output is json or text");
+                goto out;
+            }
+            c.json = !strcmp(v, "json");
         } else if (strcmp(a, "--recursive") == 0 || strcmp(a, "-r") == 0) {
             c.recursive = true;
         } else if (strncmp(a, "--depth", 7) == 0) {

@@ -43,6 +43,16 @@ void uas_value_print(FILE *f, const void *p, const uas_type *t, int indent);
 /* A Variant as "<Type> <value>", "<Type>[n] [...]" or "empty". */
 void uas_variant_print(FILE *f, const uas_variant *v, int indent);
 
+/* The same values as JSON on one line, in the shapes of the OPC UA JSON
+ * encoding where they are plain: structures as objects, node ids and
+ * timestamps as text, status codes by name, 64-bit integers and ByteStrings
+ * (base64) as strings, Variants as {"Type": name, "Body": value}. */
+void uas_value_print_json(FILE *f, const void *p, const uas_type *t);
+void uas_variant_print_json(FILE *f, const uas_variant *v);
+/* A JSON string of len bytes (UTF-8 passes, controls escaped); null for
+ * NULL. */
+void uas_json_string(FILE *f, const uint8_t *s, size_t len);
+
 #ifdef __cplusplus
 }
 #endif
