@@ -49,20 +49,15 @@ static void cstr(FILE *f, const char *s)
     uas_json_string(f, (const uint8_t *)s, strlen(s));
 }
 
+/* JSON has no NaN or infinities: those are strings, as Part 6 has it. */
 static void real(FILE *f, double v, bool single)
 {
-    if (!isfinite(v)) {
-        cstr(f, isnan(v) ? "NaN" : v > 0 ? "Infinity" : "-Infinity");
-        return;
-    }
     char buf[40];
-    int max = single ? 9 : 17;
-    for (int prec = 1; prec <= max; prec++) {
-        snprintf(buf, sizeof(buf), "%.*g", prec, v);
-        if (single ? strtof(buf, NULL) == (float)v : strtod(buf, NULL) == v)
-            break;
-    }
-    fputs(buf, f);
+    uas_real_format(v, single, buf, sizeof(buf));
+    if (isfinite(v))
+        fputs(buf, f);
+    else
+        cstr(f, buf);
 }
 
 static void base64(FILE *f, const uas_bytestring *b)

@@ -15,19 +15,27 @@ enum { MAX_BYTES = 64 }; /* ByteString bytes shown before eliding */
 /* The shortest text that reads back as the same value (21.5, not
  * 21.499999999999999 or 21.500000000000000), trying precisions upwards:
  * at most 9 significant digits identify a float, 17 a double. */
-static void print_real(FILE *f, double v, bool single)
+size_t uas_real_format(double v, bool single, char *buf, size_t size)
 {
-    if (!isfinite(v)) {
-        fputs(isnan(v) ? "NaN" : v > 0 ? "Infinity" : "-Infinity", f);
-        return;
-    }
-    char buf[40];
+    if (!isfinite(v))
+        return (size_t)snprintf(buf, size, "%s",
+                                isnan(v) ? "NaN"
+                                : v > 0  ? "Infinity"
+                                         : "-Infinity");
+    int n = 0;
     int max = single ? 9 : 17;
     for (int prec = 1; prec <= max; prec++) {
-        snprintf(buf, sizeof(buf), "%.*g", prec, v);
+        n = snprintf(buf, size, "%.*g", prec, v);
         if (single ? strtof(buf, NULL) == (float)v : strtod(buf, NULL) == v)
             break;
     }
+    return (size_t)n;
+}
+
+static void print_real(FILE *f, double v, bool single)
+{
+    char buf[40];
+    uas_real_format(v, single, buf, sizeof(buf));
     fputs(buf, f);
 }
 

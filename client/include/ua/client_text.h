@@ -4,6 +4,7 @@
 #ifndef UA_CLIENT_TEXT_H
 #define UA_CLIENT_TEXT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -31,6 +32,10 @@ size_t uas_expandednodeid_format(const uas_expandednodeid *id, char *buf, size_t
  * both cases). BadNodeIdInvalid when text is not exactly a GUID. */
 size_t uas_guid_format(const uas_guid *g, char *buf, size_t size);
 uas_status uas_guid_parse(const char *text, size_t len, uas_guid *out);
+/* The shortest decimal text that reads back as the same double (or, with
+ * single, float); NaN, Infinity, -Infinity by name. Returns the length
+ * like snprintf. */
+size_t uas_real_format(double v, bool single, char *buf, size_t size);
 /* ISO 8601 in UTC with milliseconds, "2024-05-01T12:34:56.789Z". */
 size_t uas_datetime_format(uas_datetime t, char *buf, size_t size);
 
