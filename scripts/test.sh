@@ -3,7 +3,8 @@
 # with every Criterion test (ctest), the regeneration checks (types from the
 # schema, golden vectors from node-opcua), the reduced namespace-0 build, the
 # format check and a short
-# libFuzzer run of the decoder and of the event filter evaluator. Prints
+# libFuzzer run of the decoder, the event filter evaluator and the secure
+# channel. Prints
 # ctest's summaries; exits non-zero on
 # any failure.
 set -euo pipefail
@@ -47,16 +48,19 @@ else
   exit 1
 fi
 
-# The decoder and the event filter evaluator share the fuzzing time.
-FUZZ_EACH=$(( FUZZ_SECONDS / 2 > 0 ? FUZZ_SECONDS / 2 : 1 ))
-step "libFuzzer: decoder and event filter, ${FUZZ_EACH}s each"
+# The decoder, the event filter evaluator and the secure channel share the
+# fuzzing time.
+FUZZ_EACH=$(( FUZZ_SECONDS / 3 > 0 ? FUZZ_SECONDS / 3 : 1 ))
+step "libFuzzer: decoder, event filter and secure channel, ${FUZZ_EACH}s each"
 CC=clang cmake -S . -B build/fuzz -DCMAKE_BUILD_TYPE=Debug -DUA_FUZZ=ON -DUA_BUILD_BENCHMARKS=OFF \
       -DUA_SCHEMA_DIR="$SCHEMA" >/dev/null
-cmake --build build/fuzz -j "$JOBS" --target fuzz_decode fuzz_filter
-mkdir -p build/fuzz/corpus build/fuzz/corpus_filter
+cmake --build build/fuzz -j "$JOBS" --target fuzz_decode fuzz_filter fuzz_channel
+mkdir -p build/fuzz/corpus build/fuzz/corpus_filter build/fuzz/corpus_channel
 build/fuzz/tests/fuzz/fuzz_decode -max_total_time="$FUZZ_EACH" -print_final_stats=1 \
   build/fuzz/corpus tests/golden 2>&1 | tail -n 12
 build/fuzz/tests/fuzz/fuzz_filter -max_total_time="$FUZZ_EACH" -timeout=5 -print_final_stats=1 \
   build/fuzz/corpus_filter tests/fuzz/filter_seeds 2>&1 | tail -n 12
+build/fuzz/tests/fuzz/fuzz_channel -max_total_time="$FUZZ_EACH" -timeout=5 -print_final_stats=1 \
+  build/fuzz/corpus_channel tests/fuzz/channel_seeds 2>&1 | tail -n 12
 
 step "all test stages passed"
