@@ -311,12 +311,22 @@ void uas_dispatch_abort_all(uas_sloop *l)
         uas_conn_abort(l->conns->conn, UAS_BAD_SHUTDOWN);
 }
 
-/* Whether a live session is bound to this connection's channel. */
+/* Whether a live session is bound to this connection's channel. Another
+ * loop may be moving a session (under its lock): one whose lock is taken
+ * is in use, which counts as bound, and the sweep never waits for it. */
 static bool has_session(uas_sconn *sc)
 {
-    for (size_t i = 0; i < sc->ncache; i++)
-        if (!atomic_load(&sc->cache[i]->closed) && sc->cache[i]->channel_id == sc->channel_id)
+    for (size_t i = 0; i < sc->ncache; i++) {
+        uas_session *se = sc->cache[i];
+        if (atomic_load(&se->closed))
+            continue;
+        if (pthread_mutex_trylock(&se->lock) != 0)
             return true;
+        bool bound = se->channel_id == sc->channel_id;
+        pthread_mutex_unlock(&se->lock);
+        if (bound)
+            return true;
+    }
     return false;
 }
 
