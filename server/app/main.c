@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include <unistd.h>
 
@@ -21,6 +22,19 @@ static void on_signal(int sig)
     (void)sig;
     if (running)
         uas_server_request_stop(running);
+}
+
+/* The program, unlike the library, may raise its own soft descriptor limit
+ * (often 1024) up to the hard one, as far as max_connections needs; the
+ * server lowers max_connections to whatever limit remains. */
+static void raise_nofile(const uas_server_config *cfg)
+{
+    struct rlimit rl;
+    rlim_t want = (rlim_t)cfg->max_connections + 64 + 4 * 256;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= want)
+        return;
+    rl.rlim_cur = rl.rlim_max != RLIM_INFINITY && rl.rlim_max < want ? rl.rlim_max : want;
+    (void)setrlimit(RLIMIT_NOFILE, &rl);
 }
 
 static void usage(FILE *f)
@@ -279,6 +293,7 @@ int main(int argc, char **argv)
         rc = 0;
         goto out;
     }
+    raise_nofile(&cfg);
     uas_status st;
     uas_server *s = uas_server_new(&cfg, &st);
     if (!s) {

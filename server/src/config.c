@@ -72,6 +72,12 @@ static const key_def keys[] = {
     K("security", "private_key", T_STR, private_key, 0, 0),
     K("security", "key_bits", T_U32, key_bits, 2048, 8192),
     K("security", "trust_certificate", T_STR, trust_certificate, 0, 0),
+    K("transport", "channel_idle_timeout_ms", T_U32, channel_idle_timeout_ms, 0, UINT32_MAX),
+    K("session", "activation_timeout_ms", T_U32, session_activation_timeout_ms, 0, UINT32_MAX),
+    K("session", "max_unactivated_per_channel", T_U32, max_unactivated_per_channel, 0, 1000000),
+    K("session", "max_unactivated_per_address", T_U32, max_unactivated_per_address, 0, 1000000),
+    K("server", "log_rate_burst", T_U32, log_rate_burst, 0, 1000000),
+    K("server", "log_rate_interval_ms", T_U32, log_rate_interval_ms, 1, 3600000),
 };
 
 struct uas_config_file {

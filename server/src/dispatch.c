@@ -21,6 +21,7 @@ struct uas_sconn {
     uint32_t channel_id;
     uas_session *cache[CACHE]; /* sessions bound to this channel, one ref each */
     size_t ncache;
+    int64_t last_message_ms; /* loop time of the last request (or of the accept) */
 };
 
 static void cache_drop(uas_sconn *sc, size_t i)
@@ -92,11 +93,23 @@ void uas_dispatch_respond(uas_server *s, uas_conn *c, uint32_t request_id, const
               st == UAS_BAD_ENCODING_ERROR ? st : UAS_BAD_RESPONSE_TOO_LARGE);
 }
 
+/* A None channel on a server that offers no None endpoint exists for the
+ * discovery services only (Part 4, 5.4 and Part 6, 6.1: GetEndpoints and
+ * FindServers work without security, so a client can learn the
+ * certificate it needs); every other service on it is refused. */
+static bool discovery_only(uas_sconn *sc, const uas_service *svc)
+{
+    return !sc->loop->server->none_offered && svc->fn != uas_svc_get_endpoints &&
+           svc->fn != uas_svc_find_servers &&
+           !uas_security_policy_signature_uri(uas_channel_policy(uas_conn_channel(sc->conn)));
+}
+
 static void on_message(uas_conn *c, uint32_t request_id, const uint8_t *body, size_t len)
 {
     uas_sconn *sc = uas_conn_ud(c);
     uas_sloop *l = sc->loop;
     uas_server *s = l->server;
+    sc->last_message_ms = uas_loop_now_ms(l->loop);
     uas_arena_reset(&l->arena);
     uas_decoder d;
     uas_decoder_init(&d, body, len, &l->arena, &s->cfg.decode_limits);
@@ -111,6 +124,18 @@ static void on_message(uas_conn *c, uint32_t request_id, const uint8_t *body, si
     const uas_service *svc = type_id.ns == 0 && type_id.kind == UAS_NODEID_NUMERIC
                                  ? uas_service_find(type_id.id.numeric)
                                  : NULL;
+    if (svc && discovery_only(sc, svc)) {
+        uas_request_header hdr;
+        uint32_t handle = 0;
+        if (uas_decode(&d, &hdr, UAS_TYPE(REQUEST_HEADER)) == UAS_GOOD)
+            handle = hdr.request_handle;
+        UAS_LOG_LIMITED(UAS_LOG_INFO, "channel",
+                        "channel %u: %s refused, None is for discovery only on this server",
+                        sc->channel_id, svc->request->name);
+        atomic_fetch_add(&s->counters.security_rejected_requests, 1);
+        (void)send_fault(sc, request_id, handle, UAS_BAD_SECURITY_POLICY_REJECTED);
+        return;
+    }
     if (!svc) {
         /* Every request starts with a RequestHeader: answer with its handle. */
         uas_request_header hdr;
@@ -179,6 +204,8 @@ static void on_message(uas_conn *c, uint32_t request_id, const uint8_t *body, si
     if (se) {
         if (se->channel_id == sc->channel_id && !atomic_load(&se->closed))
             uas_sconn_cache_add(sc, se);
+        if (atomic_load_explicit(&se->quota_held, memory_order_relaxed) && se->activated)
+            uas_sessions_activated(s->sessions, se);
         pthread_mutex_unlock(&se->lock);
         uas_session_unref(s, se);
     }
@@ -233,7 +260,7 @@ void uas_dispatch_accept(uas_sloop *l, int fd)
     unsigned cur = atomic_fetch_add(&s->counters.current_connections, 1);
     if (cur >= s->cfg.max_connections) {
         atomic_fetch_sub(&s->counters.current_connections, 1);
-        uas_log(UAS_LOG_WARN, "server", "connection refused: %u connections open", cur);
+        UAS_LOG_LIMITED(UAS_LOG_WARN, "server", "connection refused: %u connections open", cur);
         close(fd);
         return;
     }
@@ -271,6 +298,7 @@ void uas_dispatch_accept(uas_sloop *l, int fd)
     }
     uas_subs_conn_opened(l, cc.channel.channel_id, sc->conn);
     sc->channel_id = cc.channel.channel_id;
+    sc->last_message_ms = uas_loop_now_ms(l->loop);
     sc->next = l->conns;
     if (sc->next)
         sc->next->prev = sc;
@@ -281,4 +309,42 @@ void uas_dispatch_abort_all(uas_sloop *l)
 {
     while (l->conns)
         uas_conn_abort(l->conns->conn, UAS_BAD_SHUTDOWN);
+}
+
+/* Whether a live session is bound to this connection's channel. Another
+ * loop may be moving a session (under its lock): one whose lock is taken
+ * is in use, which counts as bound, and the sweep never waits for it. */
+static bool has_session(uas_sconn *sc)
+{
+    for (size_t i = 0; i < sc->ncache; i++) {
+        uas_session *se = sc->cache[i];
+        if (atomic_load(&se->closed))
+            continue;
+        if (pthread_mutex_trylock(&se->lock) != 0)
+            return true;
+        bool bound = se->channel_id == sc->channel_id;
+        pthread_mutex_unlock(&se->lock);
+        if (bound)
+            return true;
+    }
+    return false;
+}
+
+void uas_dispatch_close_idle(uas_sloop *l, int64_t now_ms)
+{
+    uas_server *s = l->server;
+    int64_t timeout = s->cfg.channel_idle_timeout_ms;
+    if (!timeout)
+        return;
+    for (uas_sconn *sc = l->conns, *next; sc; sc = next) {
+        next = sc->next; /* closing may free sc, never another connection */
+        if (now_ms - sc->last_message_ms < timeout || has_session(sc))
+            continue;
+        UAS_LOG_LIMITED(UAS_LOG_INFO, "channel",
+                        "channel %u closed: no session and idle for %lld ms", sc->channel_id,
+                        (long long)(now_ms - sc->last_message_ms));
+        atomic_fetch_add(&s->counters.idle_channels_closed, 1);
+        sc->last_message_ms = now_ms; /* once: the close may wait for queued output */
+        uas_conn_close(sc->conn, UAS_BAD_TIMEOUT);
+    }
 }

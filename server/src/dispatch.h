@@ -15,6 +15,9 @@ void uas_dispatch_accept(uas_sloop *l, int fd);
 void uas_dispatch_respond(uas_server *s, uas_conn *c, uint32_t request_id, const void *resp,
                           const uas_type *t);
 
+/* Close the connections of loop l whose channel has no session and has
+ * carried no request for channel_idle_timeout_ms (BadTimeout). */
+void uas_dispatch_close_idle(uas_sloop *l, int64_t now_ms);
 /* Close every connection of a stopped loop (server shutdown). */
 void uas_dispatch_abort_all(uas_sloop *l);
 /* Remember that session se is bound to this connection's channel. */

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -23,7 +24,15 @@ typedef struct loop_watchers {
     ev_io listen;
     ev_async stop;
     ev_timer housekeeping;
+    ev_timer idle;         /* closes channels idle without a session */
+    ev_timer accept_retry; /* resumes accepting after a shortage of descriptors */
+    double accept_backoff; /* seconds of the next pause */
 } loop_watchers;
+
+/* Pauses of the listener when accept() fails for lack of descriptors or
+ * memory: short at first, doubling up to a second while the shortage lasts. */
+#define ACCEPT_BACKOFF_MIN 0.01
+#define ACCEPT_BACKOFF_MAX 1.0
 
 void uas_server_config_default(uas_server_config *c)
 {
@@ -62,6 +71,26 @@ void uas_server_config_default(uas_server_config *c)
     c->pki_dir = "uastack-pki";
     c->allow_anonymous = true;
     c->key_bits = 2048;
+    c->channel_idle_timeout_ms = 30000;
+    c->session_activation_timeout_ms = 15000;
+    c->max_unactivated_per_channel = 8;
+    c->max_unactivated_per_address = 128;
+    c->log_rate_burst = 10;
+    c->log_rate_interval_ms = 10000;
+}
+
+/* Descriptors the server needs besides its connections: per loop the
+ * listener, the epoll and eventfd of libev and a spare; in general stdio,
+ * PKI and configuration files, the users file, log files of an embedding
+ * program. A connection refused at max_connections still takes a
+ * descriptor for a moment, which the general reserve also covers. */
+enum { FDS_PER_LOOP = 4, FDS_RESERVED = 64 };
+
+uint32_t uas_server_connection_limit(uint32_t configured, uint64_t nofile, unsigned nloops)
+{
+    uint64_t reserved = (uint64_t)FDS_PER_LOOP * nloops + FDS_RESERVED;
+    uint64_t fit = nofile > reserved ? nofile - reserved : 1;
+    return fit < configured ? (uint32_t)fit : configured;
 }
 
 static char *dup_cstr(const char *s)
@@ -123,6 +152,7 @@ uas_server *uas_server_new(const uas_server_config *cfg, uas_status *status)
     }
     s->cfg = *cfg;
     uas_log_set_level(cfg->log_level);
+    uas_log_set_rate_limit(cfg->log_rate_burst, cfg->log_rate_interval_ms);
     pthread_mutex_init(&s->ns_lock, NULL);
     atomic_init(&s->next_channel_id, 1);
     s->start_time = uas_datetime_now();
@@ -141,6 +171,18 @@ uas_server *uas_server_new(const uas_server_config *cfg, uas_status *status)
     s->nloops = cfg->threads ? cfg->threads : (unsigned)sysconf(_SC_NPROCESSORS_ONLN);
     if (s->nloops == 0)
         s->nloops = 1;
+    /* Past the descriptor limit accept() fails instead of refusing
+     * cleanly: max_connections stays below it. */
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+        s->cfg.max_connections =
+            uas_server_connection_limit(cfg->max_connections, rl.rlim_cur, s->nloops);
+        if (s->cfg.max_connections < cfg->max_connections)
+            uas_log(UAS_LOG_WARN, "server",
+                    "max_connections lowered from %u to %u: the descriptor limit "
+                    "(RLIMIT_NOFILE, ulimit -n) is %llu",
+                    cfg->max_connections, s->cfg.max_connections, (unsigned long long)rl.rlim_cur);
+    }
     s->loops = uas_calloc(s->nloops, sizeof(uas_sloop));
     s->sessions = uas_sessions_new(cfg->max_sessions);
     if (!s->hostname || !s->cfg.application_uri || !s->cfg.product_uri ||
@@ -392,18 +434,50 @@ uas_status uas_server_endpoints(uas_server *s, uas_arena *a, size_t *count,
 
 static void on_accept(struct ev_loop *ev, ev_io *w, int revents)
 {
+    (void)revents;
+    uas_sloop *l = w->data;
+    loop_watchers *lw = l->watchers;
+    for (int i = 0; i < 64; i++) { /* bounded: other watchers get their turn */
+        int fd = accept4(l->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd >= 0) {
+            lw->accept_backoff = ACCEPT_BACKOFF_MIN;
+            uas_dispatch_accept(l, fd);
+            continue;
+        }
+        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR || errno == ECONNABORTED ||
+            errno == EPROTO)
+            return;
+        /* Out of descriptors or memory: the pending connection stays
+         * readable, so retrying now would spin. Pause the listener; the
+         * backlog keeps the clients until descriptors are free again. */
+        int err = errno;
+        atomic_fetch_add(&l->server->counters.accept_failures, 1);
+        UAS_LOG_LIMITED(UAS_LOG_WARN, "server", "accept: %s; pausing accepts for %.0f ms",
+                        strerror(err), lw->accept_backoff * 1000.0);
+        ev_io_stop(ev, &lw->listen);
+        ev_timer_set(&lw->accept_retry, lw->accept_backoff, 0.0);
+        ev_timer_start(ev, &lw->accept_retry);
+        lw->accept_backoff *= 2;
+        if (lw->accept_backoff > ACCEPT_BACKOFF_MAX)
+            lw->accept_backoff = ACCEPT_BACKOFF_MAX;
+        return;
+    }
+}
+
+static void on_accept_retry(struct ev_loop *ev, ev_timer *w, int revents)
+{
+    (void)revents;
+    uas_sloop *l = w->data;
+    loop_watchers *lw = l->watchers;
+    ev_io_start(ev, &lw->listen);
+}
+
+static void on_idle_sweep(struct ev_loop *ev, ev_timer *w, int revents)
+{
     (void)ev;
     (void)revents;
     uas_sloop *l = w->data;
-    for (int i = 0; i < 64; i++) { /* bounded: other watchers get their turn */
-        int fd = accept4(l->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd < 0) {
-            if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ECONNABORTED)
-                uas_log(UAS_LOG_WARN, "server", "accept: %s", strerror(errno));
-            return;
-        }
-        uas_dispatch_accept(l, fd);
-    }
+    uas_dispatch_close_idle(l, uas_loop_now_ms(l->loop));
 }
 
 static void on_stop(struct ev_loop *ev, ev_async *w, int revents)
@@ -490,6 +564,18 @@ uas_status uas_server_listen(uas_server *s)
         ev_io_start(ev, &w->listen);
         ev_async_init(&w->stop, on_stop);
         ev_async_start(ev, &w->stop);
+        w->accept_backoff = ACCEPT_BACKOFF_MIN;
+        ev_timer_init(&w->accept_retry, on_accept_retry, 0.0, 0.0);
+        w->accept_retry.data = l;
+        if (s->cfg.channel_idle_timeout_ms) {
+            /* A quarter of the timeout, within 50 ms .. 1 s: a channel
+             * closes at most that late. */
+            double every = s->cfg.channel_idle_timeout_ms / 4000.0;
+            every = every < 0.05 ? 0.05 : every > 1.0 ? 1.0 : every;
+            ev_timer_init(&w->idle, on_idle_sweep, every, every);
+            w->idle.data = l;
+            ev_timer_start(ev, &w->idle);
+        }
         if (i == 0) {
             ev_timer_init(&w->housekeeping, on_housekeeping, 1.0, 1.0);
             w->housekeeping.data = l;

@@ -57,9 +57,15 @@ struct uas_session {
     uas_nodeid session_id;
     uas_nodeid auth_token; /* GUID, namespace 0 */
     uas_string name;
-    uint32_t channel_id; /* the channel it is bound to */
-    bool activated;
+    uint32_t channel_id;   /* the channel it is bound to */
+    atomic_bool activated; /* read by the timeout scan of another loop */
     int64_t timeout_ms;
+    /* Abuse bounds (session.c): when it was created (monotonic), and the
+     * unactivated-session quotas it holds until activated or gone. */
+    int64_t created_ms;
+    uint32_t quota_channel;
+    uint64_t quota_address; /* keyed hash of the client address; 0: none */
+    atomic_bool quota_held;
     atomic_llong last_activity_ms;
     uint8_t server_nonce[32];
     uint32_t max_response_size;
@@ -85,9 +91,19 @@ typedef struct uas_session_table uas_session_table;
 uas_session_table *uas_sessions_new(uint32_t max_sessions);
 void uas_sessions_delete(uas_session_table *t);
 /* New, not yet activated session with fresh id, token and nonce (one
- * reference for the table, one for the caller). BadTooManySessions. */
-uas_status uas_sessions_create(uas_session_table *t, uas_server *s, uint32_t channel_id,
-                               int64_t timeout_ms, int64_t now_ms, uas_session **out);
+ * reference for the table, one for the caller), for a CreateSession of
+ * ctx (its channel, client address and time). BadTooManySessions, logged,
+ * past max_sessions or an unactivated-session quota of the channel or of
+ * the client address. */
+uas_status uas_sessions_create(uas_session_table *t, uas_server *s, const uas_request_ctx *ctx,
+                               int64_t timeout_ms, uas_session **out);
+/* The session was activated: the quotas of unactivated sessions it held
+ * are free again (dispatch.c calls it after ActivateSession). */
+void uas_sessions_activated(uas_session_table *t, uas_session *se);
+/* Unactivated sessions counted against a channel and against a client
+ * address (numeric, as getnameinfo gives it); for tests and diagnostics. */
+uint32_t uas_sessions_unactivated_on_channel(uas_session_table *t, uint32_t channel_id);
+uint32_t uas_sessions_unactivated_from(uas_session_table *t, const char *address);
 /* The session with this authentication token, with a reference, or NULL. */
 uas_session *uas_sessions_find(uas_session_table *t, const uas_nodeid *token);
 /* Remove from the table and mark closed (CloseSession, timeout). */
@@ -128,6 +144,8 @@ typedef struct uas_server_counters {
     atomic_uint security_rejected_requests;
     atomic_uint rejected_requests;
     atomic_uint current_connections;
+    atomic_uint accept_failures; /* accept() failed for lack of descriptors or memory */
+    atomic_uint idle_channels_closed;
 } uas_server_counters;
 
 struct uas_server {
@@ -191,6 +209,11 @@ const uas_secpol *uas_server_token_policy(uas_server *s, const uas_string *id, c
 /* The policy user tokens of an endpoint of policy p are secured with
  * (p itself, Basic256Sha256 for None); NULL without credentials. */
 const uas_secpol *uas_server_user_token_policy(uas_server *s, const uas_secpol *p);
+
+/* max_connections as the descriptor limit allows: the configured value,
+ * lowered so that the connections plus what the server itself needs
+ * (per loop and in general) fit under nofile (RLIMIT_NOFILE); at least 1. */
+uint32_t uas_server_connection_limit(uint32_t configured, uint64_t nofile, unsigned nloops);
 
 /* Endpoint descriptions of this server, allocated from arena. */
 uas_status uas_server_endpoints(uas_server *s, uas_arena *a, size_t *count,

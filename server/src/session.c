@@ -3,12 +3,31 @@
  * take its mutex; a request finds its session through its connection's
  * cache (dispatch.c), so the steady state never touches this lock.
  * Sessions are reference-counted: the table holds one reference, each
- * connection that caches the session another. */
+ * connection that caches the session another.
+ *
+ * Created sessions cost a slot of max_sessions until activated, so a
+ * client could fill the table with sessions it never means to use. Two
+ * bounds stop that: an activation deadline (session_activation_timeout_ms,
+ * whatever timeout the client asked for) and quotas of unactivated
+ * sessions per channel and per client address. The quotas are counted in
+ * the table, under its lock, so they hold server-wide across loops. */
+#include <sodium.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "aspace.h"
 #include "svc_subscription.h"
 #include "server_internal.h"
+
+/* Unactivated sessions by key: a channel id, or a keyed hash of a client
+ * address (the key keeps peers from choosing colliding addresses). Open
+ * addressing on a non-zero 64-bit key, backward-shift deletion, an entry
+ * per key with a count above 0; never more entries than sessions. */
+typedef struct quota_map {
+    uint64_t *keys;
+    uint32_t *counts;
+    size_t cap; /* power of two, at least twice max */
+} quota_map;
 
 struct uas_session_table {
     pthread_mutex_t lock;
@@ -16,7 +35,90 @@ struct uas_session_table {
     size_t cap;          /* power of two, at least twice max */
     uint32_t count;
     uint32_t max;
+    quota_map by_channel, by_address;
+    uint8_t address_key[crypto_shorthash_KEYBYTES];
 };
+
+static size_t quota_slot(const quota_map *m, uint64_t key)
+{
+    size_t mask = m->cap - 1;
+    size_t i = (size_t)(key ^ (key >> 29)) & mask;
+    while (m->keys[i] && m->keys[i] != key)
+        i = (i + 1) & mask;
+    return i;
+}
+
+static uint32_t quota_get(const quota_map *m, uint64_t key)
+{
+    return key ? m->counts[quota_slot(m, key)] : 0;
+}
+
+static void quota_add(quota_map *m, uint64_t key)
+{
+    if (!key)
+        return;
+    size_t i = quota_slot(m, key);
+    m->keys[i] = key;
+    m->counts[i]++;
+}
+
+static void quota_sub(quota_map *m, uint64_t key)
+{
+    if (!key)
+        return;
+    size_t mask = m->cap - 1;
+    size_t i = quota_slot(m, key);
+    if (!m->keys[i] || --m->counts[i] > 0)
+        return;
+    m->keys[i] = 0;
+    for (size_t j = (i + 1) & mask; m->keys[j]; j = (j + 1) & mask) {
+        uint64_t k = m->keys[j];
+        size_t home = (size_t)(k ^ (k >> 29)) & mask;
+        bool in_range = i <= j ? (home > i && home <= j) : (home > i || home <= j);
+        if (!in_range) {
+            m->keys[i] = k;
+            m->counts[i] = m->counts[j];
+            m->keys[j] = 0;
+            m->counts[j] = 0;
+            i = j;
+        }
+    }
+}
+
+static bool quota_init(quota_map *m, size_t cap)
+{
+    m->cap = cap;
+    m->keys = uas_calloc(cap, sizeof(*m->keys));
+    m->counts = uas_calloc(cap, sizeof(*m->counts));
+    return m->keys && m->counts;
+}
+
+static void quota_free(quota_map *m)
+{
+    if (m->keys)
+        uas_free(m->keys, m->cap * sizeof(*m->keys));
+    if (m->counts)
+        uas_free(m->counts, m->cap * sizeof(*m->counts));
+}
+
+static uint64_t address_key(const uas_session_table *t, const char *address)
+{
+    uint8_t h[crypto_shorthash_BYTES];
+    crypto_shorthash(h, (const unsigned char *)address, strlen(address), t->address_key);
+    uint64_t k;
+    memcpy(&k, h, sizeof(k));
+    return k | 1; /* never the empty key */
+}
+
+/* Under the table lock: the session's quotas go back. */
+static void quota_release(uas_session_table *t, uas_session *se)
+{
+    if (!atomic_load_explicit(&se->quota_held, memory_order_relaxed))
+        return;
+    atomic_store_explicit(&se->quota_held, false, memory_order_relaxed);
+    quota_sub(&t->by_channel, se->quota_channel);
+    quota_sub(&t->by_address, se->quota_address);
+}
 
 uas_session_table *uas_sessions_new(uint32_t max_sessions)
 {
@@ -28,11 +130,12 @@ uas_session_table *uas_sessions_new(uint32_t max_sessions)
     while (t->cap < (size_t)t->max * 2)
         t->cap *= 2;
     t->slots = uas_calloc(t->cap, sizeof(*t->slots));
-    if (!t->slots) {
-        uas_free(t, sizeof(*t));
+    pthread_mutex_init(&t->lock, NULL);
+    if (!t->slots || !quota_init(&t->by_channel, t->cap) || !quota_init(&t->by_address, t->cap)) {
+        uas_sessions_delete(t);
         return NULL;
     }
-    pthread_mutex_init(&t->lock, NULL);
+    uas_random_bytes(t->address_key, sizeof(t->address_key));
     return t;
 }
 
@@ -73,10 +176,13 @@ void uas_sessions_delete(uas_session_table *t)
 {
     if (!t)
         return;
-    for (size_t i = 0; i < t->cap; i++)
+    for (size_t i = 0; t->slots && i < t->cap; i++)
         if (t->slots[i])
             uas_session_unref(NULL, t->slots[i]);
-    uas_free(t->slots, t->cap * sizeof(*t->slots));
+    if (t->slots)
+        uas_free(t->slots, t->cap * sizeof(*t->slots));
+    quota_free(&t->by_channel);
+    quota_free(&t->by_address);
     pthread_mutex_destroy(&t->lock);
     uas_free(t, sizeof(*t));
 }
@@ -125,19 +231,56 @@ static size_t table_find(uas_session_table *t, const uas_nodeid *tok)
     return SIZE_MAX;
 }
 
-uas_status uas_sessions_create(uas_session_table *t, uas_server *s, uint32_t channel_id,
-                               int64_t timeout_ms, int64_t now_ms, uas_session **out)
+/* Why a CreateSession of this channel and address cannot have a session
+ * now (under the table lock), logged; Good when it can. */
+static uas_status admit(uas_session_table *t, const uas_server_config *cfg, uint32_t channel,
+                        uint64_t akey, const char *address)
 {
+    if (t->count >= t->max) {
+        UAS_LOG_LIMITED(UAS_LOG_WARN, "session",
+                        "CreateSession refused: %u sessions open (max_sessions)", t->count);
+        return UAS_BAD_TOO_MANY_SESSIONS;
+    }
+    uint32_t n = quota_get(&t->by_channel, channel);
+    if (cfg->max_unactivated_per_channel && n >= cfg->max_unactivated_per_channel) {
+        UAS_LOG_LIMITED(UAS_LOG_WARN, "session",
+                        "CreateSession refused: channel %u (client %s) has %u unactivated "
+                        "sessions (max_unactivated_per_channel)",
+                        channel, address, n);
+        return UAS_BAD_TOO_MANY_SESSIONS;
+    }
+    n = quota_get(&t->by_address, akey);
+    if (cfg->max_unactivated_per_address && n >= cfg->max_unactivated_per_address) {
+        UAS_LOG_LIMITED(UAS_LOG_WARN, "session",
+                        "CreateSession refused: client %s has %u unactivated sessions "
+                        "(max_unactivated_per_address)",
+                        address, n);
+        return UAS_BAD_TOO_MANY_SESSIONS;
+    }
+    return UAS_GOOD;
+}
+
+uas_status uas_sessions_create(uas_session_table *t, uas_server *s, const uas_request_ctx *ctx,
+                               int64_t timeout_ms, uas_session **out)
+{
+    char address[64] = "?";
+    uint64_t akey = 0;
+    if (ctx->conn && uas_conn_peer_address(ctx->conn, address, sizeof(address)))
+        akey = address_key(t, address);
+    else
+        snprintf(address, sizeof(address), "?");
     uas_session *se = uas_calloc(1, sizeof(*se));
     if (!se)
         return UAS_BAD_OUT_OF_MEMORY;
     atomic_init(&se->refs, 2);
     atomic_init(&se->closed, false);
-    atomic_init(&se->last_activity_ms, now_ms);
+    atomic_init(&se->activated, false);
+    atomic_init(&se->last_activity_ms, ctx->now_ms);
     pthread_mutex_init(&se->lock, NULL);
     se->delete_subscriptions = true; /* abandoned sessions take theirs along */
-    se->channel_id = channel_id;
+    se->channel_id = ctx->channel_id;
     se->timeout_ms = timeout_ms;
+    se->created_ms = ctx->now_ms;
     se->created_at = uas_datetime_now();
     se->session_id.ns = 1;
     se->session_id.kind = UAS_NODEID_GUID;
@@ -146,21 +289,50 @@ uas_status uas_sessions_create(uas_session_table *t, uas_server *s, uint32_t cha
     se->auth_token.kind = UAS_NODEID_GUID;
     uas_random_bytes(se->server_nonce, sizeof(se->server_nonce));
     pthread_mutex_lock(&t->lock);
-    if (t->count >= t->max) {
+    uas_status st = admit(t, &s->cfg, ctx->channel_id, akey, address);
+    if (st != UAS_GOOD) {
         pthread_mutex_unlock(&t->lock);
         pthread_mutex_destroy(&se->lock);
         uas_free(se, sizeof(*se));
         atomic_fetch_add(&s->counters.rejected_sessions, 1);
-        return UAS_BAD_TOO_MANY_SESSIONS;
+        return st;
     }
     do /* a collision of 128 random bits will not happen, but cost nothing to rule out */
         uas_random_bytes(&se->auth_token.id.guid, sizeof(uas_guid));
     while (table_find(t, &se->auth_token) != SIZE_MAX);
     table_insert(t, se);
+    se->quota_channel = ctx->channel_id;
+    se->quota_address = akey;
+    atomic_init(&se->quota_held, true);
+    quota_add(&t->by_channel, se->quota_channel);
+    quota_add(&t->by_address, se->quota_address);
     pthread_mutex_unlock(&t->lock);
     atomic_fetch_add(&s->counters.cumulated_sessions, 1);
     *out = se;
     return UAS_GOOD;
+}
+
+void uas_sessions_activated(uas_session_table *t, uas_session *se)
+{
+    pthread_mutex_lock(&t->lock);
+    quota_release(t, se);
+    pthread_mutex_unlock(&t->lock);
+}
+
+uint32_t uas_sessions_unactivated_on_channel(uas_session_table *t, uint32_t channel_id)
+{
+    pthread_mutex_lock(&t->lock);
+    uint32_t n = quota_get(&t->by_channel, channel_id);
+    pthread_mutex_unlock(&t->lock);
+    return n;
+}
+
+uint32_t uas_sessions_unactivated_from(uas_session_table *t, const char *address)
+{
+    pthread_mutex_lock(&t->lock);
+    uint32_t n = quota_get(&t->by_address, address_key(t, address));
+    pthread_mutex_unlock(&t->lock);
+    return n;
 }
 
 uas_session *uas_sessions_find(uas_session_table *t, const uas_nodeid *token)
@@ -179,8 +351,10 @@ void uas_sessions_remove(uas_session_table *t, uas_session *se)
     pthread_mutex_lock(&t->lock);
     size_t i = table_find(t, &se->auth_token);
     bool found = i != SIZE_MAX && t->slots[i] == se;
-    if (found)
+    if (found) {
         table_remove_at(t, i);
+        quota_release(t, se);
+    }
     atomic_store(&se->closed, true);
     pthread_mutex_unlock(&t->lock);
     if (found)
@@ -199,8 +373,11 @@ void uas_sessions_expire(uas_session_table *t, uas_server *s, int64_t now_ms)
             if (!se)
                 continue;
             int64_t last = atomic_load_explicit(&se->last_activity_ms, memory_order_relaxed);
-            if (now_ms - last > se->timeout_ms) {
+            int64_t activation = s->cfg.session_activation_timeout_ms;
+            if (now_ms - last > se->timeout_ms || (activation && !atomic_load(&se->activated) &&
+                                                   now_ms - se->created_ms > activation)) {
                 table_remove_at(t, i);
+                quota_release(t, se);
                 atomic_store(&se->closed, true);
                 expired[n++] = se;
                 i--; /* the slot may now hold a shifted entry */
@@ -208,10 +385,17 @@ void uas_sessions_expire(uas_session_table *t, uas_server *s, int64_t now_ms)
         }
         pthread_mutex_unlock(&t->lock);
         for (size_t i = 0; i < n; i++) {
-            uas_log(UAS_LOG_INFO, "session", "session %.*s timed out after %lld ms",
-                    (int)(expired[i]->name.data ? expired[i]->name.length : 0),
-                    expired[i]->name.data ? (const char *)expired[i]->name.data : "",
-                    (long long)expired[i]->timeout_ms);
+            if (atomic_load(&expired[i]->activated))
+                uas_log(UAS_LOG_INFO, "session", "session %.*s timed out after %lld ms",
+                        (int)(expired[i]->name.data ? expired[i]->name.length : 0),
+                        expired[i]->name.data ? (const char *)expired[i]->name.data : "",
+                        (long long)expired[i]->timeout_ms);
+            else /* a flood of abandoned sessions must not flood the log */
+                UAS_LOG_LIMITED(UAS_LOG_INFO, "session",
+                                "session %.*s closed: not activated %lld ms after its creation",
+                                (int)(expired[i]->name.data ? expired[i]->name.length : 0),
+                                expired[i]->name.data ? (const char *)expired[i]->name.data : "",
+                                (long long)(now_ms - expired[i]->created_ms));
             atomic_fetch_add(&s->counters.session_timeouts, 1);
             uas_server_system_event(s, 300, "Session timed out");
             uas_session_unref(s, expired[i]);

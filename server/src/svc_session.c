@@ -235,10 +235,9 @@ void uas_svc_create_session(uas_request_ctx *ctx, const void *vreq, void *vresp)
         return;
     }
     uas_session *se = NULL;
-    st = uas_sessions_create(ctx->server->sessions, ctx->server, channel_of(ctx), (int64_t)timeout,
-                             ctx->now_ms, &se);
+    st = uas_sessions_create(ctx->server->sessions, ctx->server, ctx, (int64_t)timeout, &se);
     if (st != UAS_GOOD) {
-        uas_log(UAS_LOG_WARN, "session", "CreateSession refused: %s", uas_status_name(st));
+        UAS_LOG_LIMITED(UAS_LOG_WARN, "session", "CreateSession refused: %s", uas_status_name(st));
         set_result(resp, st);
         return;
     }

@@ -79,6 +79,14 @@ typedef struct uas_server_config {
      * entries of security in its Policy[:Mode] syntax. NULL: every
      * endpoint; "": none. An entry that is not offered is an error. */
     const char *anonymous_endpoints;
+    /* Bounds against abandoned and abusive peers (docs/Security.md,
+     * "Connections and sessions"); 0 turns one off. */
+    uint32_t channel_idle_timeout_ms;       /* channel with no session, idle (30000) */
+    uint32_t session_activation_timeout_ms; /* created, never activated (15000) */
+    uint32_t max_unactivated_per_channel;   /* unactivated sessions of one channel (8) */
+    uint32_t max_unactivated_per_address;   /* ... of one client address (128) */
+    uint32_t log_rate_burst;                /* lines per call site and interval (10) */
+    uint32_t log_rate_interval_ms;          /* (10000) */
 } uas_server_config;
 
 #define UAS_SECURITY_ALL                                                                           \

@@ -19,6 +19,9 @@ static void setup_with(uint32_t max_sessions)
     cfg.min_session_timeout_ms = 10000;
     cfg.max_session_timeout_ms = 60000;
     cfg.log_level = UAS_LOG_ERROR;
+    /* Many unactivated sessions of channel 1 (the quotas have tests of
+     * their own in test_session_quota.c). */
+    cfg.max_unactivated_per_channel = 0;
     uas_status st;
     srv = uas_server_new(&cfg, &st);
     cr_assert_not_null(srv, "server: %s", uas_status_name(st));
