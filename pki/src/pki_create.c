@@ -475,9 +475,13 @@ uas_status uas_pki_ensure_own(uas_pki_store *s, const uas_pki_create_params *p, 
     uas_status st = uas_pki_load_own(s, name, cert, key);
     if (st != UAS_BAD_NOT_FOUND)
         return st;
-    st = load_only_own(s, name, cert, key);
-    if (st != UAS_BAD_NOT_FOUND)
-        return st;
+    /* Only a name derived from the application name gives way; a file name
+     * the caller chose means that file. */
+    if (!p->file_name) {
+        st = load_only_own(s, name, cert, key);
+        if (st != UAS_BAD_NOT_FOUND)
+            return st;
+    }
     uas_pki_create_params q = *p;
     q.file_name = name;
     q.overwrite = false;

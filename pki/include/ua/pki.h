@@ -155,7 +155,8 @@ typedef struct uas_pki_create_params {
     uint32_t validity_days; /* 0: 730 (two years); at most 36500 */
     /* Base of the file names (own/certs/<name>.der, own/private/<name>.pem);
      * NULL: application_name with characters other than [A-Za-z0-9._-]
-     * replaced by '_'. */
+     * replaced by '_' (then uas_pki_ensure_own takes the store's only own
+     * certificate when it has one under another name). */
     const char *file_name;
     bool overwrite; /* replace an existing pair (else UAS_BAD_ENTRY_EXISTS) */
 } uas_pki_create_params;

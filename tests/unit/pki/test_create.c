@@ -215,6 +215,20 @@ Test(create, ensure_own_uses_the_only_own_certificate_under_another_name)
     uas_pki_bytes_free(&k2);
 }
 
+/* A file name the caller chose means that file, even beside another. */
+Test(create, ensure_own_with_a_chosen_file_name_makes_that_one)
+{
+    uas_pki_create_params p = params();
+    p.file_name = "plant";
+    cr_assert_eq(uas_pki_create_own(store, &p, uas_datetime_now()), UAS_GOOD);
+    p.file_name = "other";
+    uas_bytestring c, k;
+    cr_assert_eq(uas_pki_ensure_own(store, &p, uas_datetime_now(), &c, &k), UAS_GOOD);
+    cr_expect_eq(th_count_files(th_path(store, "own/certs")), 2);
+    uas_pki_bytes_free(&c);
+    uas_pki_bytes_free(&k);
+}
+
 /* With two, which one is meant is unknown: the named one is made. */
 Test(create, ensure_own_with_several_others_makes_the_named_one)
 {
