@@ -54,7 +54,7 @@ typedef struct uas_sym_gen {
     uas_aes_cbc dec_remote;
     /* HMAC contexts keyed once with local.sign and remote.sign (in every
      * mode): keying per chunk would redo the two pad compressions. About
-     * 900 bytes of OpenSSL memory each, freed (and wiped) with the keys. */
+     * 850 bytes of OpenSSL memory each, freed (and wiped) with the keys. */
     uas_hmac_key mac_local;
     uas_hmac_key mac_remote;
 } uas_sym_gen;
