@@ -124,7 +124,7 @@ static tls_ctx *tls_get(void)
 
 bool uas_crypto_ct_equal(const void *a, const void *b, size_t n)
 {
-    return CRYPTO_memcmp(a, b, n) == 0;
+    return sodium_memcmp(a, b, n) == 0;
 }
 
 uas_status uas_crypto_random(void *out, size_t n)
@@ -210,7 +210,7 @@ uas_status uas_crypto_hmac_keyed_verify(const uas_hmac_key *hk, const uint8_t *d
         return UAS_BAD_SECURITY_CHECKS_FAILED;
     uint8_t want[UAS_MAX_DIGEST_LEN];
     uas_status st = uas_crypto_hmac_keyed(hk, data, len, NULL, 0, want);
-    bool ok = st == UAS_GOOD && CRYPTO_memcmp(want, mac, uas_digest_len(hk->d)) == 0;
+    bool ok = st == UAS_GOOD && uas_crypto_ct_equal(want, mac, uas_digest_len(hk->d));
     uas_wipe(want, sizeof(want));
     return ok ? UAS_GOOD : UAS_BAD_SECURITY_CHECKS_FAILED;
 }
@@ -233,7 +233,7 @@ uas_status uas_crypto_hmac_verify(uas_digest d, const uint8_t *key, size_t key_l
         return UAS_BAD_SECURITY_CHECKS_FAILED;
     uint8_t want[UAS_MAX_DIGEST_LEN];
     uas_status st = uas_crypto_hmac(d, key, key_len, data, len, NULL, 0, want);
-    bool ok = st == UAS_GOOD && CRYPTO_memcmp(want, mac, uas_digest_len(d)) == 0;
+    bool ok = st == UAS_GOOD && uas_crypto_ct_equal(want, mac, uas_digest_len(d));
     uas_wipe(want, sizeof(want));
     return ok ? UAS_GOOD : UAS_BAD_SECURITY_CHECKS_FAILED;
 }

@@ -1,7 +1,7 @@
 /* Cryptographic primitives of the RSA security policies, over OpenSSL 3's
  * public, non-deprecated EVP API (EVP_MAC for HMAC, EVP_KDF "TLS1-PRF" for
  * P_hash, EVP_CIPHER for AES-CBC, EVP_PKEY for RSA) and libsodium
- * (randomness). Secrets are wiped with uas_wipe (ua/mem.h).
+ * (randomness, constant-time compares). Secrets are wiped with uas_wipe (ua/mem.h).
  *
  * Every function returns UAS_GOOD or one Bad code; none leaves an entry on
  * OpenSSL's error queue. Verification and decryption failures are always
@@ -68,8 +68,8 @@ uas_status uas_crypto_init(void);
 
 /* ---- comparison and randomness ---- */
 
-/* Constant-time comparison (CRYPTO_memcmp); true when the n bytes are
- * equal. */
+/* Constant-time comparison (libsodium's sodium_memcmp); true when the n
+ * bytes are equal. */
 bool uas_crypto_ct_equal(const void *a, const void *b, size_t n);
 /* Cryptographically strong random bytes (libsodium). */
 uas_status uas_crypto_random(void *out, size_t n);
