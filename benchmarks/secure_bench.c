@@ -2,7 +2,7 @@
  * each security policy, receiving a one-node ReadRequest (verify, decrypt)
  * and sending a one-value ReadResponse (encode, sign, encrypt), CPU ns per
  * message and allocations per message (the stack's allocator and OpenSSL's,
- * counted separately). The None row is the framing and encoding baseline:
+ * counted separately, with OpenSSL's bytes). The None row is the framing and encoding baseline:
  * a policy's row minus None is what its cryptography costs.
  *
  * A client and a server uas_channel are joined in memory, as the channel
@@ -67,7 +67,7 @@ static int cmp_double(const void *a, const void *b)
  * Counted through CRYPTO_set_mem_functions, installed before OpenSSL does
  * anything. The bench is single-threaded, so plain counters do. */
 
-static unsigned long long ossl_allocs;
+static unsigned long long ossl_allocs, ossl_bytes;
 static long long ossl_live;
 
 static void *ossl_malloc(size_t n, const char *file, int line)
@@ -76,6 +76,7 @@ static void *ossl_malloc(size_t n, const char *file, int line)
     void *p = malloc(n);
     if (p) {
         ossl_allocs++;
+        ossl_bytes += n;
         ossl_live += (long long)malloc_usable_size(p);
     }
     return p;
@@ -87,8 +88,10 @@ static void *ossl_realloc(void *old, size_t n, const char *file, int line)
     size_t was = old ? malloc_usable_size(old) : 0;
     void *p = realloc(old, n);
     if (p || n == 0) {
-        if (n > was)
+        if (n > was) {
             ossl_allocs++;
+            ossl_bytes += n - was;
+        }
         ossl_live += (long long)(p ? malloc_usable_size(p) : 0) - (long long)was;
     }
     return p;
@@ -321,7 +324,7 @@ static void make_messages(void)
 /* ---- measurement ---- */
 
 typedef struct counters {
-    uint64_t heap, ossl;
+    uint64_t heap, ossl, ossl_bytes;
 } counters;
 
 static void snapshot(counters *c)
@@ -330,19 +333,20 @@ static void snapshot(counters *c)
     uas_mem_get_stats(&s);
     c->heap = s.allocs;
     c->ossl = ossl_allocs;
+    c->ossl_bytes = ossl_bytes;
 }
 
 typedef struct result {
     double ns[MAX_ROUNDS];
-    double heap_allocs, ossl_allocs; /* per message, over every round */
-    size_t wire;                     /* bytes of one chunk on the wire */
+    double heap_allocs, ossl_allocs, ossl_bytes; /* per message, over every round */
+    size_t wire;                                 /* bytes of one chunk on the wire */
 } result;
 
 /* The server receives `iters` ReadRequest chunks per round, one
  * uas_channel_recv per chunk. */
 static void bench_recv(pair *p, int rounds, long iters, result *res)
 {
-    uint64_t heap = 0, ossl = 0, total = 0;
+    uint64_t heap = 0, ossl = 0, ossl_b = 0, total = 0;
     for (int r = -1; r < rounds; r++) { /* round -1 warms up */
         double ns = 0;
         long done = 0;
@@ -373,6 +377,7 @@ static void bench_recv(pair *p, int rounds, long iters, result *res)
             if (r >= 0) {
                 heap += c1.heap - c0.heap;
                 ossl += c1.ossl - c0.ossl;
+                ossl_b += c1.ossl_bytes - c0.ossl_bytes;
                 total += BATCH;
             }
         }
@@ -381,13 +386,14 @@ static void bench_recv(pair *p, int rounds, long iters, result *res)
     }
     res->heap_allocs = (double)heap / (double)total;
     res->ossl_allocs = (double)ossl / (double)total;
+    res->ossl_bytes = (double)ossl_b / (double)total;
 }
 
 /* The server sends `iters` ReadResponse chunks per round. Handing a chunk
  * to the transport (a copy of ~130 bytes and a pool put) is part of it. */
 static void bench_send(pair *p, int rounds, long iters, result *res)
 {
-    uint64_t heap = 0, ossl = 0, total = 0;
+    uint64_t heap = 0, ossl = 0, ossl_b = 0, total = 0;
     for (int r = -1; r < rounds; r++) {
         double ns = 0;
         long done = 0;
@@ -411,6 +417,7 @@ static void bench_send(pair *p, int rounds, long iters, result *res)
             if (r >= 0) {
                 heap += c1.heap - c0.heap;
                 ossl += c1.ossl - c0.ossl;
+                ossl_b += c1.ossl_bytes - c0.ossl_bytes;
                 total += BATCH;
             }
         }
@@ -419,6 +426,7 @@ static void bench_send(pair *p, int rounds, long iters, result *res)
     }
     res->heap_allocs = (double)heap / (double)total;
     res->ossl_allocs = (double)ossl / (double)total;
+    res->ossl_bytes = (double)ossl_b / (double)total;
 }
 
 static void print_row(const char *policy, const char *op, const result *res, int rounds,
@@ -427,9 +435,9 @@ static void print_row(const char *policy, const char *op, const result *res, int
     double sorted[MAX_ROUNDS];
     memcpy(sorted, res->ns, sizeof(double) * (size_t)rounds);
     qsort(sorted, (size_t)rounds, sizeof(double), cmp_double);
-    printf("| %-36s | %-4s | %5zu | %7.1f | %6.1f–%-6.1f | %5.2f | %5.2f | %6lld |\n", policy, op,
-           res->wire, sorted[rounds / 2], sorted[0], sorted[rounds - 1], res->heap_allocs,
-           res->ossl_allocs, held);
+    printf("| %-36s | %-4s | %5zu | %7.1f | %6.1f–%-6.1f | %5.2f | %5.2f | %6.1f | %6lld |\n",
+           policy, op, res->wire, sorted[rounds / 2], sorted[0], sorted[rounds - 1],
+           res->heap_allocs, res->ossl_allocs, res->ossl_bytes, held);
 }
 
 static void run_record(void)
@@ -517,9 +525,9 @@ int main(int argc, char **argv)
 
     run_record();
     printf("| policy and mode                      | dir  | bytes | ns/msg  | range (ns)    | "
-           "heap allocs/msg | OpenSSL allocs/msg | OpenSSL B held/channel |\n");
+           "heap allocs/msg | OpenSSL allocs/msg | OpenSSL B/msg | OpenSSL B held/channel |\n");
     printf("|--------------------------------------|------|------:|--------:|---------------|"
-           "------:|------:|-------:|\n");
+           "------:|------:|------:|-------:|\n");
     for (size_t i = 0; i < npol; i++) {
         if (only && !strstr(policies[i].name, only))
             continue;

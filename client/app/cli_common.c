@@ -5,6 +5,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include <ua/mem.h>
+
 #include "cli.h"
 
 int cli_fail(const char *what, uas_status st)
@@ -102,9 +104,7 @@ int cli_read_password(cli *c, bool password_stdin)
     memcpy(c->password, buf, n);
     c->password[n] = 0;
     c->password_len = n;
-    volatile char *v = buf;
-    for (size_t i = 0; i < sizeof(buf); i++)
-        v[i] = 0;
+    uas_wipe(buf, sizeof(buf));
     return EXIT_OK;
 }
 
@@ -244,9 +244,7 @@ void cli_close(cli *c)
     }
     uas_arena_free(&c->arena);
     if (c->password) {
-        volatile char *v = c->password;
-        for (size_t i = 0; i < c->password_len; i++)
-            v[i] = 0;
+        uas_wipe(c->password, c->password_len);
         free(c->password);
         c->password = NULL;
     }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include <ua/log.h>
+#include <ua/mem.h>
 
 #include "client_internal.h"
 
@@ -19,13 +20,6 @@ static uas_status copy_bytes(const uint8_t *src, size_t len, uas_bytestring *dst
         return UAS_GOOD;
     uas_bytestring tmp = {len, (uint8_t *)(uintptr_t)src};
     return uas_copy(&tmp, dst, UAS_TYPE(BYTE_STRING));
-}
-
-static void wipe(void *p, size_t n)
-{
-    volatile uint8_t *v = p;
-    while (n--)
-        *v++ = 0;
 }
 
 bool uas__security_on(const uas_client *c)
@@ -202,13 +196,13 @@ void uas__security_free(uas_client *c)
     uas_clear(&c->server_cert, UAS_TYPE(BYTE_STRING));
     uas_clear(&c->user_cert, UAS_TYPE(BYTE_STRING));
     if (c->user_key.data)
-        wipe(c->user_key.data, c->user_key.length);
+        uas_wipe(c->user_key.data, c->user_key.length);
     uas_clear(&c->user_key, UAS_TYPE(BYTE_STRING));
     if (c->user_name)
         uas_free(c->user_name, strlen(c->user_name) + 1);
     c->user_name = NULL;
     if (c->password) {
-        wipe(c->password, c->password_len + 1);
+        uas_wipe(c->password, c->password_len + 1);
         uas_free(c->password, c->password_len + 1);
     }
     c->password = NULL;

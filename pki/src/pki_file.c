@@ -92,11 +92,8 @@ void pki_buf_free(pki_buf *b, bool wipe)
 {
     if (!b->data)
         return;
-    if (wipe) {
-        volatile uint8_t *p = b->data;
-        for (size_t i = 0; i < b->len; i++)
-            p[i] = 0;
-    }
+    if (wipe)
+        uas_wipe(b->data, b->len);
     uas_free(b->data, b->cap);
     b->data = NULL;
     b->len = 0;

@@ -122,9 +122,7 @@ void uas_pki_bytes_free(uas_bytestring *b)
         }
         return;
     }
-    volatile uint8_t *p = b->data;
-    for (size_t i = 0; i < b->length; i++)
-        p[i] = 0;
+    uas_wipe(b->data, b->length);
     uas_free(b->data, b->length);
     b->data = NULL;
     b->length = 0;

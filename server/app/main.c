@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <ua/loadgen.h>
+#include <ua/mem.h>
 
 #include "app.h"
 #include "config.h"
@@ -136,6 +137,10 @@ static bool is_none(const char *security)
 
 int main(int argc, char **argv)
 {
+    /* First: OpenSSL takes the hooks only before it allocates, and the
+     * self-load heap figures are to include its and libev's allocations. */
+    if (uas_mem_count_libraries() != UAS_GOOD)
+        fprintf(stderr, "uaserver: OpenSSL's allocations are not counted\n");
     if (argc > 1 && !strcmp(argv[1], "--self-load")) {
         char exe[4096];
         ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);

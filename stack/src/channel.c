@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include <ua/log.h>
+#include <ua/mem.h>
 
 #include "channel_internal.h"
 
@@ -121,7 +122,7 @@ void uas_channel_delete(uas_channel *ch)
     uas_buf_put(ch->pool, ch->assembly);
     if (ch->keys)
         uas_secpol_keys_free(ch->keys);
-    uas_secpol_memzero(ch->local_nonce, sizeof(ch->local_nonce));
+    uas_wipe(ch->local_nonce, sizeof(ch->local_nonce));
     if (ch->endpoint_url)
         uas_free(ch->endpoint_url, strlen(ch->endpoint_url) + 1);
     uas_free(ch, sizeof(*ch));

@@ -6,6 +6,8 @@
  * chunk (Part 6, 6.7.3). OPN handling (both roles) lives here too. */
 #include <string.h>
 
+#include <ua/mem.h>
+
 #include "channel_internal.h"
 
 typedef struct chunk_writer {
@@ -414,9 +416,9 @@ uas_status uas__channel_on_opn_request(uas_channel *ch, uint32_t request_id, con
         if (st == UAS_GOOD)
             st = uas_secpol_derive_keys(ch->keys, ch->token_id, server_nonce, nonce_len,
                                         client_nonce, nonce_len, true);
-        uas_secpol_memzero(client_nonce, sizeof(client_nonce));
+        uas_wipe(client_nonce, sizeof(client_nonce));
         if (st != UAS_GOOD) {
-            uas_secpol_memzero(server_nonce, sizeof(server_nonce));
+            uas_wipe(server_nonce, sizeof(server_nonce));
             return uas__channel_fail(ch, st, "cannot derive the channel keys");
         }
     }
@@ -433,7 +435,7 @@ uas_status uas__channel_on_opn_request(uas_channel *ch, uint32_t request_id, con
     resp.server_nonce.data = nonce_len ? server_nonce : UAS_EMPTY_ARRAY;
     resp.server_nonce.length = nonce_len;
     st = send_message(ch, MT_OPN, request_id, &resp, UAS_TYPE(OPEN_SECURE_CHANNEL_RESPONSE), NULL);
-    uas_secpol_memzero(server_nonce, sizeof(server_nonce));
+    uas_wipe(server_nonce, sizeof(server_nonce));
     if (st != UAS_GOOD)
         return uas__channel_fail(ch, st, "cannot send OPN response");
     if (!renew) {
@@ -483,8 +485,8 @@ uas_status uas__channel_on_opn_response(uas_channel *ch, uint32_t request_id, ui
     if (nonce_len) {
         uas_status kst = uas_secpol_derive_keys(ch->keys, tok.token_id, ch->local_nonce, nonce_len,
                                                 server_nonce, nonce_len, false);
-        uas_secpol_memzero(server_nonce, sizeof(server_nonce));
-        uas_secpol_memzero(ch->local_nonce, sizeof(ch->local_nonce));
+        uas_wipe(server_nonce, sizeof(server_nonce));
+        uas_wipe(ch->local_nonce, sizeof(ch->local_nonce));
         if (kst != UAS_GOOD)
             return uas__channel_fail(ch, kst, "cannot derive the channel keys");
     }

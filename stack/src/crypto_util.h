@@ -1,21 +1,22 @@
-/* Cryptographic primitives of the RSA security policies, over OpenSSL 3
- * (EVP; for HMAC the low-level SHA-1/SHA-256 functions, see crypto_util.c)
- * and libsodium (zeroing, randomness).
+/* Cryptographic primitives of the RSA security policies, over OpenSSL 3's
+ * public, non-deprecated EVP API (EVP_MAC for HMAC, EVP_KDF "TLS1-PRF" for
+ * P_hash, EVP_CIPHER for AES-CBC, EVP_PKEY for RSA) and libsodium
+ * (randomness, constant-time compares). Secrets are wiped with uas_wipe (ua/mem.h).
  *
  * Every function returns UAS_GOOD or one Bad code; none leaves an entry on
  * OpenSSL's error queue. Verification and decryption failures are always
  * UAS_BAD_SECURITY_CHECKS_FAILED, whatever went wrong inside, so callers
  * cannot leak the reason by accident.
  *
- * The symmetric path of a channel allocates nothing per chunk. Each token
- * keeps, per direction, an HMAC key whose pad blocks are already absorbed
- * (uas_hmac_key: two digest states in plain memory, copied per message),
- * so a MAC costs only the compressions of the message and of the inner
- * digest. AES-CBC, whose key schedule is the expensive part of keying, has
- * a context per token and direction, keyed once when the token's keys are
- * derived (uas_crypto_aes_cbc_keyed), about 600 bytes of OpenSSL memory
- * each. The one-shot uas_crypto_aes_cbc keeps per-thread contexts and keys
- * them on every call. */
+ * The symmetric path of a channel allocates nothing from the stack per
+ * chunk. Each token keeps, per direction, an EVP_MAC_CTX keyed once
+ * (uas_hmac_key) and an AES-CBC context keyed once (uas_aes_cbc); a chunk
+ * re-initialises them without a key (the MAC) or with the new IV only
+ * (AES). With OpenSSL 3.0 the MAC's re-initialisation and final each copy
+ * a digest state into a newly allocated one inside OpenSSL (2 allocations,
+ * 224 bytes with SHA-256, freed at once; docs/Benchmarks.md); the AES
+ * re-initialisation allocates nothing. The one-shot uas_crypto_aes_cbc
+ * keeps per-thread contexts and keys them on every call. */
 #ifndef UAS_CRYPTO_UTIL_H
 #define UAS_CRYPTO_UTIL_H
 
@@ -26,6 +27,7 @@
 #include <openssl/evp.h>
 #include <openssl/x509.h>
 
+#include <ua/mem.h>
 #include <ua/status.h>
 
 typedef enum uas_digest {
@@ -64,10 +66,10 @@ static inline size_t uas_digest_len(uas_digest d)
  * BadInternalError when OpenSSL or libsodium cannot be initialised. */
 uas_status uas_crypto_init(void);
 
-/* ---- memory and randomness ---- */
+/* ---- comparison and randomness ---- */
 
-void uas_crypto_zero(void *p, size_t n);
-/* Constant-time comparison; true when the n bytes are equal. */
+/* Constant-time comparison (libsodium's sodium_memcmp); true when the n
+ * bytes are equal. */
 bool uas_crypto_ct_equal(const void *a, const void *b, size_t n);
 /* Cryptographically strong random bytes (libsodium). */
 uas_status uas_crypto_random(void *out, size_t n);
@@ -78,27 +80,22 @@ uas_status uas_crypto_random(void *out, size_t n);
  * thumbprint of Part 6, 6.7.2.3). */
 uas_status uas_crypto_digest(uas_digest d, const uint8_t *data, size_t len, uint8_t *out);
 
-/* An HMAC key ready for use: the digest states after the ipad and the
- * opad block of RFC 2104. Each MAC copies them, which saves the two pad
- * compressions that keying on every call costs (2 of the 5 of a 100-byte
- * message) and allocates nothing. A secret as good as the key: free it
- * with uas_crypto_hmac_key_clear (or any zeroing of its memory). The
- * layout is private to crypto_util.c (it holds OpenSSL's SHA_CTX or
- * SHA256_CTX, whose headers the rest of the stack does not see). */
-enum { UAS_HMAC_STATE_MAX = 112 };
+/* An HMAC key ready for use: an EVP_MAC_CTX keyed once (OpenSSL keeps the
+ * pad states), re-initialised without a key per MAC. A secret as good as
+ * the key: free it with uas_crypto_hmac_key_clear. Used by one thread at a
+ * time (the MAC functions take it const but run its context). */
 typedef struct uas_hmac_key {
-    _Alignas(8) unsigned char inner[UAS_HMAC_STATE_MAX];
-    _Alignas(8) unsigned char outer[UAS_HMAC_STATE_MAX];
+    EVP_MAC_CTX *ctx; /* NULL until set, and after a failed set or a clear */
     uas_digest d;
-    bool ready; /* false until set, and after a failed set or a clear */
 } uas_hmac_key;
 
 /* Any key length (a key longer than the 64-byte block is replaced by its
- * digest). BadInvalidArgument for an unknown digest, BadInternalError
- * when the start-up self-test failed. */
+ * digest). BadInvalidArgument for an unknown digest, BadOutOfMemory,
+ * BadInternalError when OpenSSL refuses. */
 uas_status uas_crypto_hmac_key_set(uas_hmac_key *hk, uas_digest d, const uint8_t *key,
                                    size_t key_len);
-/* Zeroes hk. */
+/* Frees the context (OpenSSL wipes the key it holds) and zeroes hk;
+ * harmless on a cleared key. */
 void uas_crypto_hmac_key_clear(uas_hmac_key *hk);
 /* HMAC of a | b (b may be NULL) into uas_digest_len(hk->d) bytes of out;
  * BadInvalidArgument when hk is not set. */
@@ -122,7 +119,11 @@ uas_status uas_crypto_hmac_verify(uas_digest d, const uint8_t *key, size_t key_l
 /* P_hash of RFC 5246 section 5 (the PRF of Part 6, 6.7.5 without a label):
  * A(0) = seed, A(i) = HMAC(secret, A(i-1)),
  * output = HMAC(secret, A(1) + seed) + HMAC(secret, A(2) + seed) + ...
- * truncated to len bytes. P_SHA256 with d = SHA256, P_SHA1 with SHA1. */
+ * truncated to len bytes. P_SHA256 with d = SHA256, P_SHA1 with SHA1,
+ * through OpenSSL's TLS1-PRF. Secret and seed must not be empty and the
+ * seed at most UAS_P_HASH_SEED_MAX bytes (TLS1-PRF's limit):
+ * BadInvalidArgument otherwise. */
+enum { UAS_P_HASH_SEED_MAX = 1024 };
 uas_status uas_crypto_p_hash(uas_digest d, const uint8_t *secret, size_t secret_len,
                              const uint8_t *seed, size_t seed_len, uint8_t *out, size_t len);
 
@@ -134,15 +135,10 @@ uas_status uas_crypto_aes_cbc(bool encrypt, const uint8_t *key, size_t key_len,
                               const uint8_t iv[UAS_AES_BLOCK], uint8_t *data, size_t len);
 
 /* AES-CBC keyed once for one direction (the keys of one security token),
- * so that a chunk costs neither an allocation nor a key schedule nor even
- * a re-initialisation: see uas_crypto_aes_cbc_run. */
+ * so that a chunk costs neither an allocation nor a key schedule: see
+ * uas_crypto_aes_cbc_run. About 600 bytes of OpenSSL memory. */
 typedef struct uas_aes_cbc {
     EVP_CIPHER_CTX *ctx; /* NULL until keyed */
-    /* The CBC state the context holds: the last ciphertext block it went
-     * through (zero after keying). Public data, like every ciphertext. */
-    uint8_t chain[UAS_AES_BLOCK];
-    bool chain_lost; /* an OpenSSL call failed: start over from an IV */
-    bool encrypt;
 } uas_aes_cbc;
 
 /* key_len 16 or 32 (BadInvalidArgument otherwise); BadOutOfMemory. */
@@ -151,7 +147,9 @@ uas_status uas_crypto_aes_cbc_keyed(uas_aes_cbc *c, bool encrypt, const uint8_t 
 /* Frees the context, which wipes the key schedule, and zeroes c. */
 void uas_crypto_aes_cbc_free(uas_aes_cbc *c);
 /* Encrypts or decrypts (as keyed) len bytes in place as CBC from iv; len
- * must be a multiple of 16. BadInvalidArgument, BadInternalError. */
+ * must be a multiple of 16. Sets the IV on the keyed context
+ * (EVP_CipherInit_ex with no cipher and no key), then runs the chunk.
+ * BadInvalidArgument, BadInternalError. */
 uas_status uas_crypto_aes_cbc_run(uas_aes_cbc *c, const uint8_t iv[UAS_AES_BLOCK], uint8_t *data,
                                   size_t len);
 

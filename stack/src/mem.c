@@ -1,10 +1,18 @@
-/* Allocator indirection with counters, and the per-request bump arena. */
+/* Allocator indirection with counters, the hooks that route OpenSSL's and
+ * libev's allocations through it, the wipe of secrets, and the
+ * per-request bump arena. */
 #include <ua/mem.h>
 
 #include <stdalign.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <ev.h>
+#include <sodium.h>
+#ifdef UAS_ENABLE_ENCRYPTION
+#include <openssl/crypto.h>
+#endif
 
 static void *default_alloc(void *ud, size_t size)
 {
@@ -95,6 +103,102 @@ void uas_mem_get_stats(uas_mem_stats *out)
     out->frees = atomic_load_explicit(&stat_frees, memory_order_relaxed);
     out->bytes_alloc = atomic_load_explicit(&stat_bytes_alloc, memory_order_relaxed);
     out->bytes_live = atomic_load_explicit(&stat_bytes_live, memory_order_relaxed);
+}
+
+/* ---- the libraries' allocations ----
+ * OpenSSL frees and libev reallocates without telling the size, which the
+ * allocator interface and the counters need: each block carries its size
+ * in a header of one max_align_t, so the pointer handed out keeps
+ * malloc's alignment. */
+
+#define LIB_HDR alignof(max_align_t)
+
+static void *lib_alloc(size_t n)
+{
+    if (n > SIZE_MAX - LIB_HDR)
+        return NULL;
+    uint8_t *p = uas_malloc(n + LIB_HDR);
+    if (!p)
+        return NULL;
+    memcpy(p, &n, sizeof(n));
+    return p + LIB_HDR;
+}
+
+static size_t lib_size(void *user)
+{
+    size_t n;
+    memcpy(&n, (uint8_t *)user - LIB_HDR, sizeof(n));
+    return n;
+}
+
+static void lib_free(void *user)
+{
+    if (user)
+        uas_free((uint8_t *)user - LIB_HDR, lib_size(user) + LIB_HDR);
+}
+
+static void *lib_realloc(void *user, size_t n)
+{
+    if (!user)
+        return lib_alloc(n);
+    if (n > SIZE_MAX - LIB_HDR)
+        return NULL;
+    size_t old = lib_size(user);
+    uint8_t *p = uas_realloc((uint8_t *)user - LIB_HDR, old + LIB_HDR, n + LIB_HDR);
+    if (!p)
+        return NULL;
+    memcpy(p, &n, sizeof(n));
+    return p + LIB_HDR;
+}
+
+/* libev's one function: realloc, with size 0 meaning free. */
+static void *ev_hook(void *ptr, long size)
+{
+    if (size <= 0) {
+        lib_free(ptr);
+        return NULL;
+    }
+    return lib_realloc(ptr, (size_t)size);
+}
+
+#ifdef UAS_ENABLE_ENCRYPTION
+static void *ossl_malloc(size_t n, const char *file, int line)
+{
+    (void)file, (void)line;
+    return lib_alloc(n);
+}
+
+static void *ossl_realloc(void *p, size_t n, const char *file, int line)
+{
+    (void)file, (void)line;
+    if (n == 0) { /* CRYPTO_realloc's contract: free, and NULL */
+        lib_free(p);
+        return NULL;
+    }
+    return lib_realloc(p, n);
+}
+
+static void ossl_free(void *p, const char *file, int line)
+{
+    (void)file, (void)line;
+    lib_free(p);
+}
+#endif
+
+uas_status uas_mem_count_libraries(void)
+{
+    ev_set_allocator(ev_hook);
+#ifdef UAS_ENABLE_ENCRYPTION
+    if (CRYPTO_set_mem_functions(ossl_malloc, ossl_realloc, ossl_free) != 1)
+        return UAS_BAD_INVALID_STATE;
+#endif
+    return UAS_GOOD;
+}
+
+void uas_wipe(void *p, size_t n)
+{
+    if (p && n)
+        sodium_memzero(p, n);
 }
 
 /* ---- arena ---- */

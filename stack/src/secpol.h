@@ -114,10 +114,6 @@ const uas_secpol *const *uas_secpol_all(size_t *count);
  * when allow_deprecated. */
 const uas_secpol *uas_secpol_lookup(const uint8_t *uri, size_t len, bool allow_deprecated);
 
-/* Zeroes a secret so the compiler cannot drop the stores (libsodium when
- * encryption is compiled in). Use for nonces once the keys are derived. */
-void uas_secpol_memzero(void *p, size_t n);
-
 /* ---- credentials: our certificate and private key ----
  * One per application (or per certificate type), shared read-only by every
  * channel; reference counted (atomically), so channels on different event

@@ -52,10 +52,9 @@ typedef struct uas_sym_gen {
      * memory each, freed (and wiped) with the keys. */
     uas_aes_cbc enc_local;
     uas_aes_cbc dec_remote;
-    /* HMAC keyed once with local.sign and remote.sign (in every mode):
-     * keying per chunk would cost 2 of the 5 compressions of a Read-sized
-     * chunk. 232 bytes each, plain memory wiped with the rest of the
-     * token. */
+    /* HMAC contexts keyed once with local.sign and remote.sign (in every
+     * mode): keying per chunk would redo the two pad compressions. About
+     * 850 bytes of OpenSSL memory each, freed (and wiped) with the keys. */
     uas_hmac_key mac_local;
     uas_hmac_key mac_remote;
 } uas_sym_gen;

@@ -158,13 +158,15 @@ uas_status uas_secpol_keys_new(const uas_secpol *pol, uas_secpol_cred *cred, uas
     return UAS_GOOD;
 }
 
-/* Frees a token's AES contexts and zeroes its keys, the HMAC states
- * included. */
+/* Frees a token's AES and HMAC contexts (OpenSSL wipes the keys they
+ * hold) and zeroes its keys. */
 static void gen_clear(uas_sym_gen *g)
 {
     uas_crypto_aes_cbc_free(&g->enc_local);
     uas_crypto_aes_cbc_free(&g->dec_remote);
-    uas_crypto_zero(g, sizeof(*g));
+    uas_crypto_hmac_key_clear(&g->mac_local);
+    uas_crypto_hmac_key_clear(&g->mac_remote);
+    uas_wipe(g, sizeof(*g));
 }
 
 /* Keys a token's AES contexts once, if the mode encrypts and they are not
@@ -191,7 +193,7 @@ void uas_secpol_keys_free(uas_secpol_keys *k)
     if (k->peer_spki)
         uas_free(k->peer_spki, k->peer_spki_len);
     uas_secpol_cred_unref(k->cred);
-    uas_crypto_zero(k, sizeof(*k));
+    uas_wipe(k, sizeof(*k));
     uas_free(k, sizeof(*k));
 }
 
@@ -309,7 +311,7 @@ static uas_status derive_dir(const struct uas_secpol_algs *a, const uint8_t *sec
         memcpy(out->enc, buf + sl, el);
         memcpy(out->iv, buf + sl + el, UAS_AES_BLOCK);
     }
-    uas_crypto_zero(buf, sizeof(buf));
+    uas_wipe(buf, sizeof(buf));
     return st;
 }
 
@@ -357,7 +359,7 @@ uas_status uas_secpol_derive_keys(uas_secpol_keys *k, uint32_t token_id, const u
         gen_clear(&k->gen[0]);
     }
     k->gen[0] = g; /* the contexts move with it */
-    uas_crypto_zero(&g, sizeof(g));
+    uas_wipe(&g, sizeof(g));
     return UAS_GOOD;
 }
 

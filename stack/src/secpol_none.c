@@ -3,10 +3,6 @@
  * (stubs of the rest when UA_ENABLE_ENCRYPTION is off). */
 #include <string.h>
 
-#ifdef UAS_ENABLE_ENCRYPTION
-#include <sodium.h>
-#endif
-
 #include "secpol.h"
 
 static size_t none_overhead(const void *keys, size_t chunk_cap)
@@ -83,19 +79,6 @@ const uas_secpol *uas_secpol_lookup(const uint8_t *uri, size_t len, bool allow_d
             return !policies[i]->deprecated || allow_deprecated ? policies[i] : NULL;
     }
     return NULL;
-}
-
-void uas_secpol_memzero(void *p, size_t n)
-{
-    if (!p || !n)
-        return;
-#ifdef UAS_ENABLE_ENCRYPTION
-    sodium_memzero(p, n);
-#else
-    volatile uint8_t *v = p;
-    while (n--)
-        *v++ = 0;
-#endif
 }
 
 static size_t put_bytes(uint8_t *p, const void *data, size_t len)

@@ -73,7 +73,7 @@ uas_status uas_secpol_user_encrypt(const uint8_t *cert, size_t cert_len, const u
     if (nonce_len)
         memcpy(plain + 4 + password_len, server_nonce, nonce_len);
     st = uas_crypto_rsa_encrypt(pol->algs->asym_enc, pub, plain, plain_len, out, cap, out_len);
-    uas_crypto_zero(plain, plain_len);
+    uas_wipe(plain, plain_len);
     uas_free(plain, plain_len);
     EVP_PKEY_free(pub);
     return st;
@@ -116,7 +116,7 @@ uas_status uas_secpol_user_decrypt(const uas_secpol_cred *cred, const uas_secpol
     } else if (st != UAS_BAD_OUT_OF_MEMORY) {
         st = UAS_BAD_IDENTITY_TOKEN_INVALID;
     }
-    uas_crypto_zero(plain, len);
+    uas_wipe(plain, len);
     uas_free(plain, len);
     return st;
 }

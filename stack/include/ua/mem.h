@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <ua/status.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -41,6 +43,19 @@ void *uas_calloc(size_t n, size_t size); /* overflow-checked, zeroed */
 void *uas_realloc(void *ptr, size_t old_size, size_t new_size);
 void uas_free(void *ptr, size_t size);
 void uas_mem_get_stats(uas_mem_stats *out);
+
+/* Routes the allocations of the libraries under the stack, OpenSSL (built
+ * with encryption) and libev, through the allocator above, so that the
+ * counters (and a device's own heap) see them too. Call it first in main:
+ * OpenSSL accepts it only before its first allocation. UAS_GOOD, or
+ * BadInvalidState when OpenSSL has already allocated (libev's allocations
+ * are routed anyway). */
+uas_status uas_mem_count_libraries(void);
+
+/* Zeroes n bytes of secret memory in a way the compiler cannot drop
+ * (libsodium's sodium_memzero): the one wipe of the whole tree. p may be
+ * NULL when n is 0. */
+void uas_wipe(void *p, size_t n);
 
 /* Bump allocator for one request. The first block may be caller memory (a
  * stack buffer or a pooled buffer), so small requests never touch the heap;

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/rsa.h> /* EVP_RSA_gen */
+
 #include <ua/log.h>
 
 #include "helper_pki.h"

@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/hmac.h>
 #include <openssl/rsa.h>
 #include <openssl/x509.h>
 
@@ -20,10 +19,10 @@
 #include "crypto_util.h"
 #include "helper_keys.h"
 
-/* OpenSSL's allocations, counted to prove the symmetric path makes none.
- * The functions must be installed before OpenSSL allocates anything (it
- * refuses them afterwards), hence a constructor. */
-static unsigned long long ossl_allocs;
+/* OpenSSL's allocations, counted to bound what the symmetric path makes
+ * per chunk. The functions must be installed before OpenSSL allocates
+ * anything (it refuses them afterwards), hence a constructor. */
+static unsigned long long ossl_allocs, ossl_frees;
 static bool ossl_counting;
 
 static void *count_malloc(size_t n, const char *file, int line)
@@ -43,7 +42,38 @@ static void *count_realloc(void *p, size_t n, const char *file, int line)
 static void count_free(void *p, const char *file, int line)
 {
     (void)file, (void)line;
+    if (p)
+        ossl_frees++;
     free(p);
+}
+
+/* HMAC computed by OpenSSL's one-shot EVP_Q_mac: the independent
+ * reference the keyed contexts are checked against. */
+static void q_hmac(uas_digest d, const uint8_t *key, size_t kl, const uint8_t *m, size_t ml,
+                   uint8_t *out)
+{
+    size_t n = 0;
+    static const uint8_t empty[1];
+    cr_assert_not_null(EVP_Q_mac(NULL, "HMAC", NULL, d == UAS_DIGEST_SHA1 ? "SHA1" : "SHA256", NULL,
+                                 kl ? key : empty, kl, m, ml, out, 32, &n));
+    cr_assert_eq(n, uas_digest_len(d));
+}
+
+/* P_hash of RFC 5246, section 5, iterated here from one-shot HMACs. */
+static void ref_p_hash(uas_digest d, const uint8_t *secret, size_t sl, const uint8_t *seed,
+                       size_t seed_len, uint8_t *out, size_t len)
+{
+    size_t hl = uas_digest_len(d);
+    uint8_t a[32], buf[32 + 256], block[32];
+    cr_assert(seed_len <= 256);
+    q_hmac(d, secret, sl, seed, seed_len, a); /* A(1) */
+    for (size_t done = 0; done < len; done += hl) {
+        memcpy(buf, a, hl);
+        memcpy(buf + hl, seed, seed_len);
+        q_hmac(d, secret, sl, buf, hl + seed_len, block);
+        memcpy(out + done, block, len - done < hl ? len - done : hl);
+        q_hmac(d, secret, sl, a, hl, a); /* A(i+1) */
+    }
 }
 
 __attribute__((constructor)) static void count_openssl_allocations(void)
@@ -111,20 +141,12 @@ Test(crypto, p_sha256_matches_the_published_tls12_prf_vector)
  * the definition computed with OpenSSL's one-shot HMAC. */
 Test(crypto, p_sha1_follows_the_rfc5246_definition)
 {
-    uint8_t secret[32], seed[32];
+    uint8_t secret[32], seed[32], want[80];
     for (int i = 0; i < 32; i++) {
         secret[i] = (uint8_t)(i * 7 + 1);
         seed[i] = (uint8_t)(255 - i);
     }
-    uint8_t want[80], a[20], buf[52];
-    size_t al;
-    EVP_Q_mac(NULL, "HMAC", NULL, "SHA1", NULL, secret, 32, seed, 32, a, 20, &al);
-    for (int i = 0; i < 4; i++) {
-        memcpy(buf, a, 20);
-        memcpy(buf + 20, seed, 32);
-        EVP_Q_mac(NULL, "HMAC", NULL, "SHA1", NULL, secret, 32, buf, 52, want + 20 * i, 20, &al);
-        EVP_Q_mac(NULL, "HMAC", NULL, "SHA1", NULL, secret, 32, a, 20, a, 20, &al);
-    }
+    ref_p_hash(UAS_DIGEST_SHA1, secret, 32, seed, 32, want, 80);
     static const size_t lens[] = {1, 19, 20, 21, 56, 80};
     for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
         uint8_t out[80];
@@ -132,6 +154,52 @@ Test(crypto, p_sha1_follows_the_rfc5246_definition)
                      UAS_GOOD);
         cr_assert(memcmp(out, want, lens[i]) == 0, "length %zu", lens[i]);
     }
+}
+
+/* The key block of every policy that uses P_SHA256 (sign key, encrypt
+ * key, IV: 32 + 32 + 16 bytes at most) from OPC UA-sized nonces, and a
+ * seed longer than a hash block, against the definition. */
+Test(crypto, p_sha256_follows_the_rfc5246_definition_for_channel_nonces)
+{
+    static const size_t seed_lens[] = {32, 64, 100};
+    static const size_t lens[] = {1, 32, 33, 64, 80, 200};
+    uint8_t secret[64], seed[100], want[200], out[200];
+    for (int i = 0; i < 100; i++)
+        seed[i] = (uint8_t)(i * 5 + 3);
+    for (int i = 0; i < 64; i++)
+        secret[i] = (uint8_t)(i * 11 + 2);
+    for (size_t s = 0; s < sizeof(seed_lens) / sizeof(seed_lens[0]); s++) {
+        size_t sl = seed_lens[s] < 64 ? seed_lens[s] : 64;
+        ref_p_hash(UAS_DIGEST_SHA256, secret, sl, seed, seed_lens[s], want, 200);
+        for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+            memset(out, 0, sizeof(out));
+            cr_assert_eq(
+                uas_crypto_p_hash(UAS_DIGEST_SHA256, secret, sl, seed, seed_lens[s], out, lens[i]),
+                UAS_GOOD);
+            cr_assert(memcmp(out, want, lens[i]) == 0, "seed %zu, length %zu", seed_lens[s],
+                      lens[i]);
+        }
+    }
+}
+
+Test(crypto, p_hash_refuses_empty_inputs_an_oversized_seed_and_unknown_digests)
+{
+    uint8_t secret[32] = {1}, seed[UAS_P_HASH_SEED_MAX + 1] = {2}, out[32];
+    cr_assert_eq(uas_crypto_p_hash(UAS_DIGEST_SHA256, secret, 0, seed, 32, out, 32),
+                 UAS_BAD_INVALID_ARGUMENT);
+    cr_assert_eq(uas_crypto_p_hash(UAS_DIGEST_SHA256, secret, 32, seed, 0, out, 32),
+                 UAS_BAD_INVALID_ARGUMENT);
+    cr_assert_eq(uas_crypto_p_hash(UAS_DIGEST_SHA256, NULL, 32, seed, 32, out, 32),
+                 UAS_BAD_INVALID_ARGUMENT);
+    cr_assert_eq(
+        uas_crypto_p_hash(UAS_DIGEST_SHA256, secret, 32, seed, UAS_P_HASH_SEED_MAX + 1, out, 32),
+        UAS_BAD_INVALID_ARGUMENT);
+    cr_assert_eq(uas_crypto_p_hash((uas_digest)5, secret, 32, seed, 32, out, 32),
+                 UAS_BAD_INVALID_ARGUMENT);
+    /* The largest seed still works. */
+    cr_assert_eq(
+        uas_crypto_p_hash(UAS_DIGEST_SHA256, secret, 32, seed, UAS_P_HASH_SEED_MAX, out, 32),
+        UAS_GOOD);
 }
 
 /* ---- HMAC ---- */
@@ -178,15 +246,29 @@ Test(crypto, hmac_sha256_matches_rfc4231)
     assert_hex(out, 32, "9b09ffa71b942fcb27635fbcd5b0e944bfdc63644f0713938a7f51535c3a35e2");
 }
 
-/* RFC 2202 test case 2 for HMAC-SHA1 (Basic256). */
+/* RFC 2202, HMAC-SHA1 (Basic256) test cases 1, 2, 3, 6 and 7. */
 Test(crypto, hmac_sha1_matches_rfc2202)
 {
-    uint8_t out[20];
+    uint8_t key[80], data[73], out[20];
     const char *m = "what do ya want for nothing?";
     cr_assert_eq(uas_crypto_hmac(UAS_DIGEST_SHA1, (const uint8_t *)"Jefe", 4, (const uint8_t *)m,
                                  strlen(m), NULL, 0, out),
                  UAS_GOOD);
     assert_hex(out, 20, "effcdf6ae5eb2fa2d27416d5f184df9c259a7c79");
+    memset(key, 0x0b, 20);
+    uas_crypto_hmac(UAS_DIGEST_SHA1, key, 20, (const uint8_t *)"Hi There", 8, NULL, 0, out);
+    assert_hex(out, 20, "b617318655057264e28bc0b6fb378c8ef146be00");
+    memset(key, 0xaa, 20);
+    memset(data, 0xdd, 50);
+    uas_crypto_hmac(UAS_DIGEST_SHA1, key, 20, data, 50, NULL, 0, out);
+    assert_hex(out, 20, "125d7342b9ac11cd91a39af48aa17b4f63f175d3");
+    memset(key, 0xaa, 80);
+    const char *t6 = "Test Using Larger Than Block-Size Key - Hash Key First";
+    uas_crypto_hmac(UAS_DIGEST_SHA1, key, 80, (const uint8_t *)t6, strlen(t6), NULL, 0, out);
+    assert_hex(out, 20, "aa4ae5e15272d00e95705637ce8a3b55ed402112");
+    const char *t7 = "Test Using Larger Than Block-Size Key and Larger Than One Block-Size Data";
+    uas_crypto_hmac(UAS_DIGEST_SHA1, key, 80, (const uint8_t *)t7, strlen(t7), NULL, 0, out);
+    assert_hex(out, 20, "e8e99d0f45237d786d6bbaa7965c7808bbff1a91");
 }
 
 Test(crypto, hmac_verify_accepts_the_mac_and_refuses_any_changed_byte)
@@ -212,11 +294,11 @@ Test(crypto, hmac_verify_accepts_the_mac_and_refuses_any_changed_byte)
                  UAS_BAD_SECURITY_CHECKS_FAILED);
 }
 
-/* The precomputed-state HMAC against OpenSSL's own HMAC, for keys
- * shorter than, as long as and longer than the 64-byte block (and the
- * empty key), messages around the block and padding boundaries, in one
- * piece and in two. */
-Test(crypto, precomputed_hmac_matches_openssl_hmac_for_every_key_length)
+/* The keyed HMAC context, reused message after message, against
+ * OpenSSL's one-shot EVP_Q_mac, for keys shorter than, as long as and
+ * longer than the 64-byte block (and the empty key), messages around the
+ * block and padding boundaries, in one piece and in two. */
+Test(crypto, keyed_hmac_matches_openssl_one_shot_hmac_for_every_key_length)
 {
     static const size_t key_lens[] = {0, 1, 20, 32, 63, 64, 65, 80, 131};
     static const size_t msg_lens[] = {0,   1,   55,  56,  63,  64,  65,  100,
@@ -227,7 +309,6 @@ Test(crypto, precomputed_hmac_matches_openssl_hmac_for_every_key_length)
     for (size_t i = 0; i < sizeof(msg); i++)
         msg[i] = (uint8_t)(i * 31 + 1);
     for (int d = 0; d < 2; d++) {
-        const EVP_MD *md = d == UAS_DIGEST_SHA1 ? EVP_sha1() : EVP_sha256();
         size_t hl = uas_digest_len((uas_digest)d);
         for (size_t k = 0; k < sizeof(key_lens) / sizeof(key_lens[0]); k++) {
             size_t kl = key_lens[k];
@@ -235,9 +316,7 @@ Test(crypto, precomputed_hmac_matches_openssl_hmac_for_every_key_length)
             cr_assert_eq(uas_crypto_hmac_key_set(&hk, (uas_digest)d, key, kl), UAS_GOOD);
             for (size_t m = 0; m < sizeof(msg_lens) / sizeof(msg_lens[0]); m++) {
                 size_t ml = msg_lens[m], cut = ml / 3;
-                unsigned wl = 0;
-                cr_assert_not_null(HMAC(md, key, (int)kl, msg, ml, want, &wl));
-                cr_assert_eq(wl, hl);
+                q_hmac((uas_digest)d, key, kl, msg, ml, want);
                 memset(got, 0, sizeof(got));
                 cr_assert_eq(uas_crypto_hmac_keyed(&hk, msg, ml, NULL, 0, got), UAS_GOOD);
                 cr_assert(memcmp(got, want, hl) == 0, "digest %d, key %zu, msg %zu", d, kl, ml);
@@ -255,7 +334,7 @@ Test(crypto, precomputed_hmac_matches_openssl_hmac_for_every_key_length)
                 cr_assert_eq(uas_crypto_hmac_keyed_verify(&hk, msg, ml, want),
                              UAS_BAD_SECURITY_CHECKS_FAILED);
             }
-            /* Clearing wipes the states; a cleared key refuses to MAC. */
+            /* Clearing frees the context; a cleared key refuses to MAC. */
             uas_crypto_hmac_key_clear(&hk);
             static const uas_hmac_key zero;
             cr_assert(memcmp(&hk, &zero, sizeof(zero)) == 0);
@@ -267,7 +346,13 @@ Test(crypto, precomputed_hmac_matches_openssl_hmac_for_every_key_length)
     }
     uas_hmac_key hk;
     cr_assert_eq(uas_crypto_hmac_key_set(&hk, (uas_digest)7, key, 32), UAS_BAD_INVALID_ARGUMENT);
-    cr_assert(!hk.ready);
+    cr_assert_null(hk.ctx);
+    uas_crypto_hmac_key_clear(&hk); /* harmless on a cleared key */
+    /* A NULL key is the empty key. */
+    uint8_t a[32], b[32];
+    cr_assert_eq(uas_crypto_hmac(UAS_DIGEST_SHA256, NULL, 0, msg, 10, NULL, 0, a), UAS_GOOD);
+    q_hmac(UAS_DIGEST_SHA256, key, 0, msg, 10, b);
+    cr_assert(memcmp(a, b, 32) == 0);
 }
 
 /* ---- AES-CBC ---- */
@@ -385,9 +470,14 @@ Test(crypto, aes_cbc_keyed_restarts_from_the_iv_for_every_message)
     uas_crypto_aes_cbc_free(&enc); /* harmless twice */
 }
 
-/* The per-chunk primitives allocate nothing, neither through the stack's
- * allocator nor inside OpenSSL; nor does the one-shot HMAC. */
-Test(crypto, hmac_and_keyed_aes_allocate_nothing_per_message)
+/* The per-chunk primitives never allocate from the stack's allocator, and
+ * the keyed AES context allocates nothing inside OpenSSL either. The keyed
+ * HMAC context does, in OpenSSL 3.0: EVP_MAC_init and EVP_MAC_final each
+ * copy a digest state into a newly allocated one (HMAC_Init_ex,
+ * HMAC_Final); so at most 2 allocations per MAC, all freed before the MAC
+ * returns. A rewrite that duplicated or re-keyed the context per chunk (11
+ * allocations) fails here. */
+Test(crypto, per_chunk_primitives_allocate_nothing_but_openssl_hmac_copies)
 {
     cr_assert(ossl_counting, "OpenSSL's allocations cannot be counted");
     uint8_t key[32], iv[16] = {7}, data[160], mac[32];
@@ -404,19 +494,22 @@ Test(crypto, hmac_and_keyed_aes_allocate_nothing_per_message)
     uas_mem_get_stats(&s0);
     unsigned long long o0 = ossl_allocs;
     for (int i = 0; i < 100; i++) {
-        cr_assert_eq(uas_crypto_hmac(UAS_DIGEST_SHA256, key, 32, data, 100, data, 7, mac),
-                     UAS_GOOD);
-        cr_assert_eq(uas_crypto_hmac(UAS_DIGEST_SHA1, key, 24, data, 100, NULL, 0, mac), UAS_GOOD);
-        cr_assert_eq(uas_crypto_hmac_verify(UAS_DIGEST_SHA1, key, 24, data, 100, mac), UAS_GOOD);
-        cr_assert_eq(uas_crypto_hmac_keyed(&hk256, data, 100, NULL, 0, mac), UAS_GOOD);
-        cr_assert_eq(uas_crypto_hmac_keyed_verify(&hk256, data, 100, mac), UAS_GOOD);
-        cr_assert_eq(uas_crypto_hmac_keyed(&hk1, data, 100, data, 7, mac), UAS_GOOD);
         cr_assert_eq(uas_crypto_aes_cbc_run(&enc, iv, data, 144), UAS_GOOD);
         cr_assert_eq(uas_crypto_aes_cbc_run(&dec, iv, data, 144), UAS_GOOD);
     }
+    cr_assert_eq(ossl_allocs - o0, 0, "OpenSSL allocations per AES chunk");
+    o0 = ossl_allocs;
+    unsigned long long f0 = ossl_frees;
+    for (int i = 0; i < 100; i++) {
+        cr_assert_eq(uas_crypto_hmac_keyed(&hk256, data, 100, NULL, 0, mac), UAS_GOOD);
+        cr_assert_eq(uas_crypto_hmac_keyed_verify(&hk256, data, 100, mac), UAS_GOOD);
+        cr_assert_eq(uas_crypto_hmac_keyed(&hk1, data, 100, data, 7, mac), UAS_GOOD);
+    }
+    unsigned long long per_300 = ossl_allocs - o0;
+    cr_assert_leq(per_300, 2 * 300, "OpenSSL allocations: %llu per 300 MACs", per_300);
+    cr_assert_eq(ossl_frees - f0, per_300, "every allocation of a MAC is freed by its end");
     uas_mem_get_stats(&s1);
-    cr_assert_eq(s1.allocs - s0.allocs, 0, "stack allocations per message");
-    cr_assert_eq(ossl_allocs - o0, 0, "OpenSSL allocations per message");
+    cr_assert_eq(s1.allocs - s0.allocs, 0, "stack allocations per chunk");
     uas_crypto_aes_cbc_free(&enc);
     uas_crypto_aes_cbc_free(&dec);
     uas_crypto_hmac_key_clear(&hk256);
@@ -789,7 +882,7 @@ Test(crypto, random_bytes_differ_and_compare_in_constant_time)
     cr_assert_not(uas_crypto_ct_equal(a, zero, 32));
     memcpy(b, a, 32);
     cr_assert(uas_crypto_ct_equal(a, b, 32));
-    uas_crypto_zero(a, 32);
+    uas_wipe(a, 32);
     cr_assert(uas_crypto_ct_equal(a, zero, 32));
 }
 

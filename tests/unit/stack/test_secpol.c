@@ -92,8 +92,8 @@ static void derive_both(const uas_secpol *pol, side *srv, side *cli, uint32_t to
     cr_assert_eq(uas_secpol_make_nonce(pol, sn, pol->nonce_len), UAS_GOOD);
     cr_assert_eq(uas_secpol_derive_keys(srv->keys, token, sn, 32, cn, 32, true), UAS_GOOD);
     cr_assert_eq(uas_secpol_derive_keys(cli->keys, token, cn, 32, sn, 32, false), UAS_GOOD);
-    uas_secpol_memzero(cn, sizeof(cn));
-    uas_secpol_memzero(sn, sizeof(sn));
+    uas_wipe(cn, sizeof(cn));
+    uas_wipe(sn, sizeof(sn));
 }
 
 /* A server (key A) and a client (key B) with the keys of token 1. */
