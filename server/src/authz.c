@@ -21,18 +21,24 @@
 
 #include "authz.h"
 
+#define ROLE(name, sym)                                                                            \
+    {                                                                                              \
+        name, UAS_NS0ID_WELLKNOWNROLE_##sym, UAS_NS0ID_WELLKNOWNROLE_##sym##_IDENTITIES            \
+    }
+
 static const struct {
     const char *name;
     uint32_t id;
+    uint32_t identities; /* its Identities property */
 } roles[UAS_ROLE_WELL_KNOWN] = {
-    {"Anonymous", UAS_NS0ID_WELLKNOWNROLE_ANONYMOUS},
-    {"AuthenticatedUser", UAS_NS0ID_WELLKNOWNROLE_AUTHENTICATEDUSER},
-    {"Observer", UAS_NS0ID_WELLKNOWNROLE_OBSERVER},
-    {"Operator", UAS_NS0ID_WELLKNOWNROLE_OPERATOR},
-    {"Engineer", UAS_NS0ID_WELLKNOWNROLE_ENGINEER},
-    {"Supervisor", UAS_NS0ID_WELLKNOWNROLE_SUPERVISOR},
-    {"ConfigureAdmin", UAS_NS0ID_WELLKNOWNROLE_CONFIGUREADMIN},
-    {"SecurityAdmin", UAS_NS0ID_WELLKNOWNROLE_SECURITYADMIN},
+    ROLE("Anonymous", ANONYMOUS),
+    ROLE("AuthenticatedUser", AUTHENTICATEDUSER),
+    ROLE("Observer", OBSERVER),
+    ROLE("Operator", OPERATOR),
+    ROLE("Engineer", ENGINEER),
+    ROLE("Supervisor", SUPERVISOR),
+    ROLE("ConfigureAdmin", CONFIGUREADMIN),
+    ROLE("SecurityAdmin", SECURITYADMIN),
 };
 
 /* PermissionType bit n is named perm_names[n] (Part 3, 8.55). */
@@ -116,6 +122,10 @@ struct uas_authz {
     x509_rule *x509;
     size_t x509_count;
     bool x509_subjects; /* some rule matches a subject: parse the certificate */
+    struct identities_ud {
+        const struct uas_authz *z;
+        unsigned role;
+    } identities[UAS_ROLE_WELL_KNOWN];
 };
 
 /* ---- names ---- */
@@ -576,4 +586,55 @@ void uas_authz_session_roles(uas_server *s, uas_session *se, const uas_extension
     uas_roles_format(set, names, sizeof(names));
     uas_log(UAS_LOG_DEBUG, "authz", "session of %s has roles %s",
             se->user[0] ? se->user : "anonymous", names);
+}
+
+/* ---- Identities of the RoleSet (Part 18, 4.4.2) ---- */
+
+/* The mapping rules in force for one role: what the configuration maps to
+ * it (anonymous roles, X.509 thumbprints and subjects) and the built-in
+ * rules of Anonymous and AuthenticatedUser. User names are mapped by the
+ * users file, which the server reads again when it changes: they are not
+ * listed (uapki user list shows them). */
+static uas_status identities_read(void *ud, const uas_nodeid *node, uas_datavalue *out,
+                                  uas_arena *arena)
+{
+    (void)node;
+    const struct identities_ud *u = ud;
+    const uas_authz *z = u->z;
+    uint32_t bit = UAS_ROLE_BIT(u->role);
+    uas_identity_mapping_rule_type *rules =
+        uas_arena_calloc(arena, 2 + z->x509_count, sizeof(*rules));
+    if (!rules)
+        return UAS_BAD_OUT_OF_MEMORY;
+    size_t n = 0;
+    if (u->role == UAS_ROLE_ANONYMOUS || (z->anonymous_roles & bit))
+        rules[n++].criteria_type = UAS_IDENTITY_CRITERIA_TYPE_ANONYMOUS;
+    if (u->role == UAS_ROLE_ANONYMOUS || u->role == UAS_ROLE_AUTHENTICATED_USER)
+        rules[n++].criteria_type = UAS_IDENTITY_CRITERIA_TYPE_AUTHENTICATED_USER;
+    for (size_t i = 0; i < z->x509_count; i++) {
+        if (!(z->x509[i].roles & bit))
+            continue;
+        rules[n].criteria_type = z->x509[i].subject ? UAS_IDENTITY_CRITERIA_TYPE_X509_SUBJECT
+                                                    : UAS_IDENTITY_CRITERIA_TYPE_THUMBPRINT;
+        rules[n++].criteria = uas_string_from(z->x509[i].match);
+    }
+    uas_variant_set_array(&out->value, n ? (void *)rules : UAS_EMPTY_ARRAY, n,
+                          UAS_TYPE(IDENTITY_MAPPING_RULE_TYPE));
+    return UAS_GOOD;
+}
+
+uas_status uas_authz_roleset_init(uas_server *s)
+{
+    uas_authz *z = s->authz;
+    for (unsigned r = 0; r < UAS_ROLE_WELL_KNOWN; r++) {
+        z->identities[r].z = z;
+        z->identities[r].role = r;
+        uas_nodeid id = uas_nodeid_numeric(0, roles[r].identities);
+        uas_status st =
+            uas_server_set_data_source(s, &id, identities_read, NULL, &z->identities[r]);
+        /* The reduced namespace 0 has no RoleSet. */
+        if (st != UAS_GOOD && st != UAS_BAD_NODE_ID_UNKNOWN)
+            return st;
+    }
+    return UAS_GOOD;
 }

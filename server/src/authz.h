@@ -99,4 +99,9 @@ uas_status uas_perms_parse(const char *list, size_t len, uint32_t *perms, char *
 /* Role names of a set, comma-separated, for logs. */
 void uas_roles_format(uint32_t roles, char *buf, size_t cap);
 
+/* Data sources on the Identities property of each well-known role of
+ * Server.ServerCapabilities.RoleSet, answering the mapping rules in force
+ * (authz.c). BadOutOfMemory. */
+uas_status uas_authz_roleset_init(uas_server *s);
+
 #endif

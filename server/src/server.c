@@ -155,7 +155,7 @@ uas_server *uas_server_new(const uas_server_config *cfg, uas_status *status)
     }
     s->as = uas_aspace_new(s);
     if (!s->as || uas_server_object_init(s) != UAS_GOOD || uas_subs_init(s) != UAS_GOOD ||
-        uas_subs_methods_init(s) != UAS_GOOD) {
+        uas_subs_methods_init(s) != UAS_GOOD || uas_authz_roleset_init(s) != UAS_GOOD) {
         uas_server_delete(s);
         *status = UAS_BAD_OUT_OF_MEMORY;
         return NULL;
