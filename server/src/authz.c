@@ -543,12 +543,12 @@ static uint32_t user_roles(uas_server *s, const char *name)
     return set;
 }
 
-static uint32_t x509_roles(const uas_authz *z, const uas_x509_identity_token *t)
+/* thumb: the leaf's thumbprint as validation reported it (the token may
+ * carry a chain after the leaf). */
+static uint32_t x509_roles(const uas_authz *z, const uas_x509_identity_token *t, const char *thumb)
 {
     if (z->x509_count == 0 || !t->certificate_data.data)
         return 0;
-    char thumb[UAS_PKI_THUMBPRINT_HEX];
-    uas_pki_thumbprint(t->certificate_data.data, t->certificate_data.length, thumb);
     uas_pki_cert_info info;
     bool have_subject =
         z->x509_subjects && uas_pki_cert_info_get(t->certificate_data.data,
@@ -576,8 +576,10 @@ void uas_authz_session_roles(uas_server *s, uas_session *se, const uas_extension
         set |= UAS_ROLE_BIT(UAS_ROLE_AUTHENTICATED_USER) | user_roles(s, se->user);
     } else if (type == UAS_TYPE(X509_IDENTITY_TOKEN)) {
         set |= UAS_ROLE_BIT(UAS_ROLE_AUTHENTICATED_USER);
+        /* svc_session.c names an X.509 user "x509:<thumbprint>". */
+        const char *thumb = strncmp(se->user, "x509:", 5) == 0 ? se->user + 5 : "";
         if (z)
-            set |= x509_roles(z, identity->content.decoded.data);
+            set |= x509_roles(z, identity->content.decoded.data, thumb);
     } else if (z) {
         set |= z->anonymous_roles;
     }
