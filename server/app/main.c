@@ -268,6 +268,12 @@ int main(int argc, char **argv)
     if (contract) {
         cfg.application_uri = "urn:o6:benchmark:server";
         cfg.application_name = "uastack benchmark server";
+        /* The contract's clients write its nodes and call its methods
+         * anonymously; without --contract, anonymous sessions only browse
+         * and read namespace 1 (docs/Security.md). A configuration that
+         * sets [roles] permissions decides instead. */
+        if (!cfg.role_permissions)
+            cfg.role_permissions = UAS_CONTRACT_PERMISSIONS;
     }
     /* The contract (benchmarks, load tests) runs without security unless
      * asked; the server program offers every RSA policy by default. */

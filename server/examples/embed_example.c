@@ -93,6 +93,11 @@ int main(int argc, char **argv)
     cfg.port = 4841;
     cfg.threads = 1;
     cfg.bind_address = "127.0.0.1";
+    /* A bench demo: anonymous clients may set the setpoint and reset it.
+     * The default lets them only browse and read; a real device maps
+     * users to Operator/Engineer instead (docs/Security.md). */
+    cfg.role_permissions =
+        "urn:example:device Anonymous Browse,Read,ReceiveEvents,ReadHistory,Write,Call";
     long exit_after = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "aspace_internal.h"
+#include "authz_node.h"
 
 /* ---- NodeIds ---- */
 
@@ -154,6 +155,7 @@ void as_node_free(as_node *n)
     uas_clear(&n->value, UAS_TYPE(VARIANT));
     if (n->value_lock_init)
         pthread_mutex_destroy(&n->value_lock);
+    as_rp_free(n->rp);
     uas_free(n, sizeof(*n));
 }
 

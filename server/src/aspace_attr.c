@@ -13,6 +13,7 @@
 #include <ua/codec.h>
 
 #include "aspace_internal.h"
+#include "authz_node.h"
 
 /* Which attributes each node class has (bit n = attribute id n). */
 #define A(x) (1u << (x))
@@ -114,33 +115,15 @@ static uas_status array_dims(const as_nv *nv, uas_variant *v, uas_arena *arena)
     return UAS_GOOD;
 }
 
-static uas_status role_permissions(const as_nv *nv, uas_variant *v, uas_arena *arena)
-{
-    if (!nv->s || nv->s->role_permission_count == 0)
-        return UAS_BAD_ATTRIBUTE_ID_INVALID;
-    size_t n = nv->s->role_permission_count;
-    uas_role_permission_type *rp = uas_arena_calloc(arena, n, sizeof(*rp));
-    if (!rp)
-        return UAS_BAD_OUT_OF_MEMORY;
-    const uint32_t *pairs = uas_ns0_u32 + nv->s->role_permissions;
-    for (size_t i = 0; i < n; i++) {
-        rp[i].role_id = uas_nodeid_numeric(0, pairs[2 * i]);
-        rp[i].permissions = pairs[2 * i + 1];
-    }
-    uas_variant_set_array(v, rp, n, UAS_TYPE(ROLE_PERMISSION_TYPE));
-    return UAS_GOOD;
-}
-
 static uas_localizedtext static_text(uint32_t off)
 {
     uas_localizedtext t = {{0, NULL}, uas_string_from(uas_ns0_str(off))};
     return t;
 }
 
-uas_status as_read_attr(uas_aspace *as, const as_nv *nv, uint32_t attr, uas_variant *v,
-                        uas_arena *arena)
+uas_status as_read_attr(uas_aspace *as, const as_nv *nv, uint32_t attr, uint32_t roles,
+                        uint32_t perms, uas_variant *v, uas_arena *arena)
 {
-    (void)as;
     uint8_t nc = as_nv_class(nv);
     memset(v, 0, sizeof(*v));
     if (!as_class_has_attr(nc, attr))
@@ -172,7 +155,9 @@ uas_status as_read_attr(uas_aspace *as, const as_nv *nv, uint32_t attr, uas_vari
     case AS_ATTR_USER_WRITE_MASK: {
         uint32_t m = 0;
         if (!s)
-            m = attr == AS_ATTR_WRITE_MASK ? d->write_mask : d->write_mask & d->user_write_mask;
+            m = attr == AS_ATTR_WRITE_MASK
+                    ? d->write_mask
+                    : as_user_write_mask(d->write_mask & d->user_write_mask, perms);
         return scalar(v, arena, UAS_TYPE(UINT32), &m);
     }
     case AS_ATTR_IS_ABSTRACT:
@@ -205,6 +190,7 @@ uas_status as_read_attr(uas_aspace *as, const as_nv *nv, uint32_t attr, uas_vari
     }
     case AS_ATTR_USER_ACCESS_LEVEL: {
         uint8_t a = s ? s->access_level : (uint8_t)(d->access_level & d->user_access_level);
+        a = as_user_access_level(a, perms);
         return scalar(v, arena, UAS_TYPE(BYTE), &a);
     }
     case AS_ATTR_ACCESS_LEVEL_EX: {
@@ -220,9 +206,10 @@ uas_status as_read_attr(uas_aspace *as, const as_nv *nv, uint32_t attr, uas_vari
     case AS_ATTR_EXECUTABLE:
         return boolean(v, arena, d ? d->executable : (s->flags & UAS_NS0_EXECUTABLE) != 0);
     case AS_ATTR_USER_EXECUTABLE:
-        return boolean(v, arena,
-                       d ? d->executable && d->user_executable
-                         : (s->flags & UAS_NS0_EXECUTABLE) != 0);
+        return boolean(
+            v, arena,
+            (d ? d->executable && d->user_executable : (s->flags & UAS_NS0_EXECUTABLE) != 0) &&
+                (perms & UAS_PERMISSION_TYPE_CALL));
     case AS_ATTR_DATA_TYPE_DEFINITION: {
         size_t len;
         const uint8_t *p = s ? uas_ns0_definition(s, &len) : NULL;
@@ -232,7 +219,8 @@ uas_status as_read_attr(uas_aspace *as, const as_nv *nv, uint32_t attr, uas_vari
     }
     case AS_ATTR_ROLE_PERMISSIONS:
     case AS_ATTR_USER_ROLE_PERMISSIONS:
-        return role_permissions(nv, v, arena);
+        return as_read_role_permissions(as, nv, roles, attr == AS_ATTR_USER_ROLE_PERMISSIONS, v,
+                                        arena);
     case AS_ATTR_ACCESS_RESTRICTIONS: {
         if (!s || s->access_restrictions == 0)
             return UAS_BAD_ATTRIBUTE_ID_INVALID;

@@ -121,6 +121,9 @@ struct as_node {
     bool user_executable;
     uas_method_fn method;
     void *method_ud;
+    /* RolePermissions of the node's own (authz_node.h); NULL: the
+     * NodeSet's for an overlay, else the namespace default. */
+    struct as_rp *rp;
 };
 
 struct uas_aspace {
@@ -250,9 +253,11 @@ typedef struct as_range as_range;
 uas_status as_read_value(uas_aspace *as, const as_nv *nv, const as_range *range, uas_datavalue *dv,
                          uas_arena *arena);
 /* Any other attribute into v; BadAttributeIdInvalid when the class does
- * not have it. */
-uas_status as_read_attr(uas_aspace *as, const as_nv *nv, uint32_t attr, uas_variant *v,
-                        uas_arena *arena);
+ * not have it. The user attributes (UserAccessLevel, UserExecutable,
+ * UserWriteMask, UserRolePermissions) are those of roles, whose
+ * permissions on the node are perms (authz_node.h). */
+uas_status as_read_attr(uas_aspace *as, const as_nv *nv, uint32_t attr, uint32_t roles,
+                        uint32_t perms, uas_variant *v, uas_arena *arena);
 /* Does a node of this class have this attribute. */
 bool as_class_has_attr(uint8_t node_class, uint32_t attr);
 /* Can a value be stored in a variable of this DataType and ValueRank:

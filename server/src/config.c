@@ -11,7 +11,8 @@
 
 #include "config.h"
 
-enum { T_STR, T_U16, T_U32, T_SIZE, T_LEVEL, T_BOOL };
+/* T_LIST: a string key that may repeat; the values are joined by newlines. */
+enum { T_STR, T_U16, T_U32, T_SIZE, T_LEVEL, T_BOOL, T_LIST };
 
 typedef struct key_def {
     const char *section;
@@ -78,6 +79,9 @@ static const key_def keys[] = {
     K("session", "max_unactivated_per_address", T_U32, max_unactivated_per_address, 0, 1000000),
     K("server", "log_rate_burst", T_U32, log_rate_burst, 0, 1000000),
     K("server", "log_rate_interval_ms", T_U32, log_rate_interval_ms, 1, 3600000),
+    K("roles", "anonymous", T_STR, anonymous_roles, 0, 0),
+    K("roles", "x509", T_LIST, x509_roles, 0, 0),
+    K("roles", "permissions", T_LIST, role_permissions, 0, 0),
 };
 
 struct uas_config_file {
@@ -144,6 +148,24 @@ static int keep_string(uas_config_file *f, const char *v, const char **dst)
     return 1;
 }
 
+/* *dst = *dst + "\n" + v, or v when *dst is NULL (the kept strings hold
+ * both; the old one is freed with the file). */
+static int append_line(uas_config_file *f, const char **dst, const char *v)
+{
+    if (!*dst)
+        return keep_string(f, v, dst);
+    size_t a = strlen(*dst), b = strlen(v);
+    char *joined = uas_malloc(a + b + 2);
+    if (!joined)
+        return 0;
+    memcpy(joined, *dst, a);
+    joined[a] = '\n';
+    memcpy(joined + a + 1, v, b + 1);
+    int ok = keep_string(f, joined, dst);
+    uas_free(joined, a + b + 2);
+    return ok;
+}
+
 /* Debian's inih reports the line of the first error as ini_parse_file's
  * result; messages here omit it and the caller prefixes it. */
 static int on_value(void *user, const char *section, const char *name, const char *value)
@@ -158,6 +180,14 @@ static int on_value(void *user, const char *section, const char *name, const cha
             if (!keep_string(ps->keep, value, (const char **)(void *)field)) {
                 if (first_error(ps))
                     snprintf(ps->err, ps->errlen, "out of memory");
+                return 0;
+            }
+            return 1;
+        }
+        if (k->type == T_LIST) {
+            const char **dst = (const char **)(void *)field;
+            if (!append_line(ps->keep, dst, value)) {
+                snprintf(ps->err, ps->errlen, "out of memory");
                 return 0;
             }
             return 1;
@@ -253,6 +283,17 @@ void uas_config_file_free(uas_config_file *f)
     uas_free(f, sizeof(*f));
 }
 
+/* A T_LIST value as one "key = line" per entry. */
+static void print_lines(FILE *out, const char *key, const char *v)
+{
+    while (v && *v) {
+        const char *e = strchr(v, '\n');
+        int n = e ? (int)(e - v) : (int)strlen(v);
+        fprintf(out, "%s = %.*s\n", key, n, v);
+        v = e ? e + 1 : NULL;
+    }
+}
+
 void uas_config_print(FILE *out, const uas_server_config *c)
 {
     fprintf(out, "[server]\nbind_address = %s\nport = %u\nthreads = %u\napplication_uri = %s\n",
@@ -274,4 +315,7 @@ void uas_config_print(FILE *out, const uas_server_config *c)
     if (c->certificate)
         fprintf(out, "certificate = %s\nprivate_key = %s\n", c->certificate,
                 c->private_key ? c->private_key : "");
+    fprintf(out, "[roles]\nanonymous = %s\n", c->anonymous_roles ? c->anonymous_roles : "");
+    print_lines(out, "x509", c->x509_roles);
+    print_lines(out, "permissions", c->role_permissions);
 }

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "aspace.h"
+#include "authz.h"
 #include "dispatch.h"
 #include "svc_subscription.h"
 
@@ -209,6 +210,8 @@ uas_server *uas_server_new(const uas_server_config *cfg, uas_status *status)
         }
     }
     st = uas_server_security_init(s);
+    if (st == UAS_GOOD)
+        st = uas_authz_new(s, &s->authz);
     if (st != UAS_GOOD) {
         uas_server_delete(s);
         *status = st;
@@ -216,7 +219,7 @@ uas_server *uas_server_new(const uas_server_config *cfg, uas_status *status)
     }
     s->as = uas_aspace_new(s);
     if (!s->as || uas_server_object_init(s) != UAS_GOOD || uas_subs_init(s) != UAS_GOOD ||
-        uas_subs_methods_init(s) != UAS_GOOD) {
+        uas_subs_methods_init(s) != UAS_GOOD || uas_authz_roleset_init(s) != UAS_GOOD) {
         uas_server_delete(s);
         *status = UAS_BAD_OUT_OF_MEMORY;
         return NULL;
@@ -251,6 +254,7 @@ void uas_server_delete(uas_server *s)
         uas_free(s->loops, s->nloops * sizeof(uas_sloop));
     uas_aspace_delete(s->as);
     uas_server_security_free(s);
+    uas_authz_delete(s->authz);
     for (size_t i = 0; i < s->namespace_count; i++)
         free_cstr(s->namespaces[i]);
     if (s->namespaces)
@@ -286,6 +290,7 @@ uint16_t uas_server_add_namespace(uas_server *s, const char *uri)
         s->namespaces = grown;
         s->namespaces[s->namespace_count] = copy;
         idx = (uint16_t)s->namespace_count++;
+        uas_authz_namespace_added(s->authz, idx, uri);
     } else {
         free_cstr(copy);
     }

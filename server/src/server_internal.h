@@ -75,6 +75,7 @@ struct uas_session {
      * for (user name or certificate thumbprint, for logs). */
     uas_bytestring client_cert;
     char user[72];
+    uint32_t roles; /* authz.h: the roles of the activated identity */
     /* Per-session state of the View services (continuation points); owned
      * and released by the address space module. */
     void *view_state;
@@ -174,6 +175,7 @@ struct uas_server {
     uas_pki_store *pki;      /* application trust list */
     uas_pki_store *user_pki; /* <pki_dir>/user: trust list of X509 user tokens */
     uas_user_store *users;   /* NULL: no users file, user names refused */
+    struct uas_authz *authz; /* roles and permissions (authz.h) */
     /* Namespace array (index 0: OPC UA, 1: the application URI). */
     pthread_mutex_t ns_lock;
     char **namespaces;

@@ -6,12 +6,19 @@
  * references are only ever appended, so the index stays meaningful while
  * other threads add nodes and references. Continuation points belong to
  * the session (se->view_state); its requests are serialised by the session
- * lock, so they need no lock of their own. */
+ * lock, so they need no lock of their own.
+ *
+ * Authorization: browsing a node needs the Browse permission on it
+ * (BadUserAccessDenied), and references to nodes of this server the
+ * session may not browse are left out of the result, so a session only
+ * learns of nodes it may see. BrowseNext judges with the roles the session
+ * has then (a re-activation may have changed them). */
 #define _POSIX_C_SOURCE 200809L
 
 #include <string.h>
 
 #include "aspace_internal.h"
+#include "authz_node.h"
 
 typedef struct as_filter {
     uas_nodeid ref_type; /* ns0 numeric or null */
@@ -124,7 +131,7 @@ static uas_status cp_bytes(const as_cp *cp, uas_bytestring *out, uas_arena *aren
 /* ---- browsing one node ---- */
 
 /* Fill rd for a reference that passes the filter; false when it does not. */
-static bool describe(uas_aspace *as, const as_filter *f, const as_refv *r,
+static bool describe(uas_aspace *as, const as_filter *f, uint32_t roles, const as_refv *r,
                      uas_reference_description *rd)
 {
     if (f->direction == UAS_BROWSE_DIRECTION_FORWARD && !r->forward)
@@ -136,6 +143,8 @@ static bool describe(uas_aspace *as, const as_filter *f, const as_refv *r,
     as_nv t = {NULL, NULL};
     if (r->target.server_index == 0 && !r->target.namespace_uri.data)
         t = as_lookup(as, &r->target.nodeid);
+    if (as_nv_found(&t) && !(as_perms(as, &t, roles) & UAS_PERMISSION_TYPE_BROWSE))
+        return false;
     uint8_t nc = as_nv_found(&t) ? as_nv_class(&t) : 0;
     if (f->node_class_mask && !(nc & f->node_class_mask))
         return false;
@@ -163,8 +172,8 @@ static bool describe(uas_aspace *as, const as_filter *f, const as_refv *r,
 /* References of nv from *offset on, at most max (0: all). On return
  * *offset is the index of the next matching reference, or SIZE_MAX when
  * there is none. Caller holds the read lock. */
-static uas_status browse_refs(uas_aspace *as, const as_nv *nv, const as_filter *f, uint32_t max,
-                              size_t *offset, uas_browse_result *br, uas_arena *arena)
+static uas_status browse_refs(uas_aspace *as, const as_nv *nv, const as_filter *f, uint32_t roles,
+                              uint32_t max, size_t *offset, uas_browse_result *br, uas_arena *arena)
 {
     size_t n = as_nv_ref_count(nv), cap = 0, count = 0;
     uas_reference_description *out = UAS_EMPTY_ARRAY, rd;
@@ -173,7 +182,7 @@ static uas_status browse_refs(uas_aspace *as, const as_nv *nv, const as_filter *
     for (; i < n; i++) {
         as_refv r;
         as_nv_ref(nv, i, &r);
-        if (!describe(as, f, &r, &rd))
+        if (!describe(as, f, roles, &r, &rd))
             continue;
         if (max && count == max) {
             *offset = i; /* one more exists: the next answer starts here */
@@ -218,6 +227,9 @@ static uas_status browse_one(uas_request_ctx *ctx, const uas_browse_description 
     as_nv nv = as_lookup(as, &bd->node_id);
     if (!as_nv_found(&nv))
         return UAS_BAD_NODE_ID_UNKNOWN;
+    uint32_t roles = uas_authz_ctx_roles(ctx);
+    if (!(as_perms(as, &nv, roles) & UAS_PERMISSION_TYPE_BROWSE))
+        return UAS_BAD_USER_ACCESS_DENIED;
     as_filter f = {
         .ref_type = uas_nodeid_numeric(0, 0),
         .include_subtypes = bd->include_subtypes,
@@ -228,7 +240,7 @@ static uas_status browse_one(uas_request_ctx *ctx, const uas_browse_description 
     if (!as_nodeid_is_null(&bd->reference_type_id))
         f.ref_type = bd->reference_type_id; /* ns0 numeric: nothing to copy */
     size_t offset = 0;
-    AS_TRY(browse_refs(as, &nv, &f, max, &offset, br, ctx->arena));
+    AS_TRY(browse_refs(as, &nv, &f, roles, max, &offset, br, ctx->arena));
     if (offset == SIZE_MAX)
         return UAS_GOOD;
     as_cp *cp = cp_new(ctx, &bd->node_id);
@@ -287,7 +299,8 @@ static uas_status browse_next_one(uas_request_ctx *ctx, const uas_bytestring *b,
     uas_aspace *as = ctx->server->as;
     as_nv nv = as_lookup(as, &cp->node); /* nodes are never removed */
     size_t offset = cp->offset;
-    uas_status st = browse_refs(as, &nv, &cp->f, cp->max, &offset, br, ctx->arena);
+    uas_status st =
+        browse_refs(as, &nv, &cp->f, uas_authz_ctx_roles(ctx), cp->max, &offset, br, ctx->arena);
     if (st != UAS_GOOD || offset == SIZE_MAX) {
         cp_remove(ctx->session, cp);
         return st;

@@ -1,12 +1,17 @@
 /* Call (Part 4, 5.11.2): check the object, the method and its relation,
  * Executable, the input arguments against the InputArguments property,
  * then run the program's callback with the structure lock released (a
- * method may add nodes). Outputs come from the request arena. */
+ * method may add nodes). Outputs come from the request arena.
+ *
+ * The session needs the Call permission on both the object (or object
+ * type) and the method (Part 3, 8.55): BadNotExecutable says the method
+ * cannot run at all, BadUserAccessDenied that this session may not run it. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <string.h>
 
 #include "aspace_internal.h"
+#include "authz_node.h"
 
 static bool has_component(uas_aspace *as, const as_nv *nv, const uas_nodeid *method)
 {
@@ -92,6 +97,9 @@ static uas_status call_one(uas_request_ctx *ctx, const uas_call_method_request *
         m.d ? m.d->executable && m.d->user_executable : (m.s->flags & UAS_NS0_EXECUTABLE) != 0;
     if (!executable)
         return UAS_BAD_NOT_EXECUTABLE;
+    uint32_t roles = uas_authz_ctx_roles(ctx);
+    if (!(as_perms(as, &obj, roles) & as_perms(as, &m, roles) & UAS_PERMISSION_TYPE_CALL))
+        return UAS_BAD_USER_ACCESS_DENIED;
 
     const uas_argument *args;
     size_t nargs, nin = cm->input_arguments_count;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "aspace_internal.h"
+#include "authz_node.h"
 
 static bool has_encoding(const uas_qualifiedname *q)
 {
@@ -44,9 +45,20 @@ static void fail(uas_datavalue *out, uas_status st)
     out->has_status = true;
 }
 
-/* One ReadValueId; caller holds the read lock. A Bad return is the
- * operation's status (the caller clears out). */
-static uas_status read_item(uas_aspace *as, const uas_read_value_id *rv,
+/* The permission reading an attribute needs (Part 3, 8.55): Read for a
+ * Value, ReadRolePermissions for RolePermissions, Browse for the rest. */
+static uint32_t read_needs(uint32_t attr)
+{
+    if (attr == AS_ATTR_VALUE)
+        return UAS_PERMISSION_TYPE_READ;
+    if (attr == AS_ATTR_ROLE_PERMISSIONS)
+        return UAS_PERMISSION_TYPE_READ_ROLE_PERMISSIONS;
+    return UAS_PERMISSION_TYPE_BROWSE;
+}
+
+/* One ReadValueId for a session of these roles; caller holds the read
+ * lock. A Bad return is the operation's status (the caller clears out). */
+static uas_status read_item(uas_aspace *as, const uas_read_value_id *rv, uint32_t roles,
                             uas_timestamps_to_return ttr, uas_datetime now, uas_datavalue *out,
                             uas_arena *arena)
 {
@@ -63,6 +75,7 @@ static uas_status read_item(uas_aspace *as, const uas_read_value_id *rv,
     bool encoding = has_encoding(&rv->data_encoding);
     if (encoding)
         AS_TRY(check_encoding(&nv, attr, &rv->data_encoding));
+    uint32_t perms = as_perms(as, &nv, roles);
 
     if (attr == AS_ATTR_VALUE) {
         uint8_t access = as_nv_access_level(&nv);
@@ -70,12 +83,16 @@ static uas_status read_item(uas_aspace *as, const uas_read_value_id *rv,
             access &= nv.d->user_access_level;
         if (nc == UAS_NODE_CLASS_VARIABLE && !(access & UAS_ACCESS_LEVEL_TYPE_CURRENT_READ))
             return UAS_BAD_NOT_READABLE;
+        if (!(perms & UAS_PERMISSION_TYPE_READ))
+            return UAS_BAD_USER_ACCESS_DENIED;
         AS_TRY(as_read_value(as, &nv, &range, out, arena));
         if (encoding && !is_structure(&out->value))
             return UAS_BAD_DATA_ENCODING_INVALID;
     } else {
+        if (!(perms & read_needs(attr)))
+            return UAS_BAD_USER_ACCESS_DENIED;
         uas_variant v;
-        uas_status st = as_read_attr(as, &nv, attr, &v, arena);
+        uas_status st = as_read_attr(as, &nv, attr, roles, perms, &v, arena);
         if (st == UAS_GOOD && range.dims)
             st = as_range_read(&v, &range, &out->value, arena, false);
         else
@@ -106,10 +123,11 @@ static uas_status read_item(uas_aspace *as, const uas_read_value_id *rv,
     return UAS_GOOD;
 }
 
-static void read_one(uas_aspace *as, const uas_read_value_id *rv, uas_timestamps_to_return ttr,
-                     uas_datetime now, uas_datavalue *out, uas_arena *arena)
+static void read_one(uas_aspace *as, const uas_read_value_id *rv, uint32_t roles,
+                     uas_timestamps_to_return ttr, uas_datetime now, uas_datavalue *out,
+                     uas_arena *arena)
 {
-    uas_status st = read_item(as, rv, ttr, now, out, arena);
+    uas_status st = read_item(as, rv, roles, ttr, now, out, arena);
     if (st != UAS_GOOD)
         fail(out, st);
 }
@@ -118,7 +136,7 @@ void uas_aspace_read(uas_aspace *as, const uas_read_value_id *rv, uas_timestamps
                      uas_datetime now, uas_datavalue *out, uas_arena *arena)
 {
     as_rdlock(as);
-    read_one(as, rv, ttr, now, out, arena);
+    read_one(as, rv, UAS_ROLES_INTERNAL, ttr, now, out, arena);
     as_unlock(as);
 }
 
@@ -149,16 +167,18 @@ void uas_svc_read(uas_request_ctx *ctx, const void *req, void *resp)
     }
     rs->results_count = n;
     uas_aspace *as = s->as;
+    uint32_t roles = uas_authz_ctx_roles(ctx);
     as_rdlock(as);
     for (size_t i = 0; i < n; i++)
-        read_one(as, &rq->nodes_to_read[i], rq->timestamps_to_return, ctx->now, &rs->results[i],
-                 ctx->arena);
+        read_one(as, &rq->nodes_to_read[i], roles, rq->timestamps_to_return, ctx->now,
+                 &rs->results[i], ctx->arena);
     as_unlock(as);
 }
 
 /* No node keeps history (Historizing is false everywhere and AccessLevel
  * never has HistoryRead), so every item answers
- * BadHistoryOperationUnsupported; nodes that do not exist say so. */
+ * BadHistoryOperationUnsupported; nodes that do not exist say so, and so
+ * do nodes whose history the session may not read (ReadHistory). */
 void uas_svc_history_read(uas_request_ctx *ctx, const void *req, void *resp)
 {
     const uas_history_read_request *rq = req;
@@ -190,11 +210,16 @@ void uas_svc_history_read(uas_request_ctx *ctx, const void *req, void *resp)
     }
     rs->results_count = n;
     uas_aspace *as = s->as;
+    uint32_t roles = uas_authz_ctx_roles(ctx);
     as_rdlock(as);
     for (size_t i = 0; i < n; i++) {
         as_nv nv = as_lookup(as, &rq->nodes_to_read[i].node_id);
-        rs->results[i].status_code =
-            as_nv_found(&nv) ? UAS_BAD_HISTORY_OPERATION_UNSUPPORTED : UAS_BAD_NODE_ID_UNKNOWN;
+        uas_status st = UAS_BAD_NODE_ID_UNKNOWN;
+        if (as_nv_found(&nv))
+            st = as_perms(as, &nv, roles) & UAS_PERMISSION_TYPE_READ_HISTORY
+                     ? UAS_BAD_HISTORY_OPERATION_UNSUPPORTED
+                     : UAS_BAD_USER_ACCESS_DENIED;
+        rs->results[i].status_code = st;
     }
     as_unlock(as);
 }

@@ -11,6 +11,7 @@
 #include <sodium.h>
 
 #include "aspace.h"
+#include "authz.h"
 #include "crypto_util.h"
 #include "dispatch.h"
 #include "secpol.h"
@@ -475,6 +476,7 @@ void uas_svc_activate_session(uas_request_ctx *ctx, const void *vreq, void *vres
                 se->channel_id, channel);
     se->channel_id = channel;
     se->activated = true;
+    uas_authz_session_roles(ctx->server, se, &req->user_identity_token);
     uas_random_bytes(se->server_nonce, sizeof(se->server_nonce));
     resp->server_nonce.length = sizeof(se->server_nonce);
     resp->server_nonce.data = uas_arena_alloc(ctx->arena, sizeof(se->server_nonce));

@@ -23,6 +23,7 @@
 #include <ua/nodeids.h>
 
 #include "aspace_monitor.h"
+#include "authz.h"
 #include "crypto_util.h"
 #include "dispatch.h"
 #include "lock_stats.h"
@@ -218,6 +219,11 @@ static void cb_read_value(void *ud, const uas_nodeid *node, uint32_t attribute,
     uas_aspace_read(s->as, &rv, UAS_TIMESTAMPS_TO_RETURN_BOTH, uas_datetime_now(), out, a);
 }
 
+/* The roles of the session whose CreateMonitoredItems runs on this thread
+ * (the engine calls check_node synchronously from it); the server's own
+ * checks otherwise. */
+static _Thread_local uint32_t check_roles = UAS_ROLES_INTERNAL;
+
 static uas_status cb_check_node(void *ud, const uas_read_value_id *item, uas_sub_node_info *info)
 {
     uas_server *s = ud;
@@ -238,6 +244,9 @@ static uas_status cb_check_node(void *ud, const uas_read_value_id *item, uas_sub
          dv.status == UAS_BAD_DATA_ENCODING_INVALID ||
          dv.status == UAS_BAD_DATA_ENCODING_UNSUPPORTED))
         return dv.status;
+    st = uas_authz_check_monitor(s, item, check_roles);
+    if (st != UAS_GOOD)
+        return st;
     info->pushed = pushed && item->attribute_id == UAS_SUB_ATTR_VALUE;
     info->numeric = numeric;
     return UAS_GOOD;
@@ -627,8 +636,23 @@ SUB_SERVICE(uas_svc_set_publishing_mode, uas_sub_set_publishing_mode,
 SUB_SERVICE(uas_svc_delete_subscriptions, uas_sub_delete_subscriptions,
             uas_delete_subscriptions_request, uas_delete_subscriptions_response)
 SUB_SERVICE(uas_svc_republish, uas_sub_republish, uas_republish_request, uas_republish_response)
-SUB_SERVICE(uas_svc_create_monitored_items, uas_sub_create_monitored_items,
-            uas_create_monitored_items_request, uas_create_monitored_items_response)
+
+/* Items are created with the session's permissions on their nodes. */
+void uas_svc_create_monitored_items(uas_request_ctx *ctx, const void *req, void *resp)
+{
+    uas_sloop_subs *ss = subs_of(ctx);
+    if (!ss) {
+        ((uas_response_header *)resp)->service_result = UAS_BAD_OUT_OF_MEMORY;
+        return;
+    }
+    uas__lock(&ss->lock, UAS_LOCK_SUBSCRIPTIONS);
+    check_roles = uas_authz_ctx_roles(ctx);
+    (void)uas_sub_create_monitored_items(ctx->session->sub, req, resp, ctx->arena, ctx->now_ms);
+    check_roles = UAS_ROLES_INTERNAL;
+    pthread_mutex_unlock(&ss->lock);
+    engine_touched(ss);
+}
+
 SUB_SERVICE(uas_svc_modify_monitored_items, uas_sub_modify_monitored_items,
             uas_modify_monitored_items_request, uas_modify_monitored_items_response)
 SUB_SERVICE(uas_svc_delete_monitored_items, uas_sub_delete_monitored_items,

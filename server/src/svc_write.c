@@ -8,16 +8,21 @@
  * server timestamp is the time of the write. A write callback sees the
  * complete new value (for an index range: the merged array) before it is
  * stored and may reject it. A variable with a read callback but no write
- * callback is not writable (what would be stored would never be read). */
+ * callback is not writable (what would be stored would never be read).
+ *
+ * A writable variable is written only by a session with the Write
+ * permission on it (authz.h): BadNotWritable says the node cannot be
+ * written at all, BadUserAccessDenied that this session may not. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <string.h>
 
 #include "aspace_internal.h"
+#include "authz_node.h"
 
 /* Caller holds the read lock. */
-static uas_status write_one(uas_aspace *as, const uas_write_value *wv, uas_datetime now,
-                            uas_arena *arena)
+static uas_status write_one(uas_aspace *as, const uas_write_value *wv, uint32_t roles,
+                            uas_datetime now, uas_arena *arena)
 {
     as_nv nv = as_lookup(as, &wv->node_id);
     if (!as_nv_found(&nv))
@@ -32,6 +37,8 @@ static uas_status write_one(uas_aspace *as, const uas_write_value *wv, uas_datet
         access &= nv.d->user_access_level;
     if (!(access & UAS_ACCESS_LEVEL_TYPE_CURRENT_WRITE))
         return UAS_BAD_NOT_WRITABLE;
+    if (!(as_perms(as, &nv, roles) & UAS_PERMISSION_TYPE_WRITE))
+        return UAS_BAD_USER_ACCESS_DENIED;
     as_range range;
     AS_TRY(as_range_parse(&wv->index_range, &range));
     uas_variant empty;
@@ -102,9 +109,10 @@ void uas_svc_write(uas_request_ctx *ctx, const void *req, void *resp)
     }
     rs->results_count = n;
     uas_aspace *as = s->as;
+    uint32_t roles = uas_authz_ctx_roles(ctx);
     as_rdlock(as);
     for (size_t i = 0; i < n; i++)
-        rs->results[i] = write_one(as, &rq->nodes_to_write[i], ctx->now, ctx->arena);
+        rs->results[i] = write_one(as, &rq->nodes_to_write[i], roles, ctx->now, ctx->arena);
     as_unlock(as);
 }
 

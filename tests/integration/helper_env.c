@@ -157,6 +157,9 @@ void env_start(env *e, const env_options *o)
         cfg.hello_timeout_ms = o->hello_timeout_ms;
     if (o && o->max_references_per_node)
         cfg.max_references_per_node = o->max_references_per_node;
+    /* The contract nodes are written and called anonymously, as under
+     * uaserver --contract; tests of authorization configure their own. */
+    cfg.role_permissions = UAS_CONTRACT_PERMISSIONS;
     if (o && o->configure)
         o->configure(&cfg, o->configure_ud);
     e->threads = cfg.threads;

@@ -87,12 +87,31 @@ typedef struct uas_server_config {
     uint32_t max_unactivated_per_address;   /* ... of one client address (128) */
     uint32_t log_rate_burst;                /* lines per call site and interval (10) */
     uint32_t log_rate_interval_ms;          /* (10000) */
+    /* Authorization (docs/Security.md, "Roles and permissions"): role names
+     * are the well-known roles (Anonymous, AuthenticatedUser, Observer,
+     * Operator, Engineer, Supervisor, ConfigureAdmin, SecurityAdmin).
+     * anonymous_roles: roles anonymous sessions get besides Anonymous
+     * ("Observer"); NULL: none. x509_roles: newline-separated entries
+     * "ROLE,ROLE thumbprint=HEX" or "ROLE,ROLE subject=NAME" for X.509
+     * user identities. role_permissions: newline-separated entries
+     * "NAMESPACE ROLE PERMISSION,PERMISSION" (namespace index, URI or "*"
+     * for every namespace but 0) replacing the built-in default of a role
+     * in a namespace; later entries win. */
+    const char *anonymous_roles;
+    const char *x509_roles;
+    const char *role_permissions;
 } uas_server_config;
 
 #define UAS_SECURITY_ALL                                                                           \
     "None,Basic256Sha256:SignAndEncrypt,Basic256Sha256:Sign,"                                      \
     "Aes128_Sha256_RsaOaep:SignAndEncrypt,Aes128_Sha256_RsaOaep:Sign,"                             \
     "Aes256_Sha256_RsaPss:SignAndEncrypt,Aes256_Sha256_RsaPss:Sign"
+
+/* role_permissions of the benchmark contract (uaserver --contract): its
+ * clients write the variables and call the methods of namespace 1
+ * anonymously. Not for production: anonymous sessions of the default
+ * configuration only browse and read. */
+#define UAS_CONTRACT_PERMISSIONS "1 Anonymous Browse,Read,ReadHistory,ReceiveEvents,Write,Call"
 
 void uas_server_config_default(uas_server_config *cfg);
 
@@ -196,6 +215,12 @@ uas_status uas_server_add_reference(uas_server *s, const uas_nodeid *source,
  * writable by clients. BadNodeIdUnknown, BadNodeClassInvalid. */
 uas_status uas_server_set_data_source(uas_server *s, const uas_nodeid *id, uas_read_fn read,
                                       uas_write_fn write, void *ud);
+/* Gives a node RolePermissions of its own (also a namespace 0 node),
+ * replacing its namespace's default for it; list NULL returns it to the
+ * default. Entries of roles that are not well-known are kept and shown
+ * but grant nothing yet. BadNodeIdUnknown, BadOutOfMemory. */
+uas_status uas_server_set_role_permissions(uas_server *s, const uas_nodeid *id,
+                                           const uas_role_permission_type *list, size_t count);
 /* An event to report. Memory is only read during the call. */
 typedef struct uas_event {
     const uas_nodeid *event_type;  /* BaseEventType (i=2041) or a subtype */

@@ -6,6 +6,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
+#include "authz.h"
 #include "helper_aspace.h"
 #include "ns0.h"
 
@@ -27,6 +28,9 @@ void fx_init(fx *f, const uas_server_config *cfg)
     cr_assert_not_null(f->s, "uas_server_new: %s", uas_status_name(st));
     pthread_mutex_init(&f->se.lock, NULL);
     f->se.activated = true;
+    /* Every permission, so the service tests are about the services; the
+     * authorization tests give the session roles of their own. */
+    f->se.roles = UAS_ROLES_INTERNAL;
     uas_arena_init(&f->arena, first_block, sizeof(first_block), 0);
     f->ctx.server = f->s;
     f->ctx.session = &f->se;

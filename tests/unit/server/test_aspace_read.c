@@ -140,8 +140,11 @@ Test(read, role_permissions_and_access_restrictions)
     cr_assert_eq(r[0].role_id.ns, 0);
     cr_assert_neq(r[0].role_id.id.numeric, 0);
     cr_assert_eq(*(uint16_t *)read_attr(&f, N0(3708), 26, NULL).value.data, 3);
-    cr_assert_eq(read_attr(&f, N0(UAS_NS0ID_SERVER), 24, NULL).status,
-                 UAS_BAD_ATTRIBUTE_ID_INVALID);
+    /* A node without RolePermissions of its own shows its namespace's
+     * default (Part 3, 5.2.9): one entry per well-known role. */
+    rp = read_attr(&f, N0(UAS_NS0ID_SERVER), 24, NULL);
+    cr_assert_eq(rp.status, UAS_GOOD);
+    cr_assert_eq(rp.value.array_length, 8);
 }
 
 Test(read, server_status_value_from_data_source)
