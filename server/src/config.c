@@ -68,6 +68,11 @@ static const key_def keys[] = {
     K("security", "private_key", T_STR, private_key, 0, 0),
     K("security", "key_bits", T_U32, key_bits, 2048, 8192),
     K("security", "trust_certificate", T_STR, trust_certificate, 0, 0),
+    K("security", "login_max_failures", T_U32, login_max_failures, 0, 1000000),
+    K("security", "login_window_ms", T_U32, login_window_ms, 0, UINT32_MAX),
+    K("security", "login_backoff_ms", T_U32, login_backoff_ms, 0, UINT32_MAX),
+    K("security", "login_max_backoff_ms", T_U32, login_max_backoff_ms, 0, UINT32_MAX),
+    K("security", "login_global_max_failures", T_U32, login_global_max_failures, 0, 100000000),
 };
 
 struct uas_config_file {

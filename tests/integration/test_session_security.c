@@ -302,15 +302,21 @@ Test(session_security, activate_session_refuses_wrong_client_signatures, .timeou
             cr_expect_eq(read_state(&s, &c, &cs.authentication_token),
                          UAS_BAD_SESSION_NOT_ACTIVATED, "after %s", sig_names[k]);
         }
-        /* The right signature still activates the same session. */
+        /* Every refusal renewed the session's nonce (a ServiceFault carries
+         * none): the right signature over the nonce the client knows is
+         * refused too, and the client starts a new session. */
+        cr_expect_eq(activate(&s, &c, &cs, &cs.server_nonce, SIG_GOOD, NULL, &as),
+                     UAS_BAD_APPLICATION_SIGNATURE_INVALID);
+        cr_assert_eq(create_session(&s, &c, &s.cert, CLIENT_URI, 32, &cs), UAS_GOOD);
         cr_assert_eq(activate(&s, &c, &cs, &cs.server_nonce, SIG_GOOD, NULL, &as), UAS_GOOD);
         cr_expect_eq(read_state(&s, &c, &cs.authentication_token), UAS_GOOD);
-        /* A used serverNonce is not accepted again; the new one is. */
+        /* The new serverNonce is accepted; a used one is not accepted
+         * again (and the refusal does not end the activated session). */
         uas_activate_session_response again;
-        cr_expect_eq(activate(&s, &c, &cs, &cs.server_nonce, SIG_GOOD, NULL, &again),
-                     UAS_BAD_APPLICATION_SIGNATURE_INVALID);
         cr_assert_eq(as.server_nonce.length, 32);
         cr_expect_eq(activate(&s, &c, &cs, &as.server_nonce, SIG_GOOD, NULL, &again), UAS_GOOD);
+        cr_expect_eq(activate(&s, &c, &cs, &as.server_nonce, SIG_GOOD, NULL, &again),
+                     UAS_BAD_APPLICATION_SIGNATURE_INVALID);
         cr_expect_eq(read_state(&s, &c, &cs.authentication_token), UAS_GOOD);
         env_schan_close(&c);
     }
@@ -374,10 +380,13 @@ Test(session_security, user_name_tokens_wrong_password_wrong_nonce_unknown_user,
         cr_expect_eq(activate(&s, &c, &cs, &cs.server_nonce, SIG_GOOD, &tok, &as),
                      UAS_BAD_USER_ACCESS_DENIED);
         no_secret_in(&c);
+        /* A refusal renews the nonce: each attempt gets a new session. */
+        cr_assert_eq(create_session(&s, &c, &s.cert, CLIENT_URI, 32, &cs), UAS_GOOD);
         tok = user_token(&s, &t, "mallory", PASSWORD, &cs.server_nonce, cipher, sizeof(cipher));
         cr_expect_eq(activate(&s, &c, &cs, &cs.server_nonce, SIG_GOOD, &tok, &as),
                      UAS_BAD_USER_ACCESS_DENIED);
         no_secret_in(&c);
+        cr_assert_eq(create_session(&s, &c, &s.cert, CLIENT_URI, 32, &cs), UAS_GOOD);
         /* The right password bound to another nonce: a replayed or forged
          * secret, BadIdentityTokenInvalid. */
         uint8_t stale[32];
@@ -387,6 +396,7 @@ Test(session_security, user_name_tokens_wrong_password_wrong_nonce_unknown_user,
         cr_expect_eq(activate(&s, &c, &cs, &cs.server_nonce, SIG_GOOD, &tok, &as),
                      UAS_BAD_IDENTITY_TOKEN_INVALID);
         no_secret_in(&c);
+        cr_assert_eq(create_session(&s, &c, &s.cert, CLIENT_URI, 32, &cs), UAS_GOOD);
         /* A password in the clear is never taken. */
         t.password.data = (uint8_t *)PASSWORD;
         t.password.length = strlen(PASSWORD);
@@ -395,6 +405,7 @@ Test(session_security, user_name_tokens_wrong_password_wrong_nonce_unknown_user,
                      UAS_BAD_IDENTITY_TOKEN_INVALID);
         no_secret_in(&c);
         cr_expect_eq(read_state(&s, &c, &cs.authentication_token), UAS_BAD_SESSION_NOT_ACTIVATED);
+        cr_assert_eq(create_session(&s, &c, &s.cert, CLIENT_URI, 32, &cs), UAS_GOOD);
         /* Then the right one: the failures above (3 per mode) stay below
          * the throttling limit. */
         tok = user_token(&s, &t, "alice", PASSWORD, &cs.server_nonce, cipher, sizeof(cipher));

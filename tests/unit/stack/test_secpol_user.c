@@ -63,7 +63,7 @@ Test(secpol_user, password_round_trip_for_every_policy)
         uint8_t out[64];
         size_t out_len;
         cr_assert_eq(uas_secpol_user_decrypt(server, policies[i], cipher, n, nonce, sizeof(nonce),
-                                             out, sizeof(out), &out_len),
+                                             out, sizeof(out), &out_len, NULL),
                      UAS_GOOD, "%s", uas_security_policy_uri(policies[i]));
         cr_assert_eq(out_len, strlen(pw));
         cr_assert_eq(memcmp(out, pw, out_len), 0);
@@ -86,12 +86,12 @@ Test(secpol_user, long_password_takes_several_blocks)
                  UAS_GOOD);
     cr_assert_eq(n, 3 * 256);
     cr_assert_eq(uas_secpol_user_decrypt(server, &uas_secpol_aes256_sha256_rsapss, cipher, n, nonce,
-                                         sizeof(nonce), out, sizeof(out), &out_len),
+                                         sizeof(nonce), out, sizeof(out), &out_len, NULL),
                  UAS_GOOD);
     cr_assert_eq(out_len, sizeof(pw));
     /* Too small an output buffer. */
     cr_assert_eq(uas_secpol_user_decrypt(server, &uas_secpol_aes256_sha256_rsapss, cipher, n, nonce,
-                                         sizeof(nonce), out, 100, &out_len),
+                                         sizeof(nonce), out, 100, &out_len, NULL),
                  UAS_BAD_ENCODING_LIMITS_EXCEEDED);
     cr_assert_eq(uas_secpol_user_encrypt(cert, cert_len, &uas_secpol_aes256_sha256_rsapss, pw,
                                          sizeof(pw), nonce, sizeof(nonce), cipher, 600, &n),
@@ -115,25 +115,25 @@ Test(secpol_user, wrong_nonce_tampering_wrong_key_and_wrong_padding_fail_alike)
     memcpy(other_nonce, nonce, sizeof(nonce));
     other_nonce[31] ^= 1;
     cr_assert_eq(uas_secpol_user_decrypt(server, pol, cipher, n, other_nonce, sizeof(other_nonce),
-                                         out, sizeof(out), &out_len),
+                                         out, sizeof(out), &out_len, NULL),
                  UAS_BAD_IDENTITY_TOKEN_INVALID);
     cr_assert_eq(uas_secpol_user_decrypt(other, pol, cipher, n, nonce, sizeof(nonce), out,
-                                         sizeof(out), &out_len),
+                                         sizeof(out), &out_len, NULL),
                  UAS_BAD_IDENTITY_TOKEN_INVALID);
     /* OAEP-SHA256 ciphertext read as OAEP-SHA1. */
     cr_assert_eq(uas_secpol_user_decrypt(server, &uas_secpol_aes256_sha256_rsapss, cipher, n, nonce,
-                                         sizeof(nonce), out, sizeof(out), &out_len),
+                                         sizeof(nonce), out, sizeof(out), &out_len, NULL),
                  UAS_BAD_IDENTITY_TOKEN_INVALID);
     cipher[10] ^= 0x80;
     cr_assert_eq(uas_secpol_user_decrypt(server, pol, cipher, n, nonce, sizeof(nonce), out,
-                                         sizeof(out), &out_len),
+                                         sizeof(out), &out_len, NULL),
                  UAS_BAD_IDENTITY_TOKEN_INVALID);
     cr_assert_eq(uas_secpol_user_decrypt(server, pol, cipher, n - 1, nonce, sizeof(nonce), out,
-                                         sizeof(out), &out_len),
+                                         sizeof(out), &out_len, NULL),
                  UAS_BAD_IDENTITY_TOKEN_INVALID);
     cr_assert_eq(out_len, 0);
     cr_assert_eq(uas_secpol_user_decrypt(server, &uas_secpol_none, cipher, n, nonce, sizeof(nonce),
-                                         out, sizeof(out), &out_len),
+                                         out, sizeof(out), &out_len, NULL),
                  UAS_BAD_SECURITY_POLICY_REJECTED);
     uas_secpol_cred_unref(server);
     uas_secpol_cred_unref(other);
