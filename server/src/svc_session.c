@@ -298,12 +298,12 @@ void uas_svc_create_session(uas_request_ctx *ctx, const void *vreq, void *vresp)
 }
 
 /* Attacker text for a log line: printable ASCII as it is, every other
- * byte (and the backslash) as \xNN, at most 24 bytes of it. */
+ * byte (and the backslash) as \xNN, at most 64 bytes of it. */
 static void escaped(const uas_string *s, char *buf, size_t cap)
 {
     static const char hex[] = "0123456789abcdef";
     size_t n = s->data ? s->length : 0, o = 0;
-    for (size_t i = 0; i < n && i < 24 && o + 5 < cap; i++) {
+    for (size_t i = 0; i < n && i < 64 && o + 5 < cap; i++) {
         uint8_t c = s->data[i];
         if (c >= 0x20 && c < 0x7f && c != '\\') {
             buf[o++] = (char)c;
@@ -314,7 +314,7 @@ static void escaped(const uas_string *s, char *buf, size_t cap)
             buf[o++] = hex[c & 15];
         }
     }
-    if (n > 24 && o + 4 < cap) {
+    if (n > 64 && o + 4 < cap) {
         memcpy(buf + o, "...", 3);
         o += 3;
     }
@@ -323,7 +323,7 @@ static void escaped(const uas_string *s, char *buf, size_t cap)
 
 /* Why an activation was refused, for its log line (never a secret). */
 typedef struct refusal {
-    char why[256];
+    char why[640];
 } refusal;
 
 /* Notes why in r and returns st. */
@@ -346,7 +346,7 @@ static const uas_secpol *endpoint_token_policy(uas_request_ctx *ctx, const uas_s
                                                const char *prefix, refusal *r)
 {
     uas_server *s = ctx->server;
-    char text[104];
+    char text[264];
     const uas_secpol *named = uas_server_token_policy(s, id, prefix);
     if (!named) {
         escaped(id, text, sizeof(text));
@@ -391,7 +391,7 @@ static uas_status check_user_name(uas_request_ctx *ctx, const uas_user_name_iden
     const uas_secpol *pol = endpoint_token_policy(ctx, &t->policy_id, "username_", r);
     if (!pol)
         return UAS_BAD_IDENTITY_TOKEN_INVALID;
-    char text[104];
+    char text[264];
     /* Passwords travel encrypted only (no plaintext policy is offered). */
     if (!uas_string_eq_cstr(&t->encryption_algorithm, pol->asym_encryption_uri)) {
         escaped(&t->encryption_algorithm, text, sizeof(text));
@@ -446,7 +446,7 @@ static uas_status check_x509_user(uas_request_ctx *ctx, const uas_x509_identity_
     if (!t->certificate_data.data || t->certificate_data.length == 0)
         return refuse(r, UAS_BAD_IDENTITY_TOKEN_INVALID, "no user certificate");
     if (!uas_string_eq_cstr(&sig->algorithm, pol->asym_signature_uri) || !sig->signature.data) {
-        char text[104];
+        char text[264];
         escaped(&sig->algorithm, text, sizeof(text));
         return refuse(r, UAS_BAD_USER_SIGNATURE_INVALID,
                       "user token signature: algorithm '%s' (%s wanted) or none", text,
