@@ -932,7 +932,7 @@ static uas_extensionobject legacy_token(sec *s, const legacy *l, const uas_bytes
                                         uas_user_name_identity_token *t, uint8_t *cipher,
                                         size_t cap)
 {
-    uint8_t plain[4096];
+    uint8_t plain[8192];
     memset(plain, 0, sizeof(plain));
     size_t pw = strlen(l->password);
     uint32_t n = (uint32_t)(pw + nonce->length) + (uint32_t)l->length_delta;
@@ -942,12 +942,13 @@ static uas_extensionobject legacy_token(sec *s, const legacy *l, const uas_bytes
     memcpy(plain + 4 + pw, nonce->data, nonce->length);
     if (l->wrong_nonce)
         plain[4 + pw + nonce->length - 1] ^= 1;
-    size_t block, probe[1];
+    /* One block first, to learn the plaintext block size. */
+    size_t block;
     uint8_t scratch[1024];
-    (void)probe;
     oaep_encrypt(&s->server_cert, l->sha256, plain, 1, scratch, sizeof(scratch), &block);
     size_t len = (l->blocks ? l->blocks : 1) * block;
     cr_assert_geq(len, 4 + pw + nonce->length);
+    cr_assert_leq(len, sizeof(plain));
     if (l->nonzero_pad)
         plain[len - 1] = 1;
     memset(t, 0, sizeof(*t));
