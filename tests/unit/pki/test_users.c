@@ -271,18 +271,23 @@ Test(users, eviction_takes_an_idle_key_before_a_counting_one)
     add("alice", "right", NULL);
     uas_user_throttle t;
     uas_user_throttle_default(&t);
-    t.max_failures = 2;
+    t.max_failures = 3;
     t.table_size = 2;
     uas_user_store *s;
     cr_assert_eq(uas_user_store_open(file, &t, &s), UAS_GOOD);
-    fake_now = 0;
     uas_user_store_set_clock(s, fake_clock, NULL);
-    check(s, "old", "alice", "x"); /* 1 failure, its window ends at 60000 */
-    fake_now = 50000;
-    check(s, "attacker", "alice", "x"); /* 1 failure */
-    fake_now = 70000;                   /* "old" is idle now, "attacker" still counting */
-    check(s, "k3", "alice", "x");       /* takes the slot of "old" */
-    check(s, "attacker", "alice", "x"); /* 2nd failure in its window: blocked */
+    fake_now = 0;
+    check(s, "old", "alice", "x"); /* its window: 0 .. 60000 */
+    fake_now = 20000;
+    check(s, "attacker", "alice", "x"); /* its window: 20000 .. 80000 */
+    fake_now = 59000;
+    check(s, "old", "alice", "x"); /* seen after the attacker */
+    fake_now = 70000;
+    /* A new key: "old" (window over) goes, not the attacker, who was seen
+     * less recently but still counts failures. */
+    check(s, "k3", "alice", "x");
+    check(s, "attacker", "alice", "x");
+    check(s, "attacker", "alice", "x"); /* 3 in its window: blocked */
     cr_assert_eq(check(s, "attacker", "alice", "right"), UAS_BAD_USER_ACCESS_DENIED);
     uas_user_store_close(s);
 }
