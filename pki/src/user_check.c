@@ -12,6 +12,7 @@
 #include "pki_internal.h"
 #include "user_internal.h"
 
+#include <arpa/inet.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -41,6 +42,11 @@ struct uas_user_store {
     char dummy[crypto_pwhash_STRBYTES];
     uas_user_throttle t;
     throttle_entry *table;
+    /* The server-wide failure budget: failures of every key in the
+     * current window, and whether (and until when) it is spent. */
+    uint32_t global_failures;
+    int64_t global_window_start;  /* ms */
+    int64_t global_blocked_until; /* ms */
     int64_t (*clock)(void *ud);
     void *clock_ud;
 };
@@ -52,6 +58,7 @@ void uas_user_throttle_default(uas_user_throttle *t)
     t->backoff_ms = 60000;
     t->max_backoff_ms = 900000;
     t->table_size = 1024;
+    t->global_max_failures = 100;
 }
 
 static int64_t default_clock(void *ud)
@@ -119,6 +126,8 @@ static uas_status open_store(const char *file, const uas_user_throttle *throttle
             s->t.max_failures = 5;
         if (s->t.table_size == 0)
             s->t.table_size = 1024;
+        if (s->t.global_max_failures == 0)
+            s->t.global_max_failures = 100;
         if (s->t.max_backoff_ms < s->t.backoff_ms)
             s->t.max_backoff_ms = s->t.backoff_ms;
     }
@@ -207,25 +216,53 @@ static throttle_entry *find_key(uas_user_store *s, const char *key)
     return NULL;
 }
 
-/* A free slot, else the least recently seen unblocked key, else the least
- * recently seen key. */
+/* The throttling key of a client key: an IPv6 address stands for its /64
+ * (one subscriber gets a whole /64, so single addresses would give it
+ * endless keys); IPv4, IPv4-mapped IPv6 and anything else (a certificate
+ * thumbprint) stand for themselves. */
+static void throttle_key(const char *in, char *out, size_t cap)
+{
+    char addr[INET6_ADDRSTRLEN + 1];
+    snprintf(addr, sizeof(addr), "%s", in);
+    char *scope = strchr(addr, '%');
+    if (scope)
+        *scope = 0;
+    struct in6_addr a;
+    if (!strchr(addr, ':') || inet_pton(AF_INET6, addr, &a) != 1 || IN6_IS_ADDR_V4MAPPED(&a)) {
+        snprintf(out, cap, "%s", in);
+        return;
+    }
+    memset(a.s6_addr + 8, 0, 8);
+    char text[INET6_ADDRSTRLEN];
+    inet_ntop(AF_INET6, &a, text, sizeof(text));
+    snprintf(out, cap, "%s/64", text);
+}
+
+/* A free slot, else the least recently seen key that is neither blocked
+ * nor counting failures of its current window, else the least recently
+ * seen unblocked one; never a blocked key, so that cycling through
+ * addresses cannot flush the keys that are being refused. NULL when every
+ * key is blocked: the failure then counts only server-wide. */
 static throttle_entry *new_key(uas_user_store *s, const char *key, int64_t now)
 {
     throttle_entry *victim = NULL;
-    bool victim_blocked = true;
-    for (uint32_t i = 0; i < s->t.table_size; i++) {
+    int victim_rank = 3; /* 0 free, 1 idle, 2 counting; blocked never */
+    for (uint32_t i = 0; i < s->t.table_size && victim_rank > 0; i++) {
         throttle_entry *e = &s->table[i];
-        if (!e->used) {
+        int rank;
+        if (!e->used)
+            rank = 0;
+        else if (e->blocked_until > now)
+            continue;
+        else
+            rank = now - e->window_start >= (int64_t)s->t.window_ms ? 1 : 2;
+        if (rank < victim_rank || (rank == victim_rank && e->last_seen < victim->last_seen)) {
             victim = e;
-            break;
-        }
-        bool blocked = e->blocked_until > now;
-        if (!victim || (victim_blocked && !blocked) ||
-            (victim_blocked == blocked && e->last_seen < victim->last_seen)) {
-            victim = e;
-            victim_blocked = blocked;
+            victim_rank = rank;
         }
     }
+    if (!victim)
+        return NULL;
     memset(victim, 0, sizeof(*victim));
     victim->used = true;
     snprintf(victim->key, sizeof(victim->key), "%s", key);
@@ -233,11 +270,32 @@ static throttle_entry *new_key(uas_user_store *s, const char *key, int64_t now)
     return victim;
 }
 
+/* Called with the lock held. */
+static void record_global_failure(uas_user_store *s, int64_t now)
+{
+    if (now - s->global_window_start >= (int64_t)s->t.window_ms) {
+        s->global_window_start = now;
+        s->global_failures = 0;
+    }
+    if (++s->global_failures < s->t.global_max_failures || s->global_blocked_until > now)
+        return;
+    s->global_failures = 0;
+    s->global_window_start = now;
+    s->global_blocked_until = now + (int64_t)s->t.backoff_ms;
+    /* One line per trip: the budget is spent at most once per back-off. */
+    uas_log(UAS_LOG_WARN, USER_LOG,
+            "%u failed logins server-wide within %u s: refusing every login for %u s",
+            s->t.global_max_failures, s->t.window_ms / 1000, s->t.backoff_ms / 1000);
+}
+
 static void record_failure(uas_user_store *s, const char *key, int64_t now)
 {
+    record_global_failure(s, now);
     throttle_entry *e = find_key(s, key);
     if (!e)
         e = new_key(s, key, now);
+    if (!e)
+        return;
     if (now - e->window_start >= (int64_t)s->t.window_ms) {
         e->window_start = now;
         e->failures = 0;
@@ -257,19 +315,53 @@ static void record_failure(uas_user_store *s, const char *key, int64_t now)
             s->t.max_failures, key, (unsigned long long)(backoff / 1000));
 }
 
+/* Called with the lock held: Good, or why key may not try now. */
+static uas_status throttled(uas_user_store *s, const char *key, int64_t now)
+{
+    if (s->global_blocked_until > now)
+        return UAS_BAD_TOO_MANY_OPERATIONS;
+    throttle_entry *e = find_key(s, key);
+    if (e && e->blocked_until > now) {
+        e->last_seen = now;
+        return UAS_BAD_USER_ACCESS_DENIED;
+    }
+    return UAS_GOOD;
+}
+
+uas_status uas_user_throttle_check(uas_user_store *s, const char *client_key)
+{
+    if (!s)
+        return UAS_BAD_USER_ACCESS_DENIED;
+    char key[KEY_MAX];
+    throttle_key(client_key ? client_key : "", key, sizeof(key));
+    pthread_mutex_lock(&s->lock);
+    uas_status st = throttled(s, key, s->clock(s->clock_ud));
+    pthread_mutex_unlock(&s->lock);
+    return st;
+}
+
+void uas_user_throttle_fail(uas_user_store *s, const char *client_key)
+{
+    if (!s)
+        return;
+    char key[KEY_MAX];
+    throttle_key(client_key ? client_key : "", key, sizeof(key));
+    pthread_mutex_lock(&s->lock);
+    record_failure(s, key, s->clock(s->clock_ud));
+    pthread_mutex_unlock(&s->lock);
+}
+
 uas_status uas_user_check(uas_user_store *s, const char *client_key, const char *name,
                           const char *password, size_t password_len)
 {
     if (!s || !name || (!password && password_len > 0))
         return UAS_BAD_USER_ACCESS_DENIED;
     char key[KEY_MAX];
-    snprintf(key, sizeof(key), "%s", client_key ? client_key : "");
+    throttle_key(client_key ? client_key : "", key, sizeof(key));
     char hash[crypto_pwhash_STRBYTES];
     pthread_mutex_lock(&s->lock);
     int64_t now = s->clock(s->clock_ud);
-    throttle_entry *e = find_key(s, key);
-    if (e && e->blocked_until > now) {
-        e->last_seen = now;
+    if (throttled(s, key, now) != UAS_GOOD) {
         pthread_mutex_unlock(&s->lock);
         uas_log(UAS_LOG_DEBUG, USER_LOG, "login from throttled '%s' refused", key);
         return UAS_BAD_USER_ACCESS_DENIED;
@@ -289,7 +381,7 @@ uas_status uas_user_check(uas_user_store *s, const char *client_key, const char 
     pthread_mutex_lock(&s->lock);
     now = s->clock(s->clock_ud);
     if (ok) {
-        e = find_key(s, key);
+        throttle_entry *e = find_key(s, key);
         if (e)
             memset(e, 0, sizeof(*e));
     } else {

@@ -82,6 +82,11 @@ static const key_def keys[] = {
     K("roles", "anonymous", T_STR, anonymous_roles, 0, 0),
     K("roles", "x509", T_LIST, x509_roles, 0, 0),
     K("roles", "permissions", T_LIST, role_permissions, 0, 0),
+    K("security", "login_max_failures", T_U32, login_max_failures, 0, 1000000),
+    K("security", "login_window_ms", T_U32, login_window_ms, 0, UINT32_MAX),
+    K("security", "login_backoff_ms", T_U32, login_backoff_ms, 0, UINT32_MAX),
+    K("security", "login_max_backoff_ms", T_U32, login_max_backoff_ms, 0, UINT32_MAX),
+    K("security", "login_global_max_failures", T_U32, login_global_max_failures, 0, 100000000),
 };
 
 struct uas_config_file {

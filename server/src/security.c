@@ -329,9 +329,18 @@ uas_status uas_server_security_init(uas_server *s)
         snprintf(path, sizeof(path), "%s", s->cfg.users_file);
     else
         snprintf(path, sizeof(path), "%s/users", dir);
+    uas_user_throttle t;
+    uas_user_throttle_default(&t);
+    const uas_server_config *c = &s->cfg;
+    t.max_failures = c->login_max_failures ? c->login_max_failures : t.max_failures;
+    t.window_ms = c->login_window_ms ? c->login_window_ms : t.window_ms;
+    t.backoff_ms = c->login_backoff_ms ? c->login_backoff_ms : t.backoff_ms;
+    t.max_backoff_ms = c->login_max_backoff_ms ? c->login_max_backoff_ms : t.max_backoff_ms;
+    t.global_max_failures =
+        c->login_global_max_failures ? c->login_global_max_failures : t.global_max_failures;
     /* Watched: a users file made after start (the first `uapki user add`)
      * is read then, and user name logins are offered from that moment. */
-    st = uas_user_store_watch(path, NULL, &s->users);
+    st = uas_user_store_watch(path, &t, &s->users);
     if (st == UAS_GOOD && !uas_user_store_present(s->users))
         uas_log(UAS_LOG_INFO, "security",
                 "no users file %s yet: user name logins are offered once it exists", path);

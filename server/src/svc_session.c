@@ -4,6 +4,7 @@
  * ActivateSession checks the client's proof (clientSignature) and the user
  * identity token (anonymous, user name with an encrypted password, X.509
  * certificate with its signature). */
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -296,6 +297,73 @@ void uas_svc_create_session(uas_request_ctx *ctx, const void *vreq, void *vresp)
     uas_server_system_event(ctx->server, 100, "Session created");
 }
 
+/* Attacker text for a log line: printable ASCII as it is, every other
+ * byte (and the backslash) as \xNN, at most 64 bytes of it. */
+static void escaped(const uas_string *s, char *buf, size_t cap)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t n = s->data ? s->length : 0, o = 0;
+    for (size_t i = 0; i < n && i < 64 && o + 5 < cap; i++) {
+        uint8_t c = s->data[i];
+        if (c >= 0x20 && c < 0x7f && c != '\\') {
+            buf[o++] = (char)c;
+        } else {
+            buf[o++] = '\\';
+            buf[o++] = 'x';
+            buf[o++] = hex[c >> 4];
+            buf[o++] = hex[c & 15];
+        }
+    }
+    if (n > 64 && o + 4 < cap) {
+        memcpy(buf + o, "...", 3);
+        o += 3;
+    }
+    buf[o] = 0;
+}
+
+/* Why an activation was refused, for its log line (never a secret). */
+typedef struct refusal {
+    char why[640];
+} refusal;
+
+/* Notes why in r and returns st. */
+__attribute__((format(printf, 3, 4))) static uas_status refuse(refusal *r, uas_status st,
+                                                               const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->why, sizeof(r->why), fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+/* The UserTokenPolicy a token names (Part 4, 7.41), among those of the
+ * endpoint the activation comes through: the policy of the channel, or
+ * Basic256Sha256 on a None one (uas_server_endpoints advertises the same).
+ * A policy id another endpoint offers is refused here too, so a token
+ * cannot be encrypted with a weaker policy than the endpoint names. */
+static const uas_secpol *endpoint_token_policy(uas_request_ctx *ctx, const uas_string *id,
+                                               const char *prefix, refusal *r)
+{
+    uas_server *s = ctx->server;
+    char text[264];
+    const uas_secpol *named = uas_server_token_policy(s, id, prefix);
+    if (!named) {
+        escaped(id, text, sizeof(text));
+        refuse(r, 0, "unknown policy id '%s'", text);
+        return NULL;
+    }
+    uas_channel *ch = channel_obj(ctx);
+    const uas_secpol *own = uas_server_user_token_policy(
+        s, ch ? uas_channel_policy(ch) : uas_security_policy(NONE_URI, false));
+    if (named != own) {
+        escaped(id, text, sizeof(text));
+        refuse(r, 0, "policy id '%s' is not offered on this endpoint", text);
+        return NULL;
+    }
+    return named;
+}
+
 /* The throttling key of a login: the client certificate's thumbprint, or
  * the peer's address on a channel without one. */
 static void client_key(uas_request_ctx *ctx, char *buf, size_t cap)
@@ -309,35 +377,57 @@ static void client_key(uas_request_ctx *ctx, char *buf, size_t cap)
     }
 }
 
-static uas_status check_user_name(uas_request_ctx *ctx, const uas_user_name_identity_token *t)
+/* A UserNameIdentityToken (Part 4, 7.41.4) with its password in the legacy
+ * encrypted layout (secpol_user.h). The order bounds what a stranger can
+ * make us do: cheap checks first, then the throttle, then exactly one RSA
+ * block (the secret of any real password fits in one), and a token that
+ * does not decrypt counts as a failed login like a wrong password. */
+static uas_status check_user_name(uas_request_ctx *ctx, const uas_user_name_identity_token *t,
+                                  refusal *r)
 {
     uas_server *s = ctx->server;
     if (!s->users || !s->cred)
-        return UAS_BAD_IDENTITY_TOKEN_REJECTED; /* no user name policy offered */
-    const uas_secpol *pol = uas_server_token_policy(s, &t->policy_id, "username_");
+        return refuse(r, UAS_BAD_IDENTITY_TOKEN_REJECTED, "user names are not offered");
+    const uas_secpol *pol = endpoint_token_policy(ctx, &t->policy_id, "username_", r);
     if (!pol)
         return UAS_BAD_IDENTITY_TOKEN_INVALID;
+    char text[264];
     /* Passwords travel encrypted only (no plaintext policy is offered). */
-    if (!uas_string_eq_cstr(&t->encryption_algorithm, pol->asym_encryption_uri) ||
-        !t->password.data || t->password.length == 0 || t->password.length > 8192)
-        return UAS_BAD_IDENTITY_TOKEN_INVALID;
-    uint8_t pw[1024];
+    if (!uas_string_eq_cstr(&t->encryption_algorithm, pol->asym_encryption_uri)) {
+        escaped(&t->encryption_algorithm, text, sizeof(text));
+        return refuse(r, UAS_BAD_IDENTITY_TOKEN_INVALID, "wrong algorithm URI '%s' (%s wanted)",
+                      text, pol->asym_encryption_uri);
+    }
+    char key[64];
+    client_key(ctx, key, sizeof(key));
+    uas_status st = uas_user_throttle_check(s->users, key);
+    if (st != UAS_GOOD)
+        return refuse(r, st, "%s (client %s)",
+                      st == UAS_BAD_TOO_MANY_OPERATIONS ? "server-wide login failure budget spent"
+                                                        : "client throttled",
+                      key);
+    size_t block = uas_secpol_user_block_len(s->cred);
+    size_t len = t->password.data ? t->password.length : 0;
+    if (len != block)
+        return refuse(r, UAS_BAD_IDENTITY_TOKEN_INVALID,
+                      "bad length: %zu encrypted bytes, one block of %zu wanted", len, block);
+    uint8_t pw[UAS_RSA_MAX_BYTES];
     size_t pw_len = 0;
-    uas_status st = uas_secpol_user_decrypt(
-        s->cred, pol, t->password.data, t->password.length, ctx->session->server_nonce,
-        sizeof(ctx->session->server_nonce), pw, sizeof(pw), &pw_len);
+    const char *why = "";
+    st = uas_secpol_user_decrypt(s->cred, pol, t->password.data, len, ctx->session->server_nonce,
+                                 sizeof(ctx->session->server_nonce), pw, sizeof(pw), &pw_len, &why);
     if (st == UAS_GOOD) {
         char name[UAS_USER_NAME_MAX + 2];
         cstr_of(&t->user_name, name, sizeof(name));
-        char key[64];
-        client_key(ctx, key, sizeof(key));
         st = uas_user_check(s->users, key, name, (const char *)pw, pw_len);
         if (st == UAS_GOOD)
             snprintf(ctx->session->user, sizeof(ctx->session->user), "%s", name);
         else
-            uas_log(UAS_LOG_INFO, "session", "user name login refused (client %s)", key);
+            refuse(r, 0, "user name login refused (client %s)", key);
         st = st == UAS_GOOD ? UAS_GOOD : UAS_BAD_USER_ACCESS_DENIED;
     } else if (st != UAS_BAD_OUT_OF_MEMORY) {
+        uas_user_throttle_fail(s->users, key);
+        refuse(r, 0, "user name token: %s (client %s)", why, key);
         st = UAS_BAD_IDENTITY_TOKEN_INVALID;
     }
     sodium_memzero(pw, sizeof(pw));
@@ -345,16 +435,23 @@ static uas_status check_user_name(uas_request_ctx *ctx, const uas_user_name_iden
 }
 
 static uas_status check_x509_user(uas_request_ctx *ctx, const uas_x509_identity_token *t,
-                                  const uas_signature_data *sig)
+                                  const uas_signature_data *sig, refusal *r)
 {
     uas_server *s = ctx->server;
     if (!s->user_pki || !s->cred)
-        return UAS_BAD_IDENTITY_TOKEN_REJECTED; /* no certificate policy offered */
-    const uas_secpol *pol = uas_server_token_policy(s, &t->policy_id, "x509_");
-    if (!pol || !t->certificate_data.data || t->certificate_data.length == 0)
+        return refuse(r, UAS_BAD_IDENTITY_TOKEN_REJECTED, "user certificates are not offered");
+    const uas_secpol *pol = endpoint_token_policy(ctx, &t->policy_id, "x509_", r);
+    if (!pol)
         return UAS_BAD_IDENTITY_TOKEN_INVALID;
-    if (!uas_string_eq_cstr(&sig->algorithm, pol->asym_signature_uri) || !sig->signature.data)
-        return UAS_BAD_USER_SIGNATURE_INVALID;
+    if (!t->certificate_data.data || t->certificate_data.length == 0)
+        return refuse(r, UAS_BAD_IDENTITY_TOKEN_INVALID, "no user certificate");
+    if (!uas_string_eq_cstr(&sig->algorithm, pol->asym_signature_uri) || !sig->signature.data) {
+        char text[264];
+        escaped(&sig->algorithm, text, sizeof(text));
+        return refuse(r, UAS_BAD_USER_SIGNATURE_INVALID,
+                      "user token signature: algorithm '%s' (%s wanted) or none", text,
+                      pol->asym_signature_uri);
+    }
     size_t len;
     uint8_t *data = activation_data(ctx, &len);
     if (!data)
@@ -362,16 +459,18 @@ static uas_status check_x509_user(uas_request_ctx *ctx, const uas_x509_identity_
     uas_status st =
         uas_secpol_user_verify(pol, t->certificate_data.data, t->certificate_data.length, data, len,
                                sig->signature.data, sig->signature.length);
+    if (st == UAS_BAD_SECURITY_CHECKS_FAILED)
+        return refuse(r, UAS_BAD_USER_SIGNATURE_INVALID, "user token signature does not verify");
     if (st != UAS_GOOD)
-        return st == UAS_BAD_SECURITY_CHECKS_FAILED ? UAS_BAD_USER_SIGNATURE_INVALID
-                                                    : UAS_BAD_IDENTITY_TOKEN_REJECTED;
+        return refuse(r, UAS_BAD_IDENTITY_TOKEN_REJECTED, "user certificate unusable: %s",
+                      uas_status_name(st));
     uas_pki_verdict v;
     st = uas_pki_validate(s->user_pki, t->certificate_data.data, t->certificate_data.length, NULL,
                           UAS_PKI_USAGE_CLIENT, 0, 0, uas_datetime_now(), &v);
     if (st != UAS_GOOD) {
         uas_log(UAS_LOG_WARN, "session", "user certificate %s refused: %s (%s)", v.thumbprint,
                 uas_status_name(st), v.reason);
-        return UAS_BAD_IDENTITY_TOKEN_REJECTED;
+        return refuse(r, UAS_BAD_IDENTITY_TOKEN_REJECTED, "user certificate not trusted");
     }
     snprintf(ctx->session->user, sizeof(ctx->session->user), "x509:%s", v.thumbprint);
     return UAS_GOOD;
@@ -392,27 +491,30 @@ static bool anonymous_allowed(uas_request_ctx *ctx)
 /* The user identity token (Part 4, 7.41): anonymous when allowed, a user
  * name with its password encrypted under one of our UserTokenPolicies, or
  * an X.509 certificate the user trust list accepts with its signature. */
-static uas_status check_identity(uas_request_ctx *ctx, const uas_activate_session_request *req)
+static uas_status check_identity(uas_request_ctx *ctx, const uas_activate_session_request *req,
+                                 refusal *r)
 {
     const uas_extensionobject *tok = &req->user_identity_token;
     bool anonymous = anonymous_allowed(ctx);
     if (tok->encoding == UAS_EXTOBJ_EMPTY)
-        return anonymous ? UAS_GOOD : UAS_BAD_IDENTITY_TOKEN_REJECTED;
+        return anonymous ? UAS_GOOD
+                         : refuse(r, UAS_BAD_IDENTITY_TOKEN_REJECTED, "anonymous not offered here");
     if (tok->encoding != UAS_EXTOBJ_DECODED)
-        return UAS_BAD_IDENTITY_TOKEN_INVALID;
+        return refuse(r, UAS_BAD_IDENTITY_TOKEN_INVALID, "undecodable identity token");
     const uas_type *type = tok->content.decoded.type;
     if (type == UAS_TYPE(ANONYMOUS_IDENTITY_TOKEN)) {
         const uas_anonymous_identity_token *a = tok->content.decoded.data;
         if (a->policy_id.data && a->policy_id.length > 0 &&
             !uas_string_eq_cstr(&a->policy_id, "anonymous"))
-            return UAS_BAD_IDENTITY_TOKEN_INVALID;
-        return anonymous ? UAS_GOOD : UAS_BAD_IDENTITY_TOKEN_REJECTED;
+            return refuse(r, UAS_BAD_IDENTITY_TOKEN_INVALID, "unknown anonymous policy id");
+        return anonymous ? UAS_GOOD
+                         : refuse(r, UAS_BAD_IDENTITY_TOKEN_REJECTED, "anonymous not offered here");
     }
     if (type == UAS_TYPE(USER_NAME_IDENTITY_TOKEN))
-        return check_user_name(ctx, tok->content.decoded.data);
+        return check_user_name(ctx, tok->content.decoded.data, r);
     if (type == UAS_TYPE(X509_IDENTITY_TOKEN))
-        return check_x509_user(ctx, tok->content.decoded.data, &req->user_token_signature);
-    return UAS_BAD_IDENTITY_TOKEN_REJECTED;
+        return check_x509_user(ctx, tok->content.decoded.data, &req->user_token_signature, r);
+    return refuse(r, UAS_BAD_IDENTITY_TOKEN_REJECTED, "unsupported identity token type");
 }
 
 /* ActivateSession on a secured channel (Part 4, 5.6.3): the channel is
@@ -420,26 +522,49 @@ static uas_status check_identity(uas_request_ctx *ctx, const uas_activate_sessio
  * clientSignature = Sign(serverCertificate + serverNonce) by its key. A
  * session created on a secured channel is never activated on a None one. */
 static uas_status check_client_signature(uas_request_ctx *ctx,
-                                         const uas_activate_session_request *req)
+                                         const uas_activate_session_request *req, refusal *r)
 {
     uas_session *se = ctx->session;
     uas_channel *ch = channel_obj(ctx);
     if (!channel_secure(ch))
-        return se->client_cert.data ? UAS_BAD_SECURITY_CHECKS_FAILED : UAS_GOOD;
+        return se->client_cert.data ? refuse(r, UAS_BAD_SECURITY_CHECKS_FAILED,
+                                             "a secured session on a None channel")
+                                    : UAS_GOOD;
     size_t n = first_cert_len(&se->client_cert);
     if (!se->client_cert.data || n == 0 || !uas_channel_peer_is(ch, se->client_cert.data, n))
-        return UAS_BAD_SECURITY_CHECKS_FAILED;
+        return refuse(r, UAS_BAD_SECURITY_CHECKS_FAILED,
+                      "the channel's certificate is not the session's");
     const char *alg = uas_security_policy_signature_uri(uas_channel_policy(ch));
     if (!uas_string_eq_cstr(&req->client_signature.algorithm, alg) ||
         !req->client_signature.signature.data)
-        return UAS_BAD_APPLICATION_SIGNATURE_INVALID;
+        return refuse(r, UAS_BAD_APPLICATION_SIGNATURE_INVALID,
+                      "client signature missing or of another algorithm");
     size_t len;
     uint8_t *data = activation_data(ctx, &len);
     if (!data)
         return UAS_BAD_OUT_OF_MEMORY;
     if (uas_channel_verify(ch, data, len, req->client_signature.signature.data,
                            req->client_signature.signature.length) != UAS_GOOD)
-        return UAS_BAD_APPLICATION_SIGNATURE_INVALID;
+        return refuse(r, UAS_BAD_APPLICATION_SIGNATURE_INVALID, "client signature does not verify");
+    return UAS_GOOD;
+}
+
+/* A session that moves to another channel keeps its identity, proven again
+ * (Part 4, 5.6.3.1): the same user name with its password, or the same user
+ * certificate with a signature over the current nonce; on a secured channel
+ * the client certificate and clientSignature prove the application too.
+ * Without either, a stranger who saw the authenticationToken (readable on a
+ * None channel) could take the session over, so an anonymous session made
+ * on a None channel never moves. Called after check_identity succeeded:
+ * se->user is the identity just proven, previous the session's. */
+static uas_status check_move(const uas_session *se, const char *previous, refusal *r)
+{
+    if (strcmp(se->user, previous) != 0)
+        return refuse(r, UAS_BAD_IDENTITY_CHANGE_NOT_SUPPORTED,
+                      "a session moves to another channel with its own user only");
+    if (!previous[0] && !se->client_cert.data)
+        return refuse(r, UAS_BAD_USER_ACCESS_DENIED,
+                      "an anonymous session of a None channel cannot move to another channel");
     return UAS_GOOD;
 }
 
@@ -452,26 +577,39 @@ void uas_svc_activate_session(uas_request_ctx *ctx, const void *vreq, void *vres
     /* The first activation must come over the channel that created the
      * session; later ones may move it to a new channel. */
     if (!se->activated && se->channel_id != channel) {
+        uas_log(UAS_LOG_INFO, "session",
+                "ActivateSession refused: BadSecureChannelIdInvalid: first activation from "
+                "another channel");
         set_result(resp, UAS_BAD_SECURE_CHANNEL_ID_INVALID);
         return;
     }
+    bool moving = se->activated && se->channel_id != channel;
     /* The identity is the one of this activation: an anonymous activation
      * after a user's leaves none (TransferSubscriptions compares it); a
      * refused one leaves the previous activation's. */
     char previous_user[sizeof(se->user)];
     memcpy(previous_user, se->user, sizeof(previous_user));
     se->user[0] = 0;
-    uas_status st = check_client_signature(ctx, req);
+    refusal r = {""};
+    uas_status st = check_client_signature(ctx, req, &r);
     if (st == UAS_GOOD)
-        st = check_identity(ctx, req);
+        st = check_identity(ctx, req, &r);
+    if (st == UAS_GOOD && moving)
+        st = check_move(se, previous_user, &r);
     if (st != UAS_GOOD) {
         memcpy(se->user, previous_user, sizeof(previous_user));
+        /* A new nonce after every failed proof: each guess meets a nonce
+         * of its own, and a refused secret or signature is never accepted
+         * later. A ServiceFault carries no nonce (for RSA policies Part 4
+         * has no place for it), so the client starts a new session. */
+        uas_random_bytes(se->server_nonce, sizeof(se->server_nonce));
         atomic_fetch_add(&ctx->server->counters.security_rejected_requests, 1);
-        uas_log(UAS_LOG_INFO, "session", "ActivateSession refused: %s", uas_status_name(st));
+        uas_log(UAS_LOG_INFO, "session", "ActivateSession refused: %s%s%s", uas_status_name(st),
+                r.why[0] ? ": " : "", r.why);
         set_result(resp, st);
         return;
     }
-    if (se->activated && se->channel_id != channel)
+    if (moving)
         uas_log(UAS_LOG_INFO, "session", "session moved from channel %u to channel %u",
                 se->channel_id, channel);
     se->channel_id = channel;

@@ -550,11 +550,12 @@ static uas_sloop_subs *subs_of(uas_request_ctx *ctx)
  * 5.13.7): its user (a user name, or "x509:<thumbprint>" of an X.509 user
  * token). An anonymous user is told apart by the client application
  * instead, whose certificate CreateSession checked against the
- * ApplicationUri the spec compares; the spec also asks for a signed
- * channel there, but anonymous sessions on None channels (no certificate
- * on either side) keep taking each other's subscriptions, as clients that
- * reconnect without security expect. The tag byte keeps a user name apart
- * from a certificate digest. */
+ * ApplicationUri the spec compares. An anonymous session on a None
+ * channel has nothing to prove who it is, so it owns its subscriptions
+ * alone (the spec wants a signed channel for anonymous transfers): its
+ * session id goes into the key, and another session asking for them gets
+ * BadUserAccessDenied. The tag byte keeps a user name apart from a
+ * certificate digest and a session id. */
 static uas_status owner_of(const uas_session *se, uas_sub_owner *out)
 {
     uint8_t in[1 + sizeof(se->user)];
@@ -581,6 +582,10 @@ static uas_status owner_of(const uas_session *se, uas_sub_owner *out)
             if (st != UAS_GOOD)
                 return st;
             n += UAS_SHA256_LEN;
+        } else {
+            in[0] = 'S';
+            memcpy(in + 1, &se->session_id.id.guid, sizeof(se->session_id.id.guid));
+            n += sizeof(se->session_id.id.guid);
         }
     }
     return uas_crypto_digest(UAS_DIGEST_SHA256, in, n, out->key);

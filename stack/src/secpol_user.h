@@ -9,6 +9,7 @@
  *
  * Password plaintext (Part 4, 7.41.2.2, "legacy" encrypted secret):
  *   length (UInt32, little endian, of password + nonce) | password | nonce
+ *   [| zero padding up to whole OAEP blocks, as open62541 sends it]
  * where nonce is the serverNonce of the session, RSA-encrypted with the
  * server certificate's key by the policy's AsymmetricEncryptionAlgorithm:
  * RSA-OAEP (SHA1) for Basic256Sha256, Aes128_Sha256_RsaOaep and Basic256,
@@ -40,16 +41,22 @@ uas_status uas_secpol_user_encrypt(const uint8_t *cert, size_t cert_len, const u
                                    size_t cap, size_t *out_len);
 
 /* Server side: decrypts a password with our private key, checks the
- * length field and that the plaintext ends with server_nonce (constant
- * time), and copies the password (without the nonce) to out_password.
- * Every decoding failure, a wrong nonce included, is
- * BadIdentityTokenInvalid, whatever went wrong; BadEncodingLimitsExceeded
- * when the password is longer than cap; BadSecurityPolicyRejected for None.
- * Nothing secret is left in temporary memory. */
+ * length field, that any padding after it is zero and that the secret ends
+ * with server_nonce (constant time), and copies the password (without the
+ * nonce) to out_password. Every decoding failure, a wrong nonce included,
+ * is BadIdentityTokenInvalid to the peer; *why (may be NULL) names it for
+ * the server's log: "decryption failure", "bad length field", "padding is
+ * not zero", "bad nonce" (static strings, never secret).
+ * BadEncodingLimitsExceeded when the password is longer than cap;
+ * BadSecurityPolicyRejected for None. Nothing secret is left in temporary
+ * memory. The caller bounds len first (uas_secpol_user_block_len): every
+ * block costs a private-key operation. */
 uas_status uas_secpol_user_decrypt(const uas_secpol_cred *cred, const uas_secpol *pol,
                                    const uint8_t *cipher, size_t len, const uint8_t *server_nonce,
                                    size_t nonce_len, uint8_t *out_password, size_t cap,
-                                   size_t *out_len);
+                                   size_t *out_len, const char **why);
+/* One encrypted block of cred's key (its modulus size), 0 without one. */
+size_t uas_secpol_user_block_len(const uas_secpol_cred *cred);
 
 /* userTokenSignature of an X509IdentityToken (and any other signature made
  * with a key that is not the channel's): sign data with cred's private key
@@ -57,7 +64,9 @@ uas_status uas_secpol_user_decrypt(const uas_secpol_cred *cred, const uas_secpol
  * size; *sig_len receives it), or verify it with the public key of a DER
  * certificate. Verify returns UAS_GOOD, BadCertificateInvalid (not a
  * certificate), BadCertificatePolicyCheckFailed (key outside the policy's
- * limits) or BadSecurityChecksFailed (bad signature). */
+ * limits, or a public exponent that is even, 1 or longer than 32 bits,
+ * refused before any RSA work) or BadSecurityChecksFailed (bad
+ * signature). */
 uas_status uas_secpol_user_sign(const uas_secpol_cred *cred, const uas_secpol *pol,
                                 const uint8_t *data, size_t len, uint8_t *sig, size_t sig_cap,
                                 size_t *sig_len);

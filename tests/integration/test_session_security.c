@@ -16,6 +16,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <openssl/evp.h>
+#include <openssl/rsa.h>
+#include <openssl/x509.h>
+
 #include <ua/nodeids.h>
 #include <ua/pki.h>
 
@@ -27,6 +31,9 @@
 #define B256           POLICY "Basic256Sha256"
 #define RSA_OAEP       "http://www.w3.org/2001/04/xmlenc#rsa-oaep"
 #define RSA_SHA1       "http://www.w3.org/2000/09/xmldsig#rsa-sha1"
+#define RSA_OAEP256    "http://opcfoundation.org/UA/security/rsa-oaep-sha2-256"
+#define NONE_URI       POLICY "None"
+#define AES256         POLICY "Aes256_Sha256_RsaPss"
 #define CLIENT_URI     "urn:uastack:test:client"
 #define PASSWORD       "correct horse battery staple"
 #define WRONG_PASSWORD "Tr0ub4dor&3"
@@ -50,10 +57,17 @@ typedef struct sec {
     uas_arena arena;
 } sec;
 
+/* Set by a test before sec_start: another security list, a server-wide
+ * login failure budget. */
+static const char *security_override;
+static uint32_t global_budget;
+
 static void configure(uas_server_config *cfg, void *ud)
 {
     sec *s = ud;
-    cfg->security = "None, Basic256Sha256:Sign, Basic256Sha256:SignAndEncrypt";
+    cfg->security = security_override ? security_override
+                                      : "None, Basic256Sha256:Sign, Basic256Sha256:SignAndEncrypt";
+    cfg->login_global_max_failures = global_budget;
     cfg->pki_dir = s->server_pki;
     cfg->users_file = s->users;
     cfg->auto_accept = true; /* the client's self-made certificate */
@@ -302,15 +316,21 @@ Test(session_security, activate_session_refuses_wrong_client_signatures, .timeou
             cr_expect_eq(read_state(&s, &c, &cs.authentication_token),
                          UAS_BAD_SESSION_NOT_ACTIVATED, "after %s", sig_names[k]);
         }
-        /* The right signature still activates the same session. */
+        /* Every refusal renewed the session's nonce (a ServiceFault carries
+         * none): the right signature over the nonce the client knows is
+         * refused too, and the client starts a new session. */
+        cr_expect_eq(activate(&s, &c, &cs, &cs.server_nonce, SIG_GOOD, NULL, &as),
+                     UAS_BAD_APPLICATION_SIGNATURE_INVALID);
+        cr_assert_eq(create_session(&s, &c, &s.cert, CLIENT_URI, 32, &cs), UAS_GOOD);
         cr_assert_eq(activate(&s, &c, &cs, &cs.server_nonce, SIG_GOOD, NULL, &as), UAS_GOOD);
         cr_expect_eq(read_state(&s, &c, &cs.authentication_token), UAS_GOOD);
-        /* A used serverNonce is not accepted again; the new one is. */
+        /* The new serverNonce is accepted; a used one is not accepted
+         * again (and the refusal does not end the activated session). */
         uas_activate_session_response again;
-        cr_expect_eq(activate(&s, &c, &cs, &cs.server_nonce, SIG_GOOD, NULL, &again),
-                     UAS_BAD_APPLICATION_SIGNATURE_INVALID);
         cr_assert_eq(as.server_nonce.length, 32);
         cr_expect_eq(activate(&s, &c, &cs, &as.server_nonce, SIG_GOOD, NULL, &again), UAS_GOOD);
+        cr_expect_eq(activate(&s, &c, &cs, &as.server_nonce, SIG_GOOD, NULL, &again),
+                     UAS_BAD_APPLICATION_SIGNATURE_INVALID);
         cr_expect_eq(read_state(&s, &c, &cs.authentication_token), UAS_GOOD);
         env_schan_close(&c);
     }
@@ -374,10 +394,13 @@ Test(session_security, user_name_tokens_wrong_password_wrong_nonce_unknown_user,
         cr_expect_eq(activate(&s, &c, &cs, &cs.server_nonce, SIG_GOOD, &tok, &as),
                      UAS_BAD_USER_ACCESS_DENIED);
         no_secret_in(&c);
+        /* A refusal renews the nonce: each attempt gets a new session. */
+        cr_assert_eq(create_session(&s, &c, &s.cert, CLIENT_URI, 32, &cs), UAS_GOOD);
         tok = user_token(&s, &t, "mallory", PASSWORD, &cs.server_nonce, cipher, sizeof(cipher));
         cr_expect_eq(activate(&s, &c, &cs, &cs.server_nonce, SIG_GOOD, &tok, &as),
                      UAS_BAD_USER_ACCESS_DENIED);
         no_secret_in(&c);
+        cr_assert_eq(create_session(&s, &c, &s.cert, CLIENT_URI, 32, &cs), UAS_GOOD);
         /* The right password bound to another nonce: a replayed or forged
          * secret, BadIdentityTokenInvalid. */
         uint8_t stale[32];
@@ -387,6 +410,7 @@ Test(session_security, user_name_tokens_wrong_password_wrong_nonce_unknown_user,
         cr_expect_eq(activate(&s, &c, &cs, &cs.server_nonce, SIG_GOOD, &tok, &as),
                      UAS_BAD_IDENTITY_TOKEN_INVALID);
         no_secret_in(&c);
+        cr_assert_eq(create_session(&s, &c, &s.cert, CLIENT_URI, 32, &cs), UAS_GOOD);
         /* A password in the clear is never taken. */
         t.password.data = (uint8_t *)PASSWORD;
         t.password.length = strlen(PASSWORD);
@@ -395,6 +419,7 @@ Test(session_security, user_name_tokens_wrong_password_wrong_nonce_unknown_user,
                      UAS_BAD_IDENTITY_TOKEN_INVALID);
         no_secret_in(&c);
         cr_expect_eq(read_state(&s, &c, &cs.authentication_token), UAS_BAD_SESSION_NOT_ACTIVATED);
+        cr_assert_eq(create_session(&s, &c, &s.cert, CLIENT_URI, 32, &cs), UAS_GOOD);
         /* Then the right one: the failures above (3 per mode) stay below
          * the throttling limit. */
         tok = user_token(&s, &t, "alice", PASSWORD, &cs.server_nonce, cipher, sizeof(cipher));
@@ -850,5 +875,364 @@ Test(session_security, anonymous_everywhere_but_sign_and_encrypt, .timeout = 60)
     cr_expect_eq(activate(&s, &c, &cs, &cs.server_nonce, SIG_GOOD, &tok, &as), UAS_GOOD);
     cr_expect_eq(read_state(&s, &c, &cs.authentication_token), UAS_GOOD);
     env_schan_close(&c);
+    sec_stop(&s);
+}
+
+/* ---- user tokens as other stacks send them (issue #19) and the attacks
+ * of issue #18 on sessions and logins ---- */
+
+/* RSA-OAEP (SHA1 or SHA256) of plain for the server's certificate, block
+ * by block, with OpenSSL itself rather than our client code: the bytes a
+ * foreign client sends. Returns the cipher length. */
+static size_t oaep_encrypt(const uas_bytestring *cert, bool sha256, const uint8_t *plain,
+                           size_t len, uint8_t *out, size_t cap, size_t *block)
+{
+    const uint8_t *p = cert->data;
+    X509 *x = d2i_X509(NULL, &p, (long)cert->length);
+    cr_assert(x);
+    EVP_PKEY *pub = X509_get_pubkey(x);
+    cr_assert(pub);
+    size_t k = (size_t)EVP_PKEY_get_size(pub);
+    *block = k - (sha256 ? 66 : 42);
+    size_t n = 0;
+    for (size_t off = 0; off < len; off += *block) {
+        size_t m = len - off < *block ? len - off : *block;
+        EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new(pub, NULL);
+        cr_assert(ctx && EVP_PKEY_encrypt_init(ctx) == 1);
+        cr_assert_eq(EVP_PKEY_CTX_set_rsa_padding(ctx, RSA_PKCS1_OAEP_PADDING), 1);
+        const EVP_MD *md = sha256 ? EVP_sha256() : EVP_sha1();
+        cr_assert_eq(EVP_PKEY_CTX_set_rsa_oaep_md(ctx, md), 1);
+        cr_assert_eq(EVP_PKEY_CTX_set_rsa_mgf1_md(ctx, md), 1);
+        size_t outl = cap - n;
+        cr_assert_eq(EVP_PKEY_encrypt(ctx, out + n, &outl, plain + off, m), 1);
+        n += outl;
+        EVP_PKEY_CTX_free(ctx);
+    }
+    EVP_PKEY_free(pub);
+    X509_free(x);
+    return n;
+}
+
+/* How a legacy secret is built, and the one field a variant gets wrong. */
+typedef struct legacy {
+    const char *policy_id;
+    const char *algorithm;
+    const char *password;
+    int32_t length_delta; /* added to the length field */
+    bool wrong_nonce;     /* one bit of the nonce flipped */
+    bool nonzero_pad;     /* the last padding byte 1 */
+    bool sha256;          /* OAEP-SHA256 blocks */
+    size_t blocks;        /* padded to this many plaintext blocks (0: 1) */
+} legacy;
+
+/* open62541's layout (ua_encryptedsecret.c, encryptSecretLegacy): UInt32
+ * little-endian length of secret + nonce, the secret, the server nonce,
+ * then zeros up to whole OAEP plaintext blocks. */
+static uas_extensionobject legacy_token(sec *s, const legacy *l, const uas_bytestring *nonce,
+                                        uas_user_name_identity_token *t, uint8_t *cipher,
+                                        size_t cap)
+{
+    uint8_t plain[8192];
+    memset(plain, 0, sizeof(plain));
+    size_t pw = strlen(l->password);
+    uint32_t n = (uint32_t)(pw + nonce->length) + (uint32_t)l->length_delta;
+    for (int i = 0; i < 4; i++)
+        plain[i] = (uint8_t)(n >> (8 * i));
+    memcpy(plain + 4, l->password, pw);
+    memcpy(plain + 4 + pw, nonce->data, nonce->length);
+    if (l->wrong_nonce)
+        plain[4 + pw + nonce->length - 1] ^= 1;
+    /* One block first, to learn the plaintext block size. */
+    size_t block;
+    uint8_t scratch[1024];
+    oaep_encrypt(&s->server_cert, l->sha256, plain, 1, scratch, sizeof(scratch), &block);
+    size_t len = (l->blocks ? l->blocks : 1) * block;
+    cr_assert_geq(len, 4 + pw + nonce->length);
+    cr_assert_leq(len, sizeof(plain));
+    if (l->nonzero_pad)
+        plain[len - 1] = 1;
+    memset(t, 0, sizeof(*t));
+    t->policy_id = uas_string_from(l->policy_id);
+    t->user_name = uas_string_from("alice");
+    t->password.data = cipher;
+    t->password.length = oaep_encrypt(&s->server_cert, l->sha256, plain, len, cipher, cap, &block);
+    t->encryption_algorithm = uas_string_from(l->algorithm);
+    uas_extensionobject eo;
+    memset(&eo, 0, sizeof(eo));
+    eo.encoding = UAS_EXTOBJ_DECODED;
+    eo.content.decoded.type = UAS_TYPE(USER_NAME_IDENTITY_TOKEN);
+    eo.content.decoded.data = t;
+    return eo;
+}
+
+static uas_status legacy_login(sec *s, env_schan *c, const legacy *l, uas_nodeid *token)
+{
+    uas_create_session_response cs;
+    cr_assert_eq(create_session(s, c, &s->cert, CLIENT_URI, 32, &cs), UAS_GOOD);
+    uas_user_name_identity_token t;
+    uint8_t cipher[8192];
+    uas_extensionobject tok = legacy_token(s, l, &cs.server_nonce, &t, cipher, sizeof(cipher));
+    uas_activate_session_response as;
+    if (token)
+        *token = cs.authentication_token;
+    return activate(s, c, &cs, &cs.server_nonce, SIG_GOOD, &tok, &as);
+}
+
+static const legacy open62541 = {
+    "username_Basic256Sha256", RSA_OAEP, PASSWORD, 0, false, false, false, 1};
+
+Test(session_security, open62541_legacy_secret_is_accepted_and_each_wrong_field_refused,
+     .timeout = 60)
+{
+    sec s;
+    sec_start(&s, NULL);
+    env_schan c;
+    open_channel(&s, &c, ENCRYPT);
+    uas_nodeid token;
+    cr_assert_eq(legacy_login(&s, &c, &open62541, &token), UAS_GOOD,
+                 "open62541's zero-padded secret is refused");
+    cr_expect_eq(read_state(&s, &c, &token), UAS_GOOD);
+    struct variant {
+        legacy l;
+        uas_status st;
+        const char *log;
+    } v[] = {
+        {open62541, UAS_BAD_IDENTITY_TOKEN_INVALID, "unknown policy id 'username_B\\x01'"},
+        {open62541, UAS_BAD_IDENTITY_TOKEN_INVALID, "wrong algorithm URI '" RSA_OAEP256 "'"},
+        {open62541, UAS_BAD_IDENTITY_TOKEN_INVALID, "bad length: 512 encrypted bytes"},
+        {open62541, UAS_BAD_IDENTITY_TOKEN_INVALID, "user name token: bad length field"},
+        {open62541, UAS_BAD_IDENTITY_TOKEN_INVALID, "user name token: bad nonce"},
+        {open62541, UAS_BAD_IDENTITY_TOKEN_INVALID, "user name token: padding is not zero"},
+        {open62541, UAS_BAD_IDENTITY_TOKEN_INVALID, "user name token: decryption failure"},
+        {open62541, UAS_BAD_USER_ACCESS_DENIED, "user name login refused"},
+    };
+    v[0].l.policy_id = "username_B\x01";
+    v[1].l.algorithm = RSA_OAEP256;
+    v[2].l.blocks = 2;
+    v[3].l.length_delta = 4096; /* longer than the plaintext */
+    v[4].l.wrong_nonce = true;
+    v[5].l.nonzero_pad = true;
+    v[6].l.sha256 = true;
+    v[7].l.password = WRONG_PASSWORD;
+    for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+        uas_status st = legacy_login(&s, &c, &v[i].l, &token);
+        cr_expect_eq(st, v[i].st, "variant %zu: %s", i, uas_status_name(st));
+        cr_expect(env_log_has(v[i].log), "no log line '%s'", v[i].log);
+        cr_expect_eq(read_state(&s, &c, &token), UAS_BAD_SESSION_NOT_ACTIVATED);
+        no_secret_in(&c);
+    }
+    env_schan_close(&c);
+    /* The five counted failures blocked this client; another one (its own
+     * certificate) is served. */
+    uas_bytestring other = {0, NULL}, other_key = {0, NULL};
+    env_make_cert(s.client_pki, "other", CLIENT_URI, &other, &other_key);
+    env_schan_open(&s.e, &c, B256, ENCRYPT, &other, &other_key, &s.server_cert);
+    uas_bytestring keep = s.cert;
+    s.cert = other;
+    cr_expect_eq(legacy_login(&s, &c, &open62541, &token), UAS_GOOD);
+    cr_expect_eq(read_state(&s, &c, &token), UAS_GOOD);
+    s.cert = keep;
+    env_schan_close(&c);
+    uas_pki_bytes_free(&other);
+    uas_pki_bytes_free(&other_key);
+    sec_stop(&s);
+}
+
+/* Issue #18, 4: a token that does not decrypt counts as a failed login,
+ * the throttle comes before any RSA work, and a token is one RSA block. */
+Test(session_security, undecryptable_tokens_are_throttled_before_rsa, .timeout = 60)
+{
+    sec s;
+    sec_start(&s, NULL);
+    env_schan c;
+    open_channel(&s, &c, ENCRYPT);
+    uas_nodeid token;
+    /* 8 KiB of blocks: refused by its length, before any decryption. */
+    legacy big = open62541;
+    big.blocks = 32;
+    cr_expect_eq(legacy_login(&s, &c, &big, &token), UAS_BAD_IDENTITY_TOKEN_INVALID);
+    cr_expect(env_log_has("bad length: 8192 encrypted bytes"));
+    legacy bad = open62541;
+    bad.sha256 = true; /* does not decrypt under OAEP-SHA1 */
+    for (int i = 0; i < 5; i++)
+        cr_expect_eq(legacy_login(&s, &c, &bad, &token), UAS_BAD_IDENTITY_TOKEN_INVALID);
+    /* Five failures: the right password is refused without decryption. */
+    cr_expect_eq(legacy_login(&s, &c, &open62541, &token), UAS_BAD_USER_ACCESS_DENIED);
+    cr_expect(env_log_has("client throttled"));
+    cr_expect(env_log_has("failed logins from"));
+    /* Another client is served meanwhile. */
+    cr_expect_eq(none_anonymous_session(&s), UAS_GOOD);
+    env_schan_close(&c);
+    sec_stop(&s);
+}
+
+/* Issue #18, 10: the server-wide budget refuses every login once spent. */
+Test(session_security, server_wide_failure_budget_stops_logins_for_everyone, .timeout = 60)
+{
+    global_budget = 3;
+    sec s;
+    sec_start(&s, NULL);
+    env_schan c;
+    open_channel(&s, &c, ENCRYPT);
+    uas_nodeid token;
+    legacy wrong = open62541;
+    wrong.password = WRONG_PASSWORD;
+    for (int i = 0; i < 3; i++)
+        cr_expect_eq(legacy_login(&s, &c, &wrong, &token), UAS_BAD_USER_ACCESS_DENIED);
+    env_schan_close(&c);
+    cr_expect(env_log_has("3 failed logins server-wide"));
+    /* Another client with its own certificate and the right password. */
+    uas_bytestring other = {0, NULL}, other_key = {0, NULL};
+    env_make_cert(s.client_pki, "other", CLIENT_URI, &other, &other_key);
+    env_schan_open(&s.e, &c, B256, ENCRYPT, &other, &other_key, &s.server_cert);
+    uas_bytestring keep = s.cert;
+    s.cert = other;
+    cr_expect_eq(legacy_login(&s, &c, &open62541, &token), UAS_BAD_TOO_MANY_OPERATIONS);
+    cr_expect(env_log_has("server-wide login failure budget spent"));
+    s.cert = keep;
+    env_schan_close(&c);
+    /* Anonymous clients are still served. */
+    cr_expect_eq(none_anonymous_session(&s), UAS_GOOD);
+    uas_pki_bytes_free(&other);
+    uas_pki_bytes_free(&other_key);
+    global_budget = 0;
+    sec_stop(&s);
+}
+
+/* Issue #18, 13: a token policy of another endpoint is refused. */
+Test(session_security, token_policy_must_be_the_endpoints, .timeout = 60)
+{
+    security_override = "None, Basic256Sha256:SignAndEncrypt, Aes256_Sha256_RsaPss:SignAndEncrypt";
+    sec s;
+    sec_start(&s, NULL);
+    env_schan c;
+    env_schan_open(&s.e, &c, AES256, ENCRYPT, &s.cert, &s.key, &s.server_cert);
+    uas_nodeid token;
+    /* Basic256Sha256's OAEP-SHA1 token on the Aes256_Sha256_RsaPss endpoint. */
+    cr_expect_eq(legacy_login(&s, &c, &open62541, &token), UAS_BAD_IDENTITY_TOKEN_INVALID);
+    cr_expect(env_log_has("policy id 'username_Basic256Sha256' is not offered on this endpoint"));
+    cr_expect_eq(read_state(&s, &c, &token), UAS_BAD_SESSION_NOT_ACTIVATED);
+    /* The endpoint's own policy works. */
+    legacy own = open62541;
+    own.policy_id = "username_Aes256_Sha256_RsaPss";
+    own.algorithm = RSA_OAEP256;
+    own.sha256 = true;
+    cr_expect_eq(legacy_login(&s, &c, &own, &token), UAS_GOOD);
+    cr_expect_eq(read_state(&s, &c, &token), UAS_GOOD);
+    env_schan_close(&c);
+    security_override = NULL;
+    sec_stop(&s);
+}
+
+/* ---- None channels: what a sniffed authenticationToken is worth ---- */
+
+static void open_none(sec *s, env_schan *c)
+{
+    env_schan_open(&s->e, c, NONE_URI, NONE, &s->cert, &s->key, &s->server_cert);
+}
+
+/* CreateSession + ActivateSession on a None channel: anonymous (password
+ * NULL) or alice with password. */
+static uas_status none_session(sec *s, env_schan *c, const char *password,
+                               uas_create_session_response *cs, uas_activate_session_response *as)
+{
+    cr_assert_eq(create_session(s, c, &s->cert, CLIENT_URI, 32, cs), UAS_GOOD);
+    uas_user_name_identity_token t;
+    uint8_t cipher[1024];
+    uas_extensionobject tok;
+    if (password)
+        tok = user_token(s, &t, "alice", password, &cs->server_nonce, cipher, sizeof(cipher));
+    return activate(s, c, cs, &cs->server_nonce, SIG_MISSING, password ? &tok : NULL, as);
+}
+
+/* Issue #18, 7: moving a session to another channel needs its identity. */
+Test(session_security, session_moves_only_with_its_proven_identity, .timeout = 60)
+{
+    sec s;
+    sec_start(&s, NULL);
+    env_schan a, b, m;
+    open_none(&s, &a);
+    open_none(&s, &b);
+    open_none(&s, &m); /* mallory, who saw alice's token on the wire */
+    uas_create_session_response cs;
+    uas_activate_session_response as;
+    cr_assert_eq(none_session(&s, &a, PASSWORD, &cs, &as), UAS_GOOD);
+    /* Alice moves her session to b with her password. */
+    uas_user_name_identity_token t;
+    uint8_t cipher[1024];
+    uas_extensionobject tok =
+        user_token(&s, &t, "alice", PASSWORD, &as.server_nonce, cipher, sizeof(cipher));
+    uas_activate_session_response as2;
+    cr_expect_eq(activate(&s, &b, &cs, &as.server_nonce, SIG_MISSING, &tok, &as2), UAS_GOOD);
+    cr_expect_eq(read_state(&s, &b, &cs.authentication_token), UAS_GOOD);
+    /* Mallory re-activates it as anonymous: refused, and reads nothing. */
+    uas_activate_session_response r;
+    cr_expect_eq(activate(&s, &m, &cs, &as2.server_nonce, SIG_MISSING, NULL, &r),
+                 UAS_BAD_IDENTITY_CHANGE_NOT_SUPPORTED);
+    cr_expect_neq(read_state(&s, &m, &cs.authentication_token), UAS_GOOD);
+    cr_expect(env_log_has("with its own user only"));
+    /* Alice keeps her session. */
+    cr_expect_eq(read_state(&s, &b, &cs.authentication_token), UAS_GOOD);
+    /* An anonymous None session does not move at all. */
+    uas_create_session_response acs;
+    cr_assert_eq(none_session(&s, &a, NULL, &acs, &as), UAS_GOOD);
+    cr_expect_eq(activate(&s, &m, &acs, &as.server_nonce, SIG_MISSING, NULL, &r),
+                 UAS_BAD_USER_ACCESS_DENIED);
+    cr_expect_neq(read_state(&s, &m, &acs.authentication_token), UAS_GOOD);
+    cr_expect(env_log_has("an anonymous session of a None channel cannot move"));
+    cr_expect_eq(read_state(&s, &a, &acs.authentication_token), UAS_GOOD);
+    env_schan_close(&a);
+    env_schan_close(&b);
+    env_schan_close(&m);
+    sec_stop(&s);
+}
+
+/* Issue #18, 12: anonymous None sessions do not take each other's
+ * subscriptions. */
+Test(session_security, anonymous_none_sessions_keep_their_subscriptions, .timeout = 60)
+{
+    sec s;
+    sec_start(&s, NULL);
+    env_schan a, m;
+    open_none(&s, &a);
+    open_none(&s, &m);
+    uas_create_session_response cs, mcs;
+    uas_activate_session_response as;
+    cr_assert_eq(none_session(&s, &a, NULL, &cs, &as), UAS_GOOD);
+    cr_assert_eq(none_session(&s, &m, NULL, &mcs, &as), UAS_GOOD);
+    uas_create_subscription_request creq;
+    memset(&creq, 0, sizeof(creq));
+    creq.request_header.authentication_token = cs.authentication_token;
+    creq.requested_publishing_interval = 1000;
+    creq.requested_lifetime_count = 60;
+    creq.requested_max_keep_alive_count = 10;
+    creq.publishing_enabled = true;
+    uas_create_subscription_response cresp;
+    cr_assert_eq(env_schan_call(&a, &creq, UAS_TYPE(CREATE_SUBSCRIPTION_REQUEST), &cresp,
+                                UAS_TYPE(CREATE_SUBSCRIPTION_RESPONSE), &s.arena),
+                 UAS_GOOD);
+    uint32_t id = cresp.subscription_id;
+    uas_transfer_subscriptions_request treq;
+    memset(&treq, 0, sizeof(treq));
+    treq.request_header.authentication_token = mcs.authentication_token;
+    treq.subscription_ids_count = 1;
+    treq.subscription_ids = &id;
+    uas_transfer_subscriptions_response tresp;
+    cr_assert_eq(env_schan_call(&m, &treq, UAS_TYPE(TRANSFER_SUBSCRIPTIONS_REQUEST), &tresp,
+                                UAS_TYPE(TRANSFER_SUBSCRIPTIONS_RESPONSE), &s.arena),
+                 UAS_GOOD);
+    cr_assert_eq(tresp.results_count, 1);
+    cr_expect_eq(tresp.results[0].status_code, UAS_BAD_USER_ACCESS_DENIED, "%s",
+                 uas_status_name(tresp.results[0].status_code));
+    /* Its own session still has it: the transfer to itself is Good. */
+    treq.request_header.authentication_token = cs.authentication_token;
+    cr_assert_eq(env_schan_call(&a, &treq, UAS_TYPE(TRANSFER_SUBSCRIPTIONS_REQUEST), &tresp,
+                                UAS_TYPE(TRANSFER_SUBSCRIPTIONS_RESPONSE), &s.arena),
+                 UAS_GOOD);
+    cr_expect_eq(tresp.results[0].status_code, UAS_GOOD, "%s",
+                 uas_status_name(tresp.results[0].status_code));
+    cr_expect_eq(read_state(&s, &a, &cs.authentication_token), UAS_GOOD);
+    env_schan_close(&a);
+    env_schan_close(&m);
     sec_stop(&s);
 }

@@ -6,12 +6,28 @@
 // them (they are then sampled under one loop's subscription engine).
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
 import * as opcua from "node-opcua";
 import { startServer, newClient, rawRequest, faultStatus } from "./lib/server.mjs";
 
-const { AttributeIds, DataType, StatusCodes, TimestampsToReturn, MonitoringMode } = opcua;
+const { AttributeIds, DataType, StatusCodes, TimestampsToReturn, MonitoringMode, UserTokenType } = opcua;
 
-const server = await startServer(["--threads", "2"]);
+// alice: subscriptions of anonymous None sessions are their session's
+// alone (issue #18, 12), so the transfer below is made as a user.
+const UAPKI = process.env.UAPKI || join(dirname(dirname(process.env.UASERVER || ".")), "pki", "uapki");
+const work = mkdtempSync(join(tmpdir(), "uas-diag-"));
+process.on("exit", () => rmSync(work, { recursive: true, force: true }));
+execFileSync(UAPKI, ["--store", join(work, "pki"), "user", "add", "alice", "--password-stdin"], {
+    input: "wonderland\n",
+    stdio: ["pipe", "pipe", "pipe"],
+});
+const ALICE = { type: UserTokenType.UserName, userName: "alice", password: "wonderland" };
+const server = await startServer([
+    "--threads", "2", "--security", "None,Basic256Sha256:SignAndEncrypt", "--pki", join(work, "pki"),
+]);
 
 const CAP = {
     MaxSubscriptions: "i=24096",
@@ -39,10 +55,10 @@ async function waitFor(cond, ms, what) {
 }
 
 /** A client and session, closed before the server stops (if not before). */
-async function open() {
+async function open(identity = undefined) {
     const client = newClient();
     await client.connect(server.url);
-    const session = await client.createSession();
+    const session = await client.createSession(identity);
     const c = { client, session, done: false };
     c.close = async (deleteSubscriptions = true) => {
         if (c.done) return;
@@ -152,7 +168,7 @@ test("ServerDiagnosticsSummary counts subscriptions and publishing intervals on 
     const sessions = [];
     const subs = [];
     for (let i = 0; i < 12 && new Set(subs.map((s) => loopOf(s.id))).size < 2; i++) {
-        const c = await open();
+        const c = await open(ALICE);
         sessions.push(c);
         subs.push({ c, id: await createSub(c.session, 100) });
     }

@@ -197,6 +197,29 @@ test("None endpoint: the password still travels encrypted and is checked", async
     );
 });
 
+test("a user name session of a None channel moves to a new connection with its password", async () => {
+    // Part 4, 5.6.3.1: the same user, proven again (issue #18, 7).
+    const first = secureClient(SecurityPolicy.None, MessageSecurityMode.None);
+    await first.connect(server.url);
+    const session = await first.createSession({
+        type: UserTokenType.UserName,
+        userName: "alice",
+        password: "wonderland",
+    });
+    const id = session.sessionId.toString();
+    const second = secureClient(SecurityPolicy.None, MessageSecurityMode.None);
+    await second.connect(server.url);
+    try {
+        await second.reactivateSession(session);
+        assert.equal(session.sessionId.toString(), id, "the same session");
+        await readWrite(session, 32);
+        await session.close();
+    } finally {
+        await first.disconnect();
+        await second.disconnect();
+    }
+});
+
 test("X509 user token: trusted certificate accepted, untrusted rejected", async () => {
     await withSecureSession(
         server.url,

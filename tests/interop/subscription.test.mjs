@@ -42,11 +42,6 @@ const {
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-const servers = [
-    { threads: 1, server: await startServer(["--threads", "1"]) },
-    { threads: 2, server: await startServer(["--threads", "2"]) },
-];
-
 // A server with two users (user name tokens need the server's certificate,
 // hence a secured offer and a store, though the clients stay on None).
 const UAPKI = process.env.UAPKI || join(dirname(dirname(process.env.UASERVER || ".")), "pki", "uapki");
@@ -63,6 +58,18 @@ for (const u of [ALICE, BOB]) {
 const userServer = await startServer([
     "--threads", "2", "--security", "None,Basic256Sha256:SignAndEncrypt", "--pki", join(work, "pki"),
 ]);
+// The servers of the per-loop tests know alice too: a session on a None
+// channel moves to a new channel (reconnection) and its subscriptions go
+// to another session only for a proven user (issue #18, 7 and 12); an
+// anonymous one of a None channel does neither.
+const withUsers = (threads) => [
+    "--threads", String(threads), "--security", "None,Basic256Sha256:SignAndEncrypt",
+    "--pki", join(work, `pki-t${threads}`), "--users", join(work, "pki", "users"),
+];
+const servers = [
+    { threads: 1, server: await startServer(withUsers(1)) },
+    { threads: 2, server: await startServer(withUsers(2)) },
+];
 
 const node = (k) => `ns=1;i=${1000 + k}`;
 const CURRENT_TIME = "i=2258";
@@ -558,7 +565,7 @@ for (const { threads, server } of servers) {
                         how === "disconnect" ? (where === "same loop" ? 10 : 11) : where === "same loop" ? 12 : 13
                     );
                     // Session A keeps its session when its client disconnects.
-                    const a = await open(server, { keepPendingSessionsOnDisconnect: true });
+                    const a = await open(server, { keepPendingSessionsOnDisconnect: true }, ALICE);
                     await write(a.session, N, 100);
                     const subA = await RawSub.create(a.session, { requestedLifetimeCount: 2400 });
                     await subA.monitor([{ nodeId: N, handle: 7 }]);
@@ -579,7 +586,9 @@ for (const { threads, server } of servers) {
                     const b = await openOnLoop(
                         server,
                         threads,
-                        threads > 1 ? (where === "same loop" ? aLoop : 1 - aLoop) : null
+                        threads > 1 ? (where === "same loop" ? aLoop : 1 - aLoop) : null,
+                        {},
+                        ALICE
                     );
                     const tr = await rawRequest(
                         b.session,
@@ -636,7 +645,7 @@ for (const { threads, server } of servers) {
         // "other loop" (--threads 2): see the transfer tests above.
         for (const where of threads > 1 ? ["same loop", "other loop"] : ["same loop"]) {
             test(`TransferSubscriptions between two live sessions (${where}): the old one is told GoodSubscriptionTransferred`, async () => {
-                const a = await open(server);
+                const a = await open(server, {}, ALICE);
                 const N = node(where === "same loop" ? 14 : 15);
                 await write(a.session, N, 140);
                 const subA = await RawSub.create(a.session);
@@ -646,7 +655,9 @@ for (const { threads, server } of servers) {
                 const b = await openOnLoop(
                     server,
                     threads,
-                    threads > 1 ? (where === "same loop" ? aLoop : 1 - aLoop) : null
+                    threads > 1 ? (where === "same loop" ? aLoop : 1 - aLoop) : null,
+                    {},
+                    ALICE
                 );
                 const tr = await rawRequest(
                     b.session,
@@ -685,9 +696,11 @@ for (const { threads, server } of servers) {
             // The client re-activates its session on a new channel (on
             // --threads 2 the new connection may land on either loop; four
             // rounds make "the other loop" all but certain).
-            const c = await open(server, {
-                connectionStrategy: { maxRetry: 10, initialDelay: 50, maxDelay: 200 },
-            });
+            const c = await open(
+                server,
+                { connectionStrategy: { maxRetry: 10, initialDelay: 50, maxDelay: 200 } },
+                ALICE
+            );
             const N = node(16);
             await write(c.session, N, 0);
             const sub = await clientSub(c.session);
@@ -772,13 +785,13 @@ for (const { threads, server } of servers) {
 
         test("CloseSession(deleteSubscriptions=true) deletes them; with false they stay transferable", async () => {
             for (const deleteSubscriptions of [true, false]) {
-                const a = await open(server);
+                const a = await open(server, {}, ALICE);
                 const subA = await RawSub.create(a.session);
                 await subA.monitor([{ nodeId: node(40), handle: 1 }]);
                 const aLoop = loopOf(subA.id, threads);
                 await a.close(deleteSubscriptions);
                 // A session on the same loop, so that "not found" is not just "on another loop".
-                const b = await openOnLoop(server, threads, threads > 1 ? aLoop : null);
+                const b = await openOnLoop(server, threads, threads > 1 ? aLoop : null, {}, ALICE);
                 const tr = await rawRequest(
                     b.session,
                     new opcua.TransferSubscriptionsRequest({ subscriptionIds: [subA.id], sendInitialValues: false })
@@ -1254,6 +1267,30 @@ describe("TransferSubscriptions and users (--threads 2)", { timeout: 30000 }, ()
         );
         await b.close();
         await a.close();
+    });
+
+    test("anonymous sessions of None channels do not take each other's subscriptions", async () => {
+        const a = await open(userServer);
+        const subA = await RawSub.create(a.session, { requestedLifetimeCount: 2400 });
+        await subA.monitor([{ nodeId: node(54), handle: 1 }]);
+        const aLoop = loopOf(subA.id, 2);
+        for (const loop of [aLoop, 1 - aLoop]) {
+            const other = await openOnLoop(userServer, 2, loop);
+            const tr = await transfer(other, subA.id);
+            assert.equal(
+                tr.results[0].statusCode.value,
+                StatusCodes.BadUserAccessDenied.value,
+                `anonymous taking an anonymous subscription on loop ${loop}: ${tr.results[0].statusCode}`
+            );
+            await other.close();
+        }
+        // Its own session still has it, and so does nobody else once it closed.
+        await subA.collect((all) => all.length >= 1);
+        await a.close(false);
+        const late = await openOnLoop(userServer, 2, aLoop);
+        const tr = await transfer(late, subA.id);
+        assert.equal(tr.results[0].statusCode.value, StatusCodes.BadUserAccessDenied.value, `${tr.results[0].statusCode}`);
+        await late.close();
     });
 
     test("a subscription whose session closed stays its user's", async () => {

@@ -299,18 +299,22 @@ void uas_user_list_free(uas_user_info *items, size_t count);
 
 typedef struct uas_user_store uas_user_store;
 
-/* Failed-login throttling, per client key (the peer's address, say): after
- * max_failures failed checks within window_ms, every check for that key is
- * refused for backoff_ms without looking at the password; each further
- * block of the same key doubles the back-off up to max_backoff_ms. A
- * successful check clears the key. The table holds table_size keys; when
- * full, the key seen least recently is forgotten. */
+/* Failed-login throttling, per client key (the peer's address, say; an
+ * IPv6 address counts as its /64): after max_failures failed checks within
+ * window_ms, every check for that key is refused for backoff_ms without
+ * looking at the password; each further block of the same key doubles the
+ * back-off up to max_backoff_ms. A successful check clears the key. The
+ * table holds table_size keys; when full, an idle key seen least recently
+ * is forgotten, never a blocked one. Server-wide, global_max_failures
+ * failures of all keys together within window_ms refuse every login for
+ * backoff_ms (one WARN line each time). */
 typedef struct uas_user_throttle {
-    uint32_t max_failures;   /* default 5 */
-    uint32_t window_ms;      /* default 60000 */
-    uint32_t backoff_ms;     /* default 60000 */
-    uint32_t max_backoff_ms; /* default 900000 */
-    uint32_t table_size;     /* default 1024 */
+    uint32_t max_failures;        /* default 5 */
+    uint32_t window_ms;           /* default 60000 */
+    uint32_t backoff_ms;          /* default 60000 */
+    uint32_t max_backoff_ms;      /* default 900000 */
+    uint32_t table_size;          /* default 1024 */
+    uint32_t global_max_failures; /* default 100 */
 } uas_user_throttle;
 
 void uas_user_throttle_default(uas_user_throttle *t);
@@ -338,6 +342,14 @@ void uas_user_store_set_clock(uas_user_store *s, int64_t (*now_ms)(void *ud), vo
  * (NULL: "") names the peer for throttling. Thread-safe. */
 uas_status uas_user_check(uas_user_store *s, const char *client_key, const char *name,
                           const char *password, size_t password_len);
+/* Whether a login from client_key may be tried now, without any hashing:
+ * UAS_GOOD, BadUserAccessDenied (the key is blocked) or
+ * BadTooManyOperations (the server-wide budget is spent). For work that
+ * must not be done for a throttled client, such as decrypting a token. */
+uas_status uas_user_throttle_check(uas_user_store *s, const char *client_key);
+/* Counts a failed login of client_key that never reached
+ * uas_user_check (a token that does not decrypt, say). */
+void uas_user_throttle_fail(uas_user_store *s, const char *client_key);
 /* Roles of a user (comma-separated, "" if none). UAS_BAD_NOT_FOUND. */
 uas_status uas_user_roles(uas_user_store *s, const char *name, char *buf, size_t cap);
 

@@ -100,6 +100,18 @@ typedef struct uas_server_config {
     const char *anonymous_roles;
     const char *x509_roles;
     const char *role_permissions;
+    /* Failed-login throttling of user name logins (docs/Security.md,
+     * "Sessions and user tokens"); 0: the built-in default in brackets.
+     * Per client (address, IPv6 /64, or client certificate): after
+     * login_max_failures [5] within login_window_ms [60000], refused for
+     * login_backoff_ms [60000], doubling up to login_max_backoff_ms
+     * [900000]; server-wide: login_global_max_failures [100] failures
+     * within the window refuse every login for login_backoff_ms. */
+    uint32_t login_max_failures;
+    uint32_t login_window_ms;
+    uint32_t login_backoff_ms;
+    uint32_t login_max_backoff_ms;
+    uint32_t login_global_max_failures;
 } uas_server_config;
 
 #define UAS_SECURITY_ALL                                                                           \

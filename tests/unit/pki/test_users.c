@@ -255,10 +255,92 @@ Test(users, throttle_table_is_bounded)
     check(s, "k2", "alice", "x"); /* k2 blocked */
     fake_now += 1;
     cr_assert_eq(check(s, "k1", "alice", "right"), UAS_BAD_USER_ACCESS_DENIED);
-    check(s, "k3", "alice", "x"); /* table full: the least recently seen key goes */
+    /* Table full of blocked keys: none is forgotten (cycling through
+     * addresses must not flush the blocked ones); k3 counts server-wide
+     * only. */
+    check(s, "k3", "alice", "x");
     fake_now += 1;
-    cr_assert_eq(check(s, "k2", "alice", "right"), UAS_GOOD, "k2 was forgotten");
-    cr_assert_eq(check(s, "k3", "alice", "right"), UAS_BAD_USER_ACCESS_DENIED);
+    cr_assert_eq(check(s, "k2", "alice", "right"), UAS_BAD_USER_ACCESS_DENIED, "k2 still blocked");
+    cr_assert_eq(check(s, "k1", "alice", "right"), UAS_BAD_USER_ACCESS_DENIED, "k1 still blocked");
+    cr_assert_eq(check(s, "k3", "alice", "right"), UAS_GOOD);
+    uas_user_store_close(s);
+}
+
+Test(users, eviction_takes_an_idle_key_before_a_counting_one)
+{
+    add("alice", "right", NULL);
+    uas_user_throttle t;
+    uas_user_throttle_default(&t);
+    t.max_failures = 3;
+    t.table_size = 2;
+    uas_user_store *s;
+    cr_assert_eq(uas_user_store_open(file, &t, &s), UAS_GOOD);
+    uas_user_store_set_clock(s, fake_clock, NULL);
+    fake_now = 0;
+    check(s, "old", "alice", "x"); /* its window: 0 .. 60000 */
+    fake_now = 20000;
+    check(s, "attacker", "alice", "x"); /* its window: 20000 .. 80000 */
+    fake_now = 59000;
+    check(s, "old", "alice", "x"); /* seen after the attacker */
+    fake_now = 70000;
+    /* A new key: "old" (window over) goes, not the attacker, who was seen
+     * less recently but still counts failures. */
+    check(s, "k3", "alice", "x");
+    check(s, "attacker", "alice", "x");
+    check(s, "attacker", "alice", "x"); /* 3 in its window: blocked */
+    cr_assert_eq(check(s, "attacker", "alice", "right"), UAS_BAD_USER_ACCESS_DENIED);
+    uas_user_store_close(s);
+}
+
+Test(users, ipv6_addresses_of_one_64_share_a_key)
+{
+    add("alice", "right", NULL);
+    uas_user_store *s;
+    cr_assert_eq(uas_user_store_open(file, NULL, &s), UAS_GOOD);
+    fake_now = 0;
+    uas_user_store_set_clock(s, fake_clock, NULL);
+    char addr[64];
+    for (int i = 0; i < 5; i++) {
+        snprintf(addr, sizeof(addr), "2001:db8:1:2:%x::%x", i * 7 + 1, i + 1);
+        cr_assert_eq(check(s, addr, "alice", "guess"), UAS_BAD_USER_ACCESS_DENIED);
+    }
+    /* A sixth address of the same /64 is blocked, with the right password. */
+    cr_assert_eq(check(s, "2001:db8:1:2:ffff::9%eth0", "alice", "right"),
+                 UAS_BAD_USER_ACCESS_DENIED);
+    cr_assert_eq(uas_user_throttle_check(s, "2001:db8:1:2::1"), UAS_BAD_USER_ACCESS_DENIED);
+    /* Another /64 and IPv4 (also IPv4-mapped) are not. */
+    cr_assert_eq(check(s, "2001:db8:1:3::1", "alice", "right"), UAS_GOOD);
+    cr_assert_eq(check(s, "::ffff:10.0.0.1", "alice", "right"), UAS_GOOD);
+    uas_user_store_close(s);
+}
+
+Test(users, global_budget_refuses_everyone_then_recovers)
+{
+    add("alice", "right", NULL);
+    uas_user_throttle t;
+    uas_user_throttle_default(&t);
+    t.global_max_failures = 10;
+    t.backoff_ms = 30000;
+    uas_user_store *s;
+    cr_assert_eq(uas_user_store_open(file, &t, &s), UAS_GOOD);
+    fake_now = 1000;
+    uas_user_store_set_clock(s, fake_clock, NULL);
+    char key[32];
+    /* Ten keys, one failure each: no key reaches its own limit. */
+    for (int i = 0; i < 9; i++) {
+        snprintf(key, sizeof(key), "10.0.%d.1", i);
+        uas_user_throttle_fail(s, key);
+    }
+    cr_assert_eq(uas_user_throttle_check(s, "10.9.9.9"), UAS_GOOD);
+    cr_assert_eq(check(s, "10.0.99.1", "alice", "guess"), UAS_BAD_USER_ACCESS_DENIED);
+    /* The tenth spent the budget: everybody waits, even with the right
+     * password, and without any hashing. */
+    cr_assert_eq(uas_user_throttle_check(s, "10.9.9.9"), UAS_BAD_TOO_MANY_OPERATIONS);
+    cr_assert_eq(check(s, "192.168.1.1", "alice", "right"), UAS_BAD_USER_ACCESS_DENIED);
+    fake_now += 29999;
+    cr_assert_eq(uas_user_throttle_check(s, "10.9.9.9"), UAS_BAD_TOO_MANY_OPERATIONS);
+    fake_now += 1;
+    cr_assert_eq(check(s, "192.168.1.1", "alice", "right"), UAS_GOOD);
     uas_user_store_close(s);
 }
 

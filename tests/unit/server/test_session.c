@@ -177,17 +177,19 @@ Test(session, username_token_is_rejected_when_no_user_name_policy_is_offered)
     cr_assert_eq(srv->counters.security_rejected_requests, 1);
 }
 
-Test(session, reactivation_moves_session_to_new_channel)
+Test(session, anonymous_none_session_does_not_move_to_a_new_channel)
 {
+    /* Issue #18, 7: without a certificate or a user to prove, the token
+     * alone (readable on a None channel) must not move the session. */
     uas_create_session_response r = create(1, 30000, 0);
     cr_assert_eq(activate(&r.authentication_token, 1, NULL), UAS_GOOD);
-    cr_assert_eq(activate(&r.authentication_token, 2, NULL), UAS_GOOD);
+    cr_assert_eq(activate(&r.authentication_token, 2, NULL), UAS_BAD_USER_ACCESS_DENIED);
     uas_session *se = uas_sessions_find(srv->sessions, &r.authentication_token);
-    cr_assert_eq(se->channel_id, 2);
+    cr_assert_eq(se->channel_id, 1);
     uas_session_unref(srv, se);
-    /* Closing from the channel it left is refused; from its channel it works. */
-    cr_assert_eq(close_on(&r.authentication_token, 1), UAS_BAD_SECURE_CHANNEL_ID_INVALID);
-    cr_assert_eq(close_on(&r.authentication_token, 2), UAS_GOOD);
+    /* Closing from the other channel is refused; from its channel it works. */
+    cr_assert_eq(close_on(&r.authentication_token, 2), UAS_BAD_SECURE_CHANNEL_ID_INVALID);
+    cr_assert_eq(close_on(&r.authentication_token, 1), UAS_GOOD);
     cr_assert_null(uas_sessions_find(srv->sessions, &r.authentication_token));
 }
 
