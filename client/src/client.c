@@ -224,7 +224,10 @@ uas_status uas_client_connect(uas_client *c)
         return st;
     }
     c->conn = conn;
-    /* TCP, HEL and OPN together get one request timeout. */
+    /* TCP, HEL and OPN together get one request timeout, from now: the
+     * loop's cached time is stale when the caller has not run the loop for
+     * a while, and a deadline from it would already have passed. */
+    ev_now_update(uas_loop_ev(c->loop));
     c->connect_deadline_ms = uas_loop_now_ms(c->loop) + c->cfg.request_timeout_ms;
     uas__client_arm_timer(c);
     uas__client_release(c);

@@ -20,6 +20,11 @@ static void on_wake(struct ev_loop *ev, ev_timer *w, int revents)
 static void waiter_start(uas_client *c, waiter *w, uint32_t timeout_ms)
 {
     w->expired = false;
+    /* libev times a timer from the loop's cached now, which is as old as
+     * the loop's last iteration: after the caller spent seconds elsewhere
+     * (key generation, another loop, a loaded machine) the wait would end
+     * before it began, with the answer unread in the socket. */
+    ev_now_update(uas_loop_ev(c->loop));
     ev_timer_init(&w->timer, on_wake, (double)timeout_ms / 1000.0, 0.0);
     w->timer.data = w;
     ev_timer_start(uas_loop_ev(c->loop), &w->timer);
