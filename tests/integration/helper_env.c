@@ -233,13 +233,21 @@ static void on_wake(struct ev_loop *ev, ev_timer *w, int revents)
     ((wake *)w->data)->fired = true;
 }
 
+/* A timer of ms from the real now: the loop's cached time is as old as its
+ * last iteration, which may be seconds when the test did other work. */
+static void wake_start(env *e, wake *w, uint32_t ms)
+{
+    w->fired = false;
+    ev_now_update(uas_loop_ev(e->loop));
+    ev_timer_init(&w->t, on_wake, ms / 1000.0, 0.0);
+    w->t.data = w;
+    ev_timer_start(uas_loop_ev(e->loop), &w->t);
+}
+
 bool env_run_until_count(env *e, const size_t *count, size_t target, uint32_t ms)
 {
     wake w;
-    w.fired = false;
-    ev_timer_init(&w.t, on_wake, ms / 1000.0, 0.0);
-    w.t.data = &w;
-    ev_timer_start(uas_loop_ev(e->loop), &w.t);
+    wake_start(e, &w, ms);
     while (*count < target && !w.fired)
         uas_loop_run_once(e->loop, true);
     ev_timer_stop(uas_loop_ev(e->loop), &w.t);
@@ -249,10 +257,7 @@ bool env_run_until_count(env *e, const size_t *count, size_t target, uint32_t ms
 bool env_run_until(env *e, const bool *flag, uint32_t ms)
 {
     wake w;
-    w.fired = false;
-    ev_timer_init(&w.t, on_wake, ms / 1000.0, 0.0);
-    w.t.data = &w;
-    ev_timer_start(uas_loop_ev(e->loop), &w.t);
+    wake_start(e, &w, ms);
     while (!*flag && !w.fired)
         uas_loop_run_once(e->loop, true);
     ev_timer_stop(uas_loop_ev(e->loop), &w.t);
