@@ -68,6 +68,12 @@ static const key_def keys[] = {
     K("security", "private_key", T_STR, private_key, 0, 0),
     K("security", "key_bits", T_U32, key_bits, 2048, 8192),
     K("security", "trust_certificate", T_STR, trust_certificate, 0, 0),
+    K("security", "pki_max_signature_checks", T_U32, pki_max_signature_checks, 0, 1000),
+    K("security", "pki_max_ca_key_bits", T_U32, pki_max_ca_key_bits, 0, 16384),
+    K("security", "pki_max_rejected", T_U32, pki_max_rejected, 0, 100000),
+    K("security", "pki_rejected_max_cert_size", T_U32, pki_rejected_max_cert_size, 0, 262144),
+    K("security", "pki_rejected_writes_per_minute", T_U32, pki_rejected_writes_per_minute, 0,
+      100000),
 };
 
 struct uas_config_file {
