@@ -252,7 +252,7 @@ static int raw_opn(penv *p, const uint8_t *sender, size_t sender_len)
     return fd;
 }
 
-Test(pki_dos, huge_exponent_issuers_are_refused_without_verifying, .timeout = 120)
+Test(pki_dos, huge_exponent_issuers_are_refused_without_verifying)
 {
     penv p;
     penv_dirs(&p);
@@ -295,7 +295,7 @@ Test(pki_dos, huge_exponent_issuers_are_refused_without_verifying, .timeout = 12
     penv_stop(&p);
 }
 
-Test(pki_dos, untrusted_opns_keep_the_rejected_folder_and_its_entries, .timeout = 180)
+Test(pki_dos, untrusted_opns_keep_the_rejected_folder_and_its_entries)
 {
     penv p;
     penv_dirs(&p);
@@ -349,7 +349,7 @@ Test(pki_dos, untrusted_opns_keep_the_rejected_folder_and_its_entries, .timeout 
     penv_stop(&p);
 }
 
-Test(pki_dos, renewal_with_a_certificate_no_longer_trusted_closes_the_channel, .timeout = 60)
+Test(pki_dos, renewal_with_a_certificate_no_longer_trusted_closes_the_channel)
 {
     penv p;
     penv_dirs(&p);
