@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -368,6 +369,36 @@ static int add_file(uapki *a, const char *file, uas_pki_folder f, const char *wh
     return EXIT_OK;
 }
 
+/* A prefix names no certificate for trusting: a peer can make one whose
+ * thumbprint shares the first digits of another's and have it land in
+ * rejected/certs. The candidates are listed so that the operator can pick
+ * the full thumbprint after checking subject and ApplicationUri. */
+static int refuse_prefix(uapki *a, const char *prefix)
+{
+    fprintf(stderr, "uapki: trust needs the full thumbprint (40 hex digits), not the prefix %s\n",
+            prefix);
+    uas_pki_store *s = open_store(a, NULL);
+    if (!s)
+        return EXIT_USAGE;
+    uas_pki_cert_info *items = NULL;
+    size_t n = 0, shown = 0;
+    if (uas_pki_list(s, UAS_PKI_REJECTED, &items, &n) == UAS_GOOD) {
+        for (size_t i = 0; i < n; i++) {
+            if (strncasecmp(items[i].thumbprint, prefix, strlen(prefix)) != 0)
+                continue;
+            if (shown++ == 0)
+                fprintf(stderr, "certificates of rejected/certs with this prefix:\n");
+            fprintf(stderr, "  %s  %s  URI %s\n", items[i].thumbprint, items[i].subject,
+                    items[i].application_uri[0] ? items[i].application_uri : "(none)");
+        }
+    }
+    if (shown == 0)
+        fprintf(stderr, "no certificate of rejected/certs has this prefix\n");
+    uas_pki_list_free(items, n);
+    uas_pki_store_close(s);
+    return EXIT_USAGE;
+}
+
 int cmd_trust(uapki *a, int argc, char **argv)
 {
     int rc = only_options(a, OPT_ISSUER, "trust");
@@ -380,6 +411,8 @@ int cmd_trust(uapki *a, int argc, char **argv)
         return add_file(a, argv[0], f, a->issuer ? "issuer" : "trusted");
     if (!looks_thumbprint(argv[0]))
         return fail("%s is neither a file nor a thumbprint", argv[0]);
+    if (strlen(argv[0]) != UAS_PKI_THUMBPRINT_HEX - 1)
+        return refuse_prefix(a, argv[0]);
     uas_pki_store *s = open_store(a, NULL);
     if (!s)
         return EXIT_FAIL;
@@ -389,15 +422,14 @@ int cmd_trust(uapki *a, int argc, char **argv)
         st = uas_pki_add(s, f, der.data, der.length);
         uas_pki_cert_info info;
         if (st == UAS_GOOD && uas_pki_cert_info_get(der.data, der.length, &info) == UAS_GOOD)
-            printf("%s: %s [%s] -> %s\n", a->issuer ? "issuer" : "trusted", info.subject,
-                   info.thumbprint, uas_pki_folder_name(f));
+            printf("%s: %s, URI %s [%s] -> %s\n", a->issuer ? "issuer" : "trusted", info.subject,
+                   info.application_uri[0] ? info.application_uri : "(none)", info.thumbprint,
+                   uas_pki_folder_name(f));
         uas_pki_bytes_free(&der);
     }
     uas_pki_store_close(s);
     if (st == UAS_BAD_NOT_FOUND)
         return fail("no certificate %s in rejected/certs (see uapki list rejected)", argv[0]);
-    if (st == UAS_BAD_INVALID_ARGUMENT)
-        return fail("%s matches several certificates: give more digits", argv[0]);
     return st == UAS_GOOD ? EXIT_OK : fail_status("trust", st);
 }
 

@@ -33,13 +33,19 @@ typedef enum pki_dir {
 } pki_dir;
 
 typedef struct pki_cache pki_cache;
+typedef struct pki_rejected pki_rejected;
 
 struct uas_pki_store {
     char *root;
     char *dirs[PKI_DIR_COUNT];
     uas_pki_options opts;
-    pki_cache *cache; /* pki_cache.c */
+    pki_cache *cache;       /* pki_cache.c */
+    pki_rejected *rejected; /* pki_rejected.c: the queue and writer of rejected/certs */
 };
+
+/* pki_rejected.c. free stops the writer thread after it drained the queue. */
+uas_status pki_rejected_init(uas_pki_store *s);
+void pki_rejected_free(uas_pki_store *s);
 
 /* ---- what validations share (pki_cache.c; thread-safe) ---- */
 
@@ -148,17 +154,42 @@ typedef struct pki_sources {
     STACK_OF(X509) * sent; /* came with the certificate */
 } pki_sources;
 
+/* What one chain building may spend. Every candidate issuer's key passes
+ * pki_key_refusal (at most max_ca_key_bits) before its first signature
+ * check, an RSA candidate only when its modulus is as long as the
+ * signature, and at most max_checks signatures are verified in all
+ * (checks counts them, self-signature checks included). */
+typedef struct pki_chain_limits {
+    uint32_t max;             /* certificates in the chain */
+    uint32_t max_ca_key_bits; /* RSA modulus of a CA */
+    uint32_t max_checks;      /* signature verifications */
+    uint32_t checks;          /* out: verifications done */
+} pki_chain_limits;
+
 /* Builds the chain of leaf up to a self-signed root. UAS_GOOD, or
- * UAS_BAD_CERTIFICATE_CHAIN_INCOMPLETE (issuer missing, loop, longer than
- * max), UAS_BAD_CERTIFICATE_INVALID (the leaf's signature does not verify),
+ * UAS_BAD_CERTIFICATE_CHAIN_INCOMPLETE (issuer missing or with a refused
+ * key, loop, longer than max, more signature checks than allowed),
+ * UAS_BAD_CERTIFICATE_INVALID (the leaf's signature does not verify),
  * UAS_BAD_SECURITY_CHECKS_FAILED (an issuer's signature does not verify).
- * On failure *depth and reason say where and why; c keeps what was built. */
-uas_status pki_chain_build(pki_chain *c, X509 *leaf, const pki_sources *src, uint32_t max,
+ * The leaf's own key must have passed pki_key_refusal. On failure *depth
+ * and reason say where and why; c keeps what was built. */
+uas_status pki_chain_build(pki_chain *c, X509 *leaf, const pki_sources *src, pki_chain_limits *lim,
                            time_t now, uint32_t *depth, char *reason, size_t cap);
 void pki_chain_free(pki_chain *c);
 /* Subject one-liner for messages ("CN=..,O=..", certificate order). */
 void pki_x509_subject(X509 *x, char *buf, size_t cap);
 void pki_name_oneline(const X509_NAME *n, char *buf, size_t cap);
+
+/* ---- keys (pki_key.c) ---- */
+
+#define PKI_MAX_RSA_EXPONENT_BITS 32
+#define PKI_MAX_KEY_BITS          16384 /* any RSA key, whatever the bounds asked */
+
+/* NULL when pk may take part in signature checks: EC/EdDSA, or RSA of
+ * min_bits (0: any)..max_bits with an odd public exponent of at most 32
+ * bits. Else why not, written into buf. */
+const char *pki_key_refusal(EVP_PKEY *pk, uint32_t min_bits, uint32_t max_bits, char *buf,
+                            size_t cap);
 
 /* Is the thumbprint text valid (8..40 hex digits)? Upper-cases into out. */
 bool pki_thumbprint_arg(const char *in, char out[UAS_PKI_THUMBPRINT_HEX]);

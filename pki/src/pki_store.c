@@ -25,6 +25,35 @@ void uas_pki_options_default(uas_pki_options *o)
     o->revocation = UAS_PKI_REVOCATION_STRICT;
     o->max_rejected = 100;
     o->max_chain = 10;
+    o->max_signature_checks = 0; /* max_chain + 2 */
+    o->max_ca_key_bits = 4096;
+    o->rejected_max_cert_size = 16384;
+    o->rejected_writes_per_minute = 10;
+}
+
+/* Zero means the default; out-of-range values are clamped. */
+static void options_normalize(uas_pki_options *o)
+{
+    uas_pki_options d;
+    uas_pki_options_default(&d);
+    if (o->max_rejected == 0)
+        o->max_rejected = d.max_rejected;
+    if (o->max_chain < 1)
+        o->max_chain = d.max_chain;
+    if (o->max_chain > PKI_CHAIN_LIMIT)
+        o->max_chain = PKI_CHAIN_LIMIT;
+    if (o->max_signature_checks == 0)
+        o->max_signature_checks = o->max_chain + 2;
+    if (o->max_ca_key_bits == 0)
+        o->max_ca_key_bits = d.max_ca_key_bits;
+    if (o->max_ca_key_bits > PKI_MAX_KEY_BITS)
+        o->max_ca_key_bits = PKI_MAX_KEY_BITS;
+    if (o->rejected_max_cert_size == 0)
+        o->rejected_max_cert_size = d.rejected_max_cert_size;
+    if (o->rejected_max_cert_size > PKI_MAX_CERT_FILE)
+        o->rejected_max_cert_size = PKI_MAX_CERT_FILE;
+    if (o->rejected_writes_per_minute == 0)
+        o->rejected_writes_per_minute = d.rejected_writes_per_minute;
 }
 
 uas_status uas_pki_store_open(const char *dir, const uas_pki_options *opts, uas_pki_store **out)
@@ -36,14 +65,12 @@ uas_status uas_pki_store_open(const char *dir, const uas_pki_options *opts, uas_
     if (!s)
         return UAS_BAD_OUT_OF_MEMORY;
     uas_pki_options_default(&s->opts);
-    if (opts) {
+    if (opts)
         s->opts = *opts;
-        if (s->opts.max_rejected == 0)
-            s->opts.max_rejected = 100;
-        if (s->opts.max_chain < 1)
-            s->opts.max_chain = 10;
-    }
+    options_normalize(&s->opts);
     uas_status st = pki_cache_init(s);
+    if (st == UAS_GOOD)
+        st = pki_rejected_init(s);
     if (st != UAS_GOOD)
         goto fail;
     s->root = pki_strdup_printf("%s", dir);
@@ -88,6 +115,7 @@ void uas_pki_store_close(uas_pki_store *s)
 {
     if (!s)
         return;
+    pki_rejected_free(s); /* its writer thread uses the folders */
     pki_cache_free(s);
     pki_str_free(s->root);
     for (int i = 0; i < PKI_DIR_COUNT; i++)

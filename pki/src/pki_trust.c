@@ -17,7 +17,6 @@
 typedef struct match_file {
     char path[PKI_PATH_MAX];
     char thumbprint[UAS_PKI_THUMBPRINT_HEX];
-    struct timespec mtime;
 } match_file;
 
 typedef struct match_ctx {
@@ -59,11 +58,6 @@ static bool match_one(void *ud, const char *path, const char *name)
     match_file *m = &c->files[c->count++];
     snprintf(m->path, sizeof(m->path), "%s", path);
     memcpy(m->thumbprint, tp, sizeof(tp));
-    struct stat sb;
-    if (stat(path, &sb) == 0)
-        m->mtime = sb.st_mtim;
-    else
-        memset(&m->mtime, 0, sizeof(m->mtime));
     return true;
 }
 
@@ -83,39 +77,25 @@ static void match_free(match_ctx *c)
     c->count = c->cap = 0;
 }
 
-static int mtime_cmp(const void *a, const void *b)
-{
-    const match_file *x = a, *y = b;
-    if (x->mtime.tv_sec != y->mtime.tv_sec)
-        return x->mtime.tv_sec < y->mtime.tv_sec ? -1 : 1;
-    if (x->mtime.tv_nsec != y->mtime.tv_nsec)
-        return x->mtime.tv_nsec < y->mtime.tv_nsec ? -1 : 1;
-    return strcmp(x->path, y->path);
-}
-
-/* Keeps the newest max files of rejected/certs, never deleting keep. */
-static void prune_rejected(uas_pki_store *s, const char *keep)
+/* Whether rejected/certs may take one more file: it holds fewer than
+ * max_rejected. A full folder refuses new entries and evicts nothing, so
+ * that untrusted peers cannot push out another peer's entry (which an
+ * administrator might be about to trust). */
+static uas_status rejected_has_room(uas_pki_store *s)
 {
     match_ctx c;
-    if (match_files(s->dirs[PKI_DIR_REJECTED_CERTS], "", &c) != UAS_GOOD) {
-        match_free(&c);
-        return;
-    }
-    size_t max = s->opts.max_rejected;
-    if (c.count > max) {
-        qsort(c.files, c.count, sizeof(*c.files), mtime_cmp);
-        size_t excess = c.count - max;
-        for (size_t i = 0; i < c.count && excess > 0; i++) {
-            if (strcmp(c.files[i].path, keep) == 0)
-                continue;
-            if (unlink(c.files[i].path) == 0) {
-                uas_log(UAS_LOG_INFO, PKI_LOG, "rejected folder full (%zu): dropped %s", max,
-                        c.files[i].path);
-            }
-            excess--;
-        }
-    }
+    uas_status st = match_files(s->dirs[PKI_DIR_REJECTED_CERTS], "", &c);
+    size_t n = c.count;
     match_free(&c);
+    if (st != UAS_GOOD)
+        return st;
+    if (n >= s->opts.max_rejected) {
+        uas_log(UAS_LOG_WARN, PKI_LOG,
+                "rejected/certs is full (%u files): certificate not recorded; nothing is evicted",
+                s->opts.max_rejected);
+        return UAS_BAD_RESOURCE_UNAVAILABLE;
+    }
+    return UAS_GOOD;
 }
 
 static void remove_from(const char *dir, const char *thumbprint)
@@ -132,6 +112,8 @@ uas_status uas_pki_add(uas_pki_store *s, uas_pki_folder f, const uint8_t *der, s
 {
     if (!s || !der || (f != UAS_PKI_TRUSTED && f != UAS_PKI_ISSUERS && f != UAS_PKI_REJECTED))
         return UAS_BAD_INVALID_ARGUMENT;
+    if (f == UAS_PKI_REJECTED && len > s->opts.rejected_max_cert_size)
+        return UAS_BAD_ENCODING_LIMITS_EXCEEDED;
     X509 *x = pki_x509_parse_any(der, len);
     if (!x)
         return UAS_BAD_CERTIFICATE_INVALID;
@@ -153,15 +135,15 @@ uas_status uas_pki_add(uas_pki_store *s, uas_pki_folder f, const uint8_t *der, s
     match_free(&c);
     if (st != UAS_GOOD)
         goto out;
-    if (!present) {
+    if (!present && f == UAS_PKI_REJECTED)
+        st = rejected_has_room(s);
+    if (!present && st == UAS_GOOD) {
         st = pki_write_file(path, d.data, d.len, 0644, false);
         if (st != UAS_GOOD)
             goto out;
         uas_log(UAS_LOG_INFO, PKI_LOG, "added %s", path);
     }
-    if (f == UAS_PKI_REJECTED)
-        prune_rejected(s, path);
-    else
+    if (st == UAS_GOOD && f != UAS_PKI_REJECTED)
         remove_from(s->dirs[PKI_DIR_REJECTED_CERTS], tp);
 out:
     pki_buf_free(&d, false);
@@ -177,6 +159,13 @@ uas_status uas_pki_reject(uas_pki_store *s, const uint8_t *der, size_t len)
 
 uas_status uas_pki_trust_rejected(uas_pki_store *s, const char *thumbprint)
 {
+    /* A prefix is refused: a peer can make a certificate whose thumbprint
+     * shares the first 8 hex digits of another one's (2^32 tries). */
+    if (!thumbprint || strlen(thumbprint) != UAS_PKI_THUMBPRINT_HEX - 1) {
+        uas_log(UAS_LOG_ERROR, PKI_LOG,
+                "trusting needs the full thumbprint of 40 hex digits, not a prefix");
+        return UAS_BAD_INVALID_ARGUMENT;
+    }
     uas_bytestring der;
     uas_status st = uas_pki_find(s, UAS_PKI_REJECTED, thumbprint, &der, NULL, 0);
     if (st != UAS_GOOD)

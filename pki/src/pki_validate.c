@@ -70,19 +70,31 @@ static uas_status check_structure(vctx *c, uint32_t from)
     return UAS_GOOD;
 }
 
-/* 3. security policy: key type and length of the leaf, signature digests. */
-static uas_status check_policy(vctx *c, uint32_t min_bits, uint32_t max_bits)
+/* 1. (end) the leaf's key, before it or any other key verifies a
+ * signature: a key outside the policy's bounds or with a huge public
+ * exponent is refused without computing anything. */
+static uas_status check_leaf_key(vctx *c, X509 *leaf, uint32_t min_bits, uint32_t max_bits)
 {
-    X509 *leaf = c->chain.cert[0];
     EVP_PKEY *pk = X509_get0_pubkey(leaf);
-    if (EVP_PKEY_get_base_id(pk) != EVP_PKEY_RSA)
+    int id = pk ? EVP_PKEY_get_base_id(pk) : NID_undef;
+    ERR_clear_error();
+    if (id != EVP_PKEY_RSA)
         return verdict(c, UAS_BAD_CERTIFICATE_POLICY_CHECK_FAILED, 0, "key type %s is not RSA",
-                       OBJ_nid2sn(EVP_PKEY_get_base_id(pk)));
-    uint32_t bits = (uint32_t)EVP_PKEY_get_bits(pk);
-    if ((min_bits && bits < min_bits) || (max_bits && bits > max_bits))
+                       OBJ_nid2sn(id));
+    if (!max_bits || max_bits > PKI_MAX_KEY_BITS)
+        max_bits = PKI_MAX_KEY_BITS;
+    char why[128];
+    const char *refused = pki_key_refusal(pk, min_bits, max_bits, why, sizeof(why));
+    if (refused)
         return verdict(c, UAS_BAD_CERTIFICATE_POLICY_CHECK_FAILED, 0,
-                       "RSA key of %u bits, the security policy wants %u..%u", bits, min_bits,
+                       "%s; the security policy wants RSA of %u..%u bits", refused, min_bits,
                        max_bits);
+    return UAS_GOOD;
+}
+
+/* 3. security policy: signature digests (the leaf's key: check_leaf_key). */
+static uas_status check_policy(vctx *c)
+{
     for (uint32_t i = 0; i < c->chain.n; i++) {
         /* A root's signature on itself proves nothing: its digest is moot. */
         if (i > 0 && i == c->chain.n - 1)
@@ -124,11 +136,9 @@ static uas_status check_trust(vctx *c, const uint8_t *leaf_der, size_t leaf_len)
         c->v->auto_accepted = true;
         return UAS_GOOD;
     }
-    if (uas_pki_reject(c->s, leaf_der, leaf_len) == UAS_GOOD)
-        uas_log(UAS_LOG_INFO, PKI_LOG,
-                "untrusted certificate %s [%s] copied to rejected/certs; "
-                "`uapki trust %s` trusts it",
-                subj, c->v->thumbprint, c->v->thumbprint);
+    /* Queued for the store's writer thread (which logs what it writes):
+     * this thread may be an event loop and must not touch the disk. */
+    (void)uas_pki_reject_async(c->s, leaf_der, leaf_len);
     return verdict(c, UAS_BAD_CERTIFICATE_UNTRUSTED, 0,
                    "neither the certificate nor a CA of its chain is trusted (%s)", subj);
 }
@@ -347,6 +357,8 @@ uas_status uas_pki_validate(uas_pki_store *s, const uint8_t *der, size_t len,
     c.chain.cert[0] = leaf;
     c.chain.n = 1;
     st = check_structure(&c, 0);
+    if (st == UAS_GOOD)
+        st = check_leaf_key(&c, leaf, min_key_bits, max_key_bits);
     c.chain.n = 0;
     if (st != UAS_GOOD) {
         X509_free(leaf);
@@ -355,17 +367,18 @@ uas_status uas_pki_validate(uas_pki_store *s, const uint8_t *der, size_t len,
     pki_snapshot_sources(snap, &c.src.trusted, &c.src.issuers, &c.crls);
     /* 2. chain and signatures, then the structure of the issuers */
     uint32_t depth = 0;
-    st = pki_chain_build(&c.chain, leaf, &c.src, s->opts.max_chain, c.now, &depth, v->reason,
-                         sizeof(v->reason));
+    pki_chain_limits lim = {s->opts.max_chain, s->opts.max_ca_key_bits,
+                            s->opts.max_signature_checks, 0};
+    st = pki_chain_build(&c.chain, leaf, &c.src, &lim, c.now, &depth, v->reason, sizeof(v->reason));
     X509_free(leaf); /* the chain holds its own reference */
     v->chain_length = c.chain.n;
+    v->signature_checks = lim.checks;
     if (st != UAS_GOOD) {
         v->status = st;
         v->depth = depth;
         goto out;
     }
-    if ((st = check_structure(&c, 1)) != UAS_GOOD ||
-        (st = check_policy(&c, min_key_bits, max_key_bits)) != UAS_GOOD ||
+    if ((st = check_structure(&c, 1)) != UAS_GOOD || (st = check_policy(&c)) != UAS_GOOD ||
         (st = check_trust(&c, der, leaf_len)) != UAS_GOOD || (st = check_times(&c)) != UAS_GOOD ||
         (st = check_uri(&c, expected_uri)) != UAS_GOOD ||
         (st = check_usage(&c, usage)) != UAS_GOOD || (st = check_revocation(&c)) != UAS_GOOD)

@@ -87,6 +87,12 @@ static const key_def keys[] = {
     K("security", "login_backoff_ms", T_U32, login_backoff_ms, 0, UINT32_MAX),
     K("security", "login_max_backoff_ms", T_U32, login_max_backoff_ms, 0, UINT32_MAX),
     K("security", "login_global_max_failures", T_U32, login_global_max_failures, 0, 100000000),
+    K("security", "pki_max_signature_checks", T_U32, pki_max_signature_checks, 0, 1000),
+    K("security", "pki_max_ca_key_bits", T_U32, pki_max_ca_key_bits, 0, 16384),
+    K("security", "pki_max_rejected", T_U32, pki_max_rejected, 0, 100000),
+    K("security", "pki_rejected_max_cert_size", T_U32, pki_rejected_max_cert_size, 0, 262144),
+    K("security", "pki_rejected_writes_per_minute", T_U32, pki_rejected_writes_per_minute, 0,
+      100000),
 };
 
 struct uas_config_file {

@@ -8,6 +8,7 @@
 
 #include <sodium.h>
 
+#include "secpol.h"
 #include "server_internal.h"
 
 #define POLICY_PREFIX "http://opcfoundation.org/UA/SecurityPolicy#"
@@ -290,6 +291,16 @@ uas_status uas_server_security_init(uas_server *s)
     uas_pki_options o;
     uas_pki_options_default(&o);
     o.auto_accept = s->cfg.auto_accept;
+    /* 0 keeps the PKI's default (uas_pki_store_open). */
+    o.max_signature_checks = s->cfg.pki_max_signature_checks;
+    if (s->cfg.pki_max_ca_key_bits)
+        o.max_ca_key_bits = s->cfg.pki_max_ca_key_bits;
+    if (s->cfg.pki_max_rejected)
+        o.max_rejected = s->cfg.pki_max_rejected;
+    if (s->cfg.pki_rejected_max_cert_size)
+        o.rejected_max_cert_size = s->cfg.pki_rejected_max_cert_size;
+    if (s->cfg.pki_rejected_writes_per_minute)
+        o.rejected_writes_per_minute = s->cfg.pki_rejected_writes_per_minute;
     st = uas_pki_store_open(dir, &o, &s->pki);
     if (st != UAS_GOOD) {
         uas_log(UAS_LOG_ERROR, "security", "cannot open the certificate store %s: %s", dir,
@@ -383,14 +394,35 @@ void uas_server_security_free(uas_server *s)
     s->pki = NULL;
 }
 
+/* The client key sizes any offered policy allows: the PKI refuses a key
+ * outside them before it builds a chain. The exact bounds of the policy
+ * the OPN names are the channel's (asym_unprotect, still before any
+ * private-key operation). */
+static void offered_key_bounds(const uas_server *s, uint32_t *min_bits, uint32_t *max_bits)
+{
+    *min_bits = 0;
+    *max_bits = 0;
+    for (size_t i = 0; i < s->offer_count; i++) {
+        const uas_secpol *p = s->offers[i].policy;
+        if (!p->min_key_bits)
+            continue; /* None */
+        if (!*min_bits || p->min_key_bits < *min_bits)
+            *min_bits = p->min_key_bits;
+        if (p->max_key_bits > *max_bits)
+            *max_bits = p->max_key_bits;
+    }
+}
+
 uas_status uas_server_validate_client(void *ud, const uint8_t *der, size_t len)
 {
     uas_server *s = ud;
     if (!s->pki)
         return UAS_BAD_SECURITY_CHECKS_FAILED;
+    uint32_t min_bits, max_bits;
+    offered_key_bounds(s, &min_bits, &max_bits);
     uas_pki_verdict v;
-    uas_status st = uas_pki_validate(s->pki, der, len, NULL, UAS_PKI_USAGE_CLIENT, 0, 0,
-                                     uas_datetime_now(), &v);
+    uas_status st = uas_pki_validate(s->pki, der, len, NULL, UAS_PKI_USAGE_CLIENT, min_bits,
+                                     max_bits, uas_datetime_now(), &v);
     if (st != UAS_GOOD) {
         atomic_fetch_add(&s->counters.security_rejected_requests, 1);
         uas_log(UAS_LOG_WARN, "security", "client certificate %s refused: %s (%s)", v.thumbprint,

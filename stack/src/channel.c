@@ -554,13 +554,19 @@ static uas_status on_open(uas_channel *ch, uint8_t *chunk, size_t len, uint8_t c
             if (kst != UAS_GOOD)
                 return uas__channel_fail(ch, kst, "no credentials for this policy");
         }
-        /* The PKI judges the sender before any private-key work. */
+        /* The PKI judges the sender before any private-key work.
+         * Renewals are judged again: a certificate revoked or removed
+         * from the trust list since the channel opened ends the channel
+         * at its next renewal (the PKI's verdict cache keeps that cheap). */
         if (cert_len <= 0)
             return uas__channel_fail(ch, UAS_BAD_CERTIFICATE_INVALID, "no sender certificate");
-        if (ch->cfg.validate_peer && ch->state != UAS_CHANNEL_OPEN) {
+        if (ch->cfg.validate_peer) {
             uas_status vst = ch->cfg.validate_peer(ch->cfg.validate_ud, cert, (size_t)cert_len);
             if (vst != UAS_GOOD)
-                return uas__channel_fail(ch, vst, "peer certificate refused");
+                return uas__channel_fail(ch, vst,
+                                         ch->state == UAS_CHANNEL_OPEN
+                                             ? "peer certificate refused on renewal"
+                                             : "peer certificate refused");
         }
     }
     size_t end = len;

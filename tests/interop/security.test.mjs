@@ -271,7 +271,13 @@ test("untrusted client: refused, kept in rejected/, accepted after uapki trust",
             )
         );
         assert.match(strict.stderr(), /BadCertificateUntrusted/);
-        const rejected = readdirSync(join(strictPki, "rejected", "certs"));
+        // The server's PKI writes rejected/certs from a writer thread of
+        // its own, a moment after the refusal.
+        let rejected = [];
+        for (let i = 0; i < 50 && rejected.length === 0; i++) {
+            rejected = readdirSync(join(strictPki, "rejected", "certs")).filter((f) => f.endsWith(".der"));
+            if (rejected.length === 0) await new Promise((r) => setTimeout(r, 100));
+        }
         assert.equal(rejected.length, 1, rejected.join());
         const thumb = /\[([0-9A-F]{40})\]/.exec(rejected[0])[1];
         uapki(["--store", strictPki, "trust", thumb]);

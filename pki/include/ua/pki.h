@@ -72,8 +72,21 @@ typedef struct uas_pki_options {
      * default; never enable it on a network you do not own. */
     bool auto_accept;
     bool allow_sha1;       /* accept SHA-1 signed certificates (legacy policies); default false */
-    uint32_t max_rejected; /* files kept in rejected/certs, oldest dropped; default 100 */
+    uint32_t max_rejected; /* files kept in rejected/certs; when full, new ones are not
+                              recorded (nothing is evicted); default 100 */
     uint32_t max_chain;    /* certificates in a chain, leaf included; default 10, at most 32 */
+    /* Signature verifications one validation may spend on building the
+     * chain (self-signature checks included); 0: max_chain + 2. A chain
+     * that needs more is Bad_CertificateChainIncomplete. */
+    uint32_t max_signature_checks;
+    /* Largest RSA key of a CA certificate taken into a chain; default 4096
+     * (at most 16384). Larger ones are skipped without a signature check. */
+    uint32_t max_ca_key_bits;
+    /* Rejected certificates (rejected/certs) that validation records for
+     * an administrator. Recording is done by a writer thread of the store,
+     * never by the validating thread: */
+    uint32_t rejected_max_cert_size;     /* larger certificates are not recorded; default 16384 */
+    uint32_t rejected_writes_per_minute; /* new files per minute, all peers; default 10 */
 } uas_pki_options;
 
 void uas_pki_options_default(uas_pki_options *o);
@@ -127,7 +140,8 @@ uas_status uas_pki_read_cert_file(const char *path, uas_bytestring *der);
 
 /* Looks a certificate up by thumbprint (or a unique prefix of at least 8 hex
  * digits, any case) in a folder. path (may be NULL) receives the file path.
- * UAS_BAD_NOT_FOUND, or UAS_BAD_INVALID_ARGUMENT when the prefix is ambiguous. */
+ * UAS_BAD_NOT_FOUND, or UAS_BAD_INVALID_ARGUMENT when the prefix is ambiguous.
+ * Trusting takes the full thumbprint only (uas_pki_trust_rejected). */
 uas_status uas_pki_find(uas_pki_store *s, uas_pki_folder f, const char *thumbprint,
                         uas_bytestring *der, char *path, size_t path_cap);
 
@@ -190,10 +204,39 @@ uas_status uas_pki_ensure_own(uas_pki_store *s, const uas_pki_create_params *p, 
  * same certificate from rejected. UAS_BAD_CERTIFICATE_INVALID if der is not
  * a certificate. */
 uas_status uas_pki_add(uas_pki_store *s, uas_pki_folder f, const uint8_t *der, size_t len);
-/* uas_pki_add(s, UAS_PKI_REJECTED, ...): keeps at most max_rejected files,
- * dropping the oldest, so that peers cannot fill the disk. */
+/* uas_pki_add(s, UAS_PKI_REJECTED, ...), bounded so that peers can
+ * neither fill the disk nor push another peer's entry out: at most
+ * max_rejected files; when the folder is full a new certificate is not
+ * recorded (UAS_BAD_RESOURCE_UNAVAILABLE, logged) and nothing is evicted;
+ * a certificate over rejected_max_cert_size is not recorded
+ * (UAS_BAD_ENCODING_LIMITS_EXCEEDED). Writes synchronously. */
 uas_status uas_pki_reject(uas_pki_store *s, const uint8_t *der, size_t len);
-/* Moves a certificate from rejected/certs to trusted/certs. */
+/* What a validation does with an untrusted certificate: queue it for the
+ * store's writer thread, which records it as uas_pki_reject does. The
+ * caller never touches the disk: the queue is bounded (a full queue drops
+ * the certificate), each certificate is queued once, and at most
+ * rejected_writes_per_minute new files are written. The folder is known
+ * from an index kept in memory (read again only when the folder changes
+ * on disk). Good when queued or already recorded. */
+uas_status uas_pki_reject_async(uas_pki_store *s, const uint8_t *der, size_t len);
+/* Waits until the writer thread has handled everything queued so far. */
+void uas_pki_reject_flush(uas_pki_store *s);
+
+typedef struct uas_pki_reject_stats {
+    uint64_t written;      /* files written by the writer thread */
+    uint64_t known;        /* already recorded or queued: nothing to do */
+    uint64_t queue_full;   /* dropped: the queue was full */
+    uint64_t rate_limited; /* dropped: over rejected_writes_per_minute */
+    uint64_t too_large;    /* dropped: over rejected_max_cert_size */
+    uint64_t folder_full;  /* not written: max_rejected files present */
+    uint64_t folder_scans; /* times the folder was read to refresh the index */
+} uas_pki_reject_stats;
+void uas_pki_reject_stats_get(uas_pki_store *s, uas_pki_reject_stats *out);
+
+/* Moves a certificate from rejected/certs to trusted/certs. thumbprint:
+ * the full 40 hex digits (any case); a prefix is refused with
+ * UAS_BAD_INVALID_ARGUMENT, so that a planted certificate sharing a prefix
+ * can never be trusted by mistake. */
 uas_status uas_pki_trust_rejected(uas_pki_store *s, const char *thumbprint);
 /* Deletes the certificate from trusted, issuers and rejected (never own).
  * removed (may be NULL) receives the number of files deleted;
@@ -217,9 +260,10 @@ typedef enum uas_pki_usage {
 
 typedef struct uas_pki_verdict {
     uas_status status;
-    uint32_t depth;        /* chain position the status is about: 0 the certificate itself */
-    uint32_t chain_length; /* certificates in the chain that was built */
-    bool auto_accepted;    /* untrusted but accepted by options.auto_accept */
+    uint32_t depth;            /* chain position the status is about: 0 the certificate itself */
+    uint32_t chain_length;     /* certificates in the chain that was built */
+    bool auto_accepted;        /* untrusted but accepted by options.auto_accept */
+    uint32_t signature_checks; /* signatures verified to build the chain */
     char thumbprint[UAS_PKI_THUMBPRINT_HEX]; /* of the certificate itself */
     char reason[256];                        /* one line for logs and tools */
 } uas_pki_verdict;
@@ -232,19 +276,26 @@ typedef struct uas_pki_verdict {
  * Steps, in this order; each is done for every certificate of the chain
  * before the next step starts, and the first failure is the result:
  *  1. structure: DER parse, X.509 v3, no unknown critical extension
- *     -> Bad_CertificateInvalid
+ *     -> Bad_CertificateInvalid; then the leaf's key, before any signature
+ *     is checked: RSA of min_key_bits..max_key_bits (0: no bound, at most
+ *     16384 bits) with an odd public exponent of at most 32 bits
+ *     -> Bad_CertificatePolicyCheckFailed
  *  2. chain: issuers found in trusted/certs, issuers/certs or the sent
  *     certificates by name, key identifier and signature, up to a
  *     self-signed root, at most max_chain long, no certificate twice
  *     -> Bad_CertificateChainIncomplete; a signature that does not verify
  *     -> Bad_CertificateInvalid (leaf) / Bad_SecurityChecksFailed (issuer);
- *     an issuer certificate with a bad structure -> Bad_SecurityChecksFailed
- *  3. security policy: RSA key of min_key_bits..max_key_bits (0: no bound),
- *     no MD5 signature, no SHA-1 unless allow_sha1
+ *     an issuer certificate with a bad structure -> Bad_SecurityChecksFailed.
+ *     Bounded work: a candidate issuer whose key is refused (as above, up
+ *     to max_ca_key_bits) or whose RSA modulus is not as long as the
+ *     signature is skipped unverified; more than max_signature_checks
+ *     verifications -> Bad_CertificateChainIncomplete (WARN log line)
+ *  3. security policy: no MD5 signature, no SHA-1 unless allow_sha1
  *     -> Bad_CertificatePolicyCheckFailed
  *  4. trust list: the certificate or a CA of its chain is in trusted/certs
- *     -> Bad_CertificateUntrusted, and the certificate is copied to
- *     rejected/certs (unless auto_accept, see uas_pki_options)
+ *     -> Bad_CertificateUntrusted, and the certificate is queued for
+ *     rejected/certs (uas_pki_reject_async; unless auto_accept, see
+ *     uas_pki_options)
  *  5. validity period at now -> Bad_CertificateTimeInvalid (leaf) /
  *     Bad_CertificateIssuerTimeInvalid (any CA)
  *  6. application URI: when expected_uri is not NULL, a subjectAltName URI

@@ -112,6 +112,12 @@ typedef struct uas_server_config {
     uint32_t login_backoff_ms;
     uint32_t login_max_backoff_ms;
     uint32_t login_global_max_failures;
+    /* PKI limits (docs/Security.md, PKI); 0: the default in brackets. */
+    uint32_t pki_max_signature_checks;       /* per validation [chain limit + 2 = 12] */
+    uint32_t pki_max_ca_key_bits;            /* RSA key of a CA [4096] */
+    uint32_t pki_max_rejected;               /* files in rejected/certs [100] */
+    uint32_t pki_rejected_max_cert_size;     /* bytes of a recorded certificate [16384] */
+    uint32_t pki_rejected_writes_per_minute; /* new rejected files [10] */
 } uas_server_config;
 
 #define UAS_SECURITY_ALL                                                                           \

@@ -130,10 +130,26 @@ Test(cli, untrusted_peer_is_rejected_then_trusted_by_thumbprint)
     has("## rejected (1)");
     has(tp);
 
-    cr_assert_eq(run(NULL, "trust 0000000000"), 1);
+    /* A prefix trusts nothing (a planted certificate may share it): it is
+     * refused with the candidates, their subject and URI, listed. */
+    cr_assert_eq(run(NULL, "trust 0000000000"), 2);
+    has("full thumbprint");
+    has("no certificate of rejected/certs has this prefix");
+    cr_assert_eq(run(NULL, "trust %.12s", tp), 2, "%s", out);
+    has("full thumbprint (40 hex digits)");
+    has(tp);
+    has("CN=Peer App");
+    has("URI urn:peer");
+    cr_assert_eq(run(NULL, "list rejected"), 0);
+    has("## rejected (1)");
+    char zeros[UAS_PKI_THUMBPRINT_HEX];
+    memset(zeros, '0', 40);
+    zeros[40] = 0;
+    cr_assert_eq(run(NULL, "trust %s", zeros), 1);
     has("no certificate");
-    cr_assert_eq(run(NULL, "trust %.12s", tp), 0, "%s", out);
+    cr_assert_eq(run(NULL, "trust %s", tp), 0, "%s", out);
     has("trusted: CN=Peer App");
+    has("URI urn:peer");
     cr_assert_eq(run(NULL, "list rejected"), 0);
     has("## rejected (0)");
     cr_assert_eq(run(NULL, "validate %s/peer.pem --uri urn:peer --usage server", dir), 0, "%s",
