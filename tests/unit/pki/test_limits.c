@@ -15,6 +15,7 @@
 #include <openssl/bn.h>
 #include <openssl/core_names.h>
 #include <openssl/param_build.h>
+#include <openssl/rsa.h>
 #include <openssl/x509v3.h>
 
 #include <ua/log.h>
