@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef UAS_ENABLE_ENCRYPTION
 #include <sodium.h>
+#endif
 
 #include "server_internal.h"
 
@@ -186,6 +188,7 @@ bool uas_server_anonymous_allowed(const uas_server *s, const uas_secpol *p, int3
     return s->offer_anonymous && i < s->offer_count && s->offer_anonymous[i];
 }
 
+#ifdef UAS_ENABLE_ENCRYPTION
 static uas_status read_file(const char *path, uas_bytestring *out)
 {
     memset(out, 0, sizeof(*out));
@@ -212,6 +215,8 @@ static uas_status read_file(const char *path, uas_bytestring *out)
     return st;
 }
 
+#endif /* UAS_ENABLE_ENCRYPTION */
+
 static bool any_secure(const uas_server *s)
 {
     for (size_t i = 0; i < s->offer_count; i++)
@@ -220,6 +225,7 @@ static bool any_secure(const uas_server *s)
     return false;
 }
 
+#ifdef UAS_ENABLE_ENCRYPTION
 static uas_status load_credentials(uas_server *s)
 {
     uas_bytestring cert = {0, NULL}, key = {0, NULL};
@@ -278,6 +284,7 @@ static uas_status load_credentials(uas_server *s)
     uas_pki_bytes_free(&key);
     return st;
 }
+#endif /* UAS_ENABLE_ENCRYPTION */
 
 uas_status uas_server_security_init(uas_server *s)
 {
@@ -286,6 +293,9 @@ uas_status uas_server_security_init(uas_server *s)
         st = parse_anonymous(s, s->cfg.anonymous_endpoints);
     if (st != UAS_GOOD || !any_secure(s))
         return st;
+#ifndef UAS_ENABLE_ENCRYPTION
+    return UAS_BAD_CONFIGURATION_ERROR; /* unreachable: only policy None is compiled */
+#else
     const char *dir = s->cfg.pki_dir && *s->cfg.pki_dir ? s->cfg.pki_dir : "uastack-pki";
     uas_pki_options o;
     uas_pki_options_default(&o);
@@ -352,6 +362,7 @@ uas_status uas_server_security_init(uas_server *s)
     }
     uas_log(UAS_LOG_INFO, "security", "endpoints %s; store %s", list, dir);
     return UAS_GOOD;
+#endif /* UAS_ENABLE_ENCRYPTION */
 }
 
 void uas_server_security_free(uas_server *s)
@@ -364,6 +375,7 @@ void uas_server_security_free(uas_server *s)
     s->offer_anonymous = NULL;
     uas_secpol_cred_unref(s->cred);
     s->cred = NULL;
+#ifdef UAS_ENABLE_ENCRYPTION
     uas_user_store_close(s->users);
     s->users = NULL;
     if (s->user_pki)
@@ -372,6 +384,7 @@ void uas_server_security_free(uas_server *s)
     if (s->pki)
         uas_pki_store_close(s->pki);
     s->pki = NULL;
+#endif
 }
 
 uas_status uas_server_validate_client(void *ud, const uint8_t *der, size_t len)
@@ -379,6 +392,10 @@ uas_status uas_server_validate_client(void *ud, const uint8_t *der, size_t len)
     uas_server *s = ud;
     if (!s->pki)
         return UAS_BAD_SECURITY_CHECKS_FAILED;
+#ifndef UAS_ENABLE_ENCRYPTION
+    (void)der, (void)len;
+    return UAS_BAD_SECURITY_CHECKS_FAILED;
+#else
     uas_pki_verdict v;
     uas_status st = uas_pki_validate(s->pki, der, len, NULL, UAS_PKI_USAGE_CLIENT, 0, 0,
                                      uas_datetime_now(), &v);
@@ -388,6 +405,7 @@ uas_status uas_server_validate_client(void *ud, const uint8_t *der, size_t len)
                 uas_status_name(st), v.reason);
     }
     return st;
+#endif
 }
 
 const uas_secpol *uas_server_user_token_policy(uas_server *s, const uas_secpol *p)
