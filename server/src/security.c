@@ -46,6 +46,15 @@ static bool parse_offer(const char *tok, size_t len, bool allow_deprecated, uas_
         snprintf(uri, sizeof(uri), POLICY_PREFIX "%s", buf);
     const uas_secpol *p = uas_security_policy(uri, allow_deprecated);
     if (!p) {
+#ifndef UAS_ENABLE_ENCRYPTION
+        if (strcmp(buf, "None") != 0) {
+            snprintf(err, errlen,
+                     "policy '%.64s' is not available: this build has no encryption "
+                     "(UA_ENABLE_ENCRYPTION=OFF), only None",
+                     buf);
+            return false;
+        }
+#endif
         if (uas_security_policy(uri, true))
             snprintf(err, errlen, "policy '%.64s' is deprecated: set allow_deprecated to offer it",
                      buf);
