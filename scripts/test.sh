@@ -62,7 +62,8 @@ step "Debian package (cpack -G DEB from the Release tree) checked and run extrac
 tests/package_test.sh build/release/uastack_*.deb
 
 step "build without encryption (UA_ENABLE_ENCRYPTION=OFF): policy None only, no OpenSSL/libsodium"
-cmake -S . -B build/noenc -DCMAKE_BUILD_TYPE=Release -DUA_ENABLE_ENCRYPTION=OFF \
+# Debug (-O0): compiles in about half the time of Release; the tests are short.
+cmake -S . -B build/noenc -DCMAKE_BUILD_TYPE=Debug -DUA_ENABLE_ENCRYPTION=OFF \
       -DUA_BUILD_BENCHMARKS=OFF -DUA_SCHEMA_DIR="$SCHEMA" >/dev/null
 cmake --build build/noenc -j "$JOBS"
 ctest --test-dir build/noenc --output-on-failure -j "$JOBS" \
