@@ -42,7 +42,8 @@ PKG_CONFIG_PATH=$p/lib/pkgconfig cmake -S "$src/tests/consumer" -B "$tmp/pc" \
 PKG_CONFIG_PATH=$p/lib/pkgconfig cmake --build "$tmp/pc" >/dev/null
 out=$("$tmp/pc/consumer") || fail "pkg-config consumer run"
 echo "pkg-config (CMake): $out"
-# And by hand, as a Makefile would.
+# And by hand, as a Makefile would (the flags are meant to split).
+# shellcheck disable=SC2046
 PKG_CONFIG_PATH=$p/lib/pkgconfig cc -o "$tmp/cc-consumer" "$src/tests/consumer/consumer.c" \
       $(PKG_CONFIG_PATH=$p/lib/pkgconfig pkg-config --cflags --libs uastack-server uastack-client)
 out=$("$tmp/cc-consumer") || fail "cc + pkg-config consumer run"
