@@ -63,4 +63,19 @@ build/fuzz/tests/fuzz/fuzz_filter -max_total_time="$FUZZ_EACH" -timeout=5 -print
 build/fuzz/tests/fuzz/fuzz_channel -max_total_time="$FUZZ_EACH" -timeout=5 -print_final_stats=1 \
   build/fuzz/corpus_channel tests/fuzz/channel_seeds 2>&1 | tail -n 12
 
+step "install: headers, libraries, CMake package and pkg-config files used by an outside program"
+tests/install_test.sh build/release .
+
+step "Debian package (cpack -G DEB from the Release tree) checked and run extracted"
+(cd build/release && cpack -G DEB >/dev/null)
+tests/package_test.sh build/release/uastack_*.deb
+
+step "build without encryption (UA_ENABLE_ENCRYPTION=OFF): policy None only, no OpenSSL/libsodium"
+# Debug (-O0): compiles in about half the time of Release; the tests are short.
+cmake -S . -B build/noenc -DCMAKE_BUILD_TYPE=Debug -DUA_ENABLE_ENCRYPTION=OFF \
+      -DUA_BUILD_BENCHMARKS=OFF -DUA_SCHEMA_DIR="$SCHEMA" >/dev/null
+cmake --build build/noenc -j "$JOBS"
+ctest --test-dir build/noenc --output-on-failure -j "$JOBS" \
+      -E 'interop|loadgen_smoke|codegen|configure_missing_schema|consumer'
+
 step "all test stages passed"

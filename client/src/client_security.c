@@ -32,6 +32,10 @@ bool uas__security_on(const uas_client *c)
 static uas_status validate_with_pki(void *ud, const uint8_t *der, size_t len)
 {
     uas_client *c = ud;
+#ifndef UAS_ENABLE_ENCRYPTION
+    (void)c, (void)der, (void)len;
+    return UAS_BAD_NOT_SUPPORTED; /* no certificates without encryption */
+#else
     uas_pki_verdict v;
     uas_status st = uas_pki_validate(c->pki, der, len, NULL, UAS_PKI_USAGE_SERVER, 0, 0,
                                      uas_datetime_now(), &v);
@@ -39,10 +43,16 @@ static uas_status validate_with_pki(void *ud, const uint8_t *der, size_t len)
         uas_log(UAS_LOG_WARN, "client", "%s: server certificate %s refused: %s (%s)",
                 c->cfg.endpoint_url, v.thumbprint, uas_status_name(st), v.reason);
     return st;
+#endif
 }
 
 static uas_status load_pki_cred(uas_client *c, const char *dir)
 {
+#ifndef UAS_ENABLE_ENCRYPTION
+    (void)c;
+    uas_log(UAS_LOG_ERROR, "client", "PKI store %s: this build has no encryption", dir);
+    return UAS_BAD_NOT_SUPPORTED;
+#else
     uas_status st = uas_pki_store_open(dir, NULL, &c->pki);
     if (st != UAS_GOOD) {
         uas_log(UAS_LOG_ERROR, "client", "PKI store %s: %s", dir, uas_status_name(st));
@@ -67,6 +77,7 @@ static uas_status load_pki_cred(uas_client *c, const char *dir)
     uas_pki_bytes_free(&cert);
     uas_pki_bytes_free(&key);
     return st;
+#endif
 }
 
 static uas_status init_user(uas_client *c, const uas_client_user *u)
@@ -190,8 +201,10 @@ void uas__security_free(uas_client *c)
     if (c->cred)
         uas_secpol_cred_unref(c->cred);
     c->cred = NULL;
+#ifdef UAS_ENABLE_ENCRYPTION
     if (c->pki)
         uas_pki_store_close(c->pki);
+#endif
     c->pki = NULL;
     uas_clear(&c->server_cert, UAS_TYPE(BYTE_STRING));
     uas_clear(&c->user_cert, UAS_TYPE(BYTE_STRING));

@@ -62,6 +62,7 @@ int lg_sec_open(lg_sec *s, const lg_opts *o, int level)
         fprintf(stderr, "self-load: cannot create a temporary certificate store\n");
         return -1;
     }
+#ifdef UAS_ENABLE_ENCRYPTION
     uas_pki_store *store = NULL;
     uas_status st = uas_pki_store_open(s->dir, NULL, &store);
     if (st == UAS_GOOD) {
@@ -78,6 +79,9 @@ int lg_sec_open(lg_sec *s, const lg_opts *o, int level)
         st = uas_pki_ensure_own(store, &p, uas_datetime_now(), &s->cert, &s->key);
         uas_pki_store_close(store);
     }
+#else
+    uas_status st = UAS_BAD_NOT_SUPPORTED; /* no certificates without encryption */
+#endif
     if (st != UAS_GOOD) {
         fprintf(stderr, "self-load: cannot make the client certificate in %s: %s\n", s->dir,
                 uas_status_name(st));
@@ -145,8 +149,10 @@ void lg_sec_apply(const lg_sec *s, uas_client_config *cc)
 
 void lg_sec_close(lg_sec *s)
 {
+#ifdef UAS_ENABLE_ENCRYPTION
     uas_pki_bytes_free(&s->cert);
     uas_pki_bytes_free(&s->key);
+#endif
     uas_clear(&s->server_cert, UAS_TYPE(BYTE_STRING));
     if (s->dir[0])
         nftw(s->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);

@@ -278,7 +278,11 @@ int main(int argc, char **argv)
     /* The contract (benchmarks, load tests) runs without security unless
      * asked; the server program offers every RSA policy by default. */
     if (!cfg.security)
+#ifdef UAS_ENABLE_ENCRYPTION
         cfg.security = contract ? "None" : UAS_SECURITY_ALL;
+#else
+        cfg.security = "None"; /* the only policy of a build without encryption */
+#endif
     if (!cfg.pki_dir) {
         cfg.pki_dir = "uastack-pki";
         if (contract && !is_none(cfg.security) && !print_config) {

@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef UAS_ENABLE_ENCRYPTION
 #include <sodium.h>
+#endif
 
 #include "secpol.h"
 #include "server_internal.h"
@@ -45,6 +47,15 @@ static bool parse_offer(const char *tok, size_t len, bool allow_deprecated, uas_
         snprintf(uri, sizeof(uri), POLICY_PREFIX "%s", buf);
     const uas_secpol *p = uas_security_policy(uri, allow_deprecated);
     if (!p) {
+#ifndef UAS_ENABLE_ENCRYPTION
+        if (strcmp(buf, "None") != 0) {
+            snprintf(err, errlen,
+                     "policy '%.64s' is not available: this build has no encryption "
+                     "(UA_ENABLE_ENCRYPTION=OFF), only None",
+                     buf);
+            return false;
+        }
+#endif
         if (uas_security_policy(uri, true))
             snprintf(err, errlen, "policy '%.64s' is deprecated: set allow_deprecated to offer it",
                      buf);
@@ -187,6 +198,7 @@ bool uas_server_anonymous_allowed(const uas_server *s, const uas_secpol *p, int3
     return s->offer_anonymous && i < s->offer_count && s->offer_anonymous[i];
 }
 
+#ifdef UAS_ENABLE_ENCRYPTION
 static uas_status read_file(const char *path, uas_bytestring *out)
 {
     memset(out, 0, sizeof(*out));
@@ -213,6 +225,8 @@ static uas_status read_file(const char *path, uas_bytestring *out)
     return st;
 }
 
+#endif /* UAS_ENABLE_ENCRYPTION */
+
 static bool any_secure(const uas_server *s)
 {
     for (size_t i = 0; i < s->offer_count; i++)
@@ -221,6 +235,7 @@ static bool any_secure(const uas_server *s)
     return false;
 }
 
+#ifdef UAS_ENABLE_ENCRYPTION
 static uas_status load_credentials(uas_server *s)
 {
     uas_bytestring cert = {0, NULL}, key = {0, NULL};
@@ -279,6 +294,7 @@ static uas_status load_credentials(uas_server *s)
     uas_pki_bytes_free(&key);
     return st;
 }
+#endif /* UAS_ENABLE_ENCRYPTION */
 
 uas_status uas_server_security_init(uas_server *s)
 {
@@ -287,6 +303,9 @@ uas_status uas_server_security_init(uas_server *s)
         st = parse_anonymous(s, s->cfg.anonymous_endpoints);
     if (st != UAS_GOOD || !any_secure(s))
         return st;
+#ifndef UAS_ENABLE_ENCRYPTION
+    return UAS_BAD_CONFIGURATION_ERROR; /* unreachable: only policy None is compiled */
+#else
     const char *dir = s->cfg.pki_dir && *s->cfg.pki_dir ? s->cfg.pki_dir : "uastack-pki";
     uas_pki_options o;
     uas_pki_options_default(&o);
@@ -372,6 +391,7 @@ uas_status uas_server_security_init(uas_server *s)
     }
     uas_log(UAS_LOG_INFO, "security", "endpoints %s; store %s", list, dir);
     return UAS_GOOD;
+#endif /* UAS_ENABLE_ENCRYPTION */
 }
 
 void uas_server_security_free(uas_server *s)
@@ -384,6 +404,7 @@ void uas_server_security_free(uas_server *s)
     s->offer_anonymous = NULL;
     uas_secpol_cred_unref(s->cred);
     s->cred = NULL;
+#ifdef UAS_ENABLE_ENCRYPTION
     uas_user_store_close(s->users);
     s->users = NULL;
     if (s->user_pki)
@@ -392,8 +413,10 @@ void uas_server_security_free(uas_server *s)
     if (s->pki)
         uas_pki_store_close(s->pki);
     s->pki = NULL;
+#endif
 }
 
+#ifdef UAS_ENABLE_ENCRYPTION
 /* The client key sizes any offered policy allows: the PKI refuses a key
  * outside them before it builds a chain. The exact bounds of the policy
  * the OPN names are the channel's (asym_unprotect, still before any
@@ -412,12 +435,17 @@ static void offered_key_bounds(const uas_server *s, uint32_t *min_bits, uint32_t
             *max_bits = p->max_key_bits;
     }
 }
+#endif
 
 uas_status uas_server_validate_client(void *ud, const uint8_t *der, size_t len)
 {
     uas_server *s = ud;
     if (!s->pki)
         return UAS_BAD_SECURITY_CHECKS_FAILED;
+#ifndef UAS_ENABLE_ENCRYPTION
+    (void)der, (void)len;
+    return UAS_BAD_SECURITY_CHECKS_FAILED;
+#else
     uint32_t min_bits, max_bits;
     offered_key_bounds(s, &min_bits, &max_bits);
     uas_pki_verdict v;
@@ -429,6 +457,7 @@ uas_status uas_server_validate_client(void *ud, const uint8_t *der, size_t len)
                 uas_status_name(st), v.reason);
     }
     return st;
+#endif
 }
 
 const uas_secpol *uas_server_user_token_policy(uas_server *s, const uas_secpol *p)

@@ -411,6 +411,7 @@ uas_status uas_server_endpoints(uas_server *s, uas_arena *a, size_t *count,
             k++;
         }
         const uas_secpol *up = uas_server_user_token_policy(s, o->policy);
+#ifdef UAS_ENABLE_ENCRYPTION /* else no users file: up is NULL (no certificate) */
         if (up && s->users && uas_user_store_present(s->users)) {
             p[k].policy_id = arena_printf_id(a, "username_", uas_server_policy_name(up));
             p[k].token_type = UAS_USER_TOKEN_TYPE_USER_NAME;
@@ -419,6 +420,7 @@ uas_status uas_server_endpoints(uas_server *s, uas_arena *a, size_t *count,
                 return UAS_BAD_OUT_OF_MEMORY;
             k++;
         }
+#endif
         if (up && s->user_pki) {
             p[k].policy_id = arena_printf_id(a, "x509_", uas_server_policy_name(up));
             p[k].token_type = UAS_USER_TOKEN_TYPE_CERTIFICATE;

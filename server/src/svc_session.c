@@ -8,12 +8,18 @@
 #include <stdio.h>
 #include <string.h>
 
+#ifdef UAS_ENABLE_ENCRYPTION
 #include <openssl/x509.h>
 #include <sodium.h>
+#endif
 
 #include "aspace.h"
 #include "authz.h"
+#ifdef UAS_ENABLE_ENCRYPTION
 #include "crypto_util.h"
+#else
+enum { UAS_RSA_MAX_BYTES = 1024 }; /* crypto_util.h's; sign_client never runs */
+#endif
 #include "dispatch.h"
 #include "secpol.h"
 #include "secpol_user.h"
@@ -124,14 +130,20 @@ static bool channel_secure(uas_channel *ch)
 /* Length of the first certificate of a ByteString that may hold a chain. */
 static size_t first_cert_len(const uas_bytestring *b)
 {
+#ifdef UAS_ENABLE_ENCRYPTION
     X509 *x = NULL;
     size_t n = 0;
     if (!b->data || uas_crypto_load_cert(b->data, b->length, &x, &n) != UAS_GOOD)
         return 0;
     X509_free(x);
     return n;
+#else
+    (void)b;
+    return 0; /* no certificates without encryption */
+#endif
 }
 
+#ifdef UAS_ENABLE_ENCRYPTION
 /* A NUL-terminated copy of a String, cut at cap - 1 bytes. */
 static void cstr_of(const uas_string *s, char *buf, size_t cap)
 {
@@ -142,6 +154,7 @@ static void cstr_of(const uas_string *s, char *buf, size_t cap)
         memcpy(buf, s->data, n);
     buf[n] = 0;
 }
+#endif
 
 /* CreateSession on a secured channel (Part 4, 5.6.2): a client nonce of
  * 32..128 bytes, the certificate the channel was opened with, and that
@@ -149,6 +162,10 @@ static void cstr_of(const uas_string *s, char *buf, size_t cap)
 static uas_status check_client(uas_request_ctx *ctx, const uas_create_session_request *req,
                                uas_channel *ch)
 {
+#ifndef UAS_ENABLE_ENCRYPTION
+    (void)ctx, (void)req, (void)ch;
+    return UAS_BAD_SECURITY_CHECKS_FAILED; /* unreachable: no secured channel */
+#else
     uas_server *s = ctx->server;
     if (!req->client_nonce.data || req->client_nonce.length < 32 ||
         req->client_nonce.length > 128) {
@@ -172,6 +189,7 @@ static uas_status check_client(uas_request_ctx *ctx, const uas_create_session_re
         uas_log(UAS_LOG_WARN, "session", "CreateSession refused: client certificate %s: %s (%s)",
                 v.thumbprint, uas_status_name(st), v.reason);
     return st;
+#endif
 }
 
 /* serverSignature = Sign(clientCertificate + clientNonce) with our key. */
@@ -366,6 +384,7 @@ static const uas_secpol *endpoint_token_policy(uas_request_ctx *ctx, const uas_s
 
 /* The throttling key of a login: the client certificate's thumbprint, or
  * the peer's address on a channel without one. */
+#ifdef UAS_ENABLE_ENCRYPTION
 static void client_key(uas_request_ctx *ctx, char *buf, size_t cap)
 {
     const uas_session *se = ctx->session;
@@ -376,6 +395,8 @@ static void client_key(uas_request_ctx *ctx, char *buf, size_t cap)
         snprintf(buf, cap, "?");
     }
 }
+
+#endif
 
 /* A UserNameIdentityToken (Part 4, 7.41.4) with its password in the legacy
  * encrypted layout (secpol_user.h). The order bounds what a stranger can
@@ -388,6 +409,10 @@ static uas_status check_user_name(uas_request_ctx *ctx, const uas_user_name_iden
     uas_server *s = ctx->server;
     if (!s->users || !s->cred)
         return refuse(r, UAS_BAD_IDENTITY_TOKEN_REJECTED, "user names are not offered");
+#ifndef UAS_ENABLE_ENCRYPTION
+    (void)t; /* unreachable: a build without encryption has no users file */
+    return refuse(r, UAS_BAD_IDENTITY_TOKEN_REJECTED, "this build has no encryption");
+#else
     const uas_secpol *pol = endpoint_token_policy(ctx, &t->policy_id, "username_", r);
     if (!pol)
         return UAS_BAD_IDENTITY_TOKEN_INVALID;
@@ -432,6 +457,7 @@ static uas_status check_user_name(uas_request_ctx *ctx, const uas_user_name_iden
     }
     sodium_memzero(pw, sizeof(pw));
     return st;
+#endif
 }
 
 static uas_status check_x509_user(uas_request_ctx *ctx, const uas_x509_identity_token *t,
@@ -440,6 +466,10 @@ static uas_status check_x509_user(uas_request_ctx *ctx, const uas_x509_identity_
     uas_server *s = ctx->server;
     if (!s->user_pki || !s->cred)
         return refuse(r, UAS_BAD_IDENTITY_TOKEN_REJECTED, "user certificates are not offered");
+#ifndef UAS_ENABLE_ENCRYPTION
+    (void)t, (void)sig;
+    return refuse(r, UAS_BAD_IDENTITY_TOKEN_REJECTED, "this build has no encryption");
+#else
     const uas_secpol *pol = endpoint_token_policy(ctx, &t->policy_id, "x509_", r);
     if (!pol)
         return UAS_BAD_IDENTITY_TOKEN_INVALID;
@@ -474,6 +504,7 @@ static uas_status check_x509_user(uas_request_ctx *ctx, const uas_x509_identity_
     }
     snprintf(ctx->session->user, sizeof(ctx->session->user), "x509:%s", v.thumbprint);
     return UAS_GOOD;
+#endif
 }
 
 /* Anonymous is judged by the endpoint the activation comes through: the
