@@ -517,6 +517,10 @@ void uas_authz_delete(uas_authz *z)
 
 static uint32_t user_roles(uas_server *s, const char *name)
 {
+#ifndef UAS_ENABLE_ENCRYPTION
+    (void)s, (void)name; /* no users file without encryption */
+    return 0;
+#else
     char list[UAS_USER_ROLES_MAX + 1];
     if (!s->users || uas_user_roles(s->users, name, list, sizeof(list)) != UAS_GOOD)
         return 0;
@@ -541,6 +545,7 @@ static uint32_t user_roles(uas_server *s, const char *name)
         p = *e ? e + 1 : e;
     }
     return set;
+#endif
 }
 
 /* thumb: the leaf's thumbprint as validation reported it (the token may
@@ -549,6 +554,10 @@ static uint32_t x509_roles(const uas_authz *z, const uas_x509_identity_token *t,
 {
     if (z->x509_count == 0 || !t->certificate_data.data)
         return 0;
+#ifndef UAS_ENABLE_ENCRYPTION
+    (void)thumb; /* no X.509 users without encryption */
+    return 0;
+#else
     uas_pki_cert_info info;
     bool have_subject =
         z->x509_subjects && uas_pki_cert_info_get(t->certificate_data.data,
@@ -561,6 +570,7 @@ static uint32_t x509_roles(const uas_authz *z, const uas_x509_identity_token *t,
             set |= r->roles;
     }
     return set;
+#endif
 }
 
 void uas_authz_session_roles(uas_server *s, uas_session *se, const uas_extensionobject *identity)

@@ -11,7 +11,9 @@
  * whatever timeout the client asked for) and quotas of unactivated
  * sessions per channel and per client address. The quotas are counted in
  * the table, under its lock, so they hold server-wide across loops. */
+#ifdef UAS_ENABLE_ENCRYPTION
 #include <sodium.h>
+#endif
 #include <stdio.h>
 #include <string.h>
 
@@ -36,7 +38,7 @@ struct uas_session_table {
     uint32_t count;
     uint32_t max;
     quota_map by_channel, by_address;
-    uint8_t address_key[crypto_shorthash_KEYBYTES];
+    uint8_t address_key[16]; /* crypto_shorthash_KEYBYTES */
 };
 
 static size_t quota_slot(const quota_map *m, uint64_t key)
@@ -101,12 +103,23 @@ static void quota_free(quota_map *m)
         uas_free(m->counts, m->cap * sizeof(*m->counts));
 }
 
+/* A keyed hash, so a peer cannot aim its addresses at one probe chain:
+ * libsodium's SipHash; a build without libsodium (policy None, small
+ * devices) mixes the random key into FNV-1a, which only spreads keys. */
 static uint64_t address_key(const uas_session_table *t, const char *address)
 {
+    uint64_t k;
+#ifdef UAS_ENABLE_ENCRYPTION
+    _Static_assert(sizeof(t->address_key) == crypto_shorthash_KEYBYTES, "SipHash key size");
     uint8_t h[crypto_shorthash_BYTES];
     crypto_shorthash(h, (const unsigned char *)address, strlen(address), t->address_key);
-    uint64_t k;
     memcpy(&k, h, sizeof(k));
+#else
+    memcpy(&k, t->address_key, sizeof(k));
+    k ^= 14695981039346656037ull;
+    for (const char *p = address; *p; p++)
+        k = (k ^ (uint8_t)*p) * 1099511628211ull;
+#endif
     return k | 1; /* never the empty key */
 }
 

@@ -315,6 +315,7 @@ void uas_svc_create_session(uas_request_ctx *ctx, const void *vreq, void *vresp)
     uas_server_system_event(ctx->server, 100, "Session created");
 }
 
+#ifdef UAS_ENABLE_ENCRYPTION
 /* Attacker text for a log line: printable ASCII as it is, every other
  * byte (and the backslash) as \xNN, at most 64 bytes of it. */
 static void escaped(const uas_string *s, char *buf, size_t cap)
@@ -339,6 +340,8 @@ static void escaped(const uas_string *s, char *buf, size_t cap)
     buf[o] = 0;
 }
 
+#endif
+
 /* Why an activation was refused, for its log line (never a secret). */
 typedef struct refusal {
     char why[640];
@@ -355,6 +358,7 @@ __attribute__((format(printf, 3, 4))) static uas_status refuse(refusal *r, uas_s
     return st;
 }
 
+#ifdef UAS_ENABLE_ENCRYPTION
 /* The UserTokenPolicy a token names (Part 4, 7.41), among those of the
  * endpoint the activation comes through: the policy of the channel, or
  * Basic256Sha256 on a None one (uas_server_endpoints advertises the same).
@@ -384,7 +388,6 @@ static const uas_secpol *endpoint_token_policy(uas_request_ctx *ctx, const uas_s
 
 /* The throttling key of a login: the client certificate's thumbprint, or
  * the peer's address on a channel without one. */
-#ifdef UAS_ENABLE_ENCRYPTION
 static void client_key(uas_request_ctx *ctx, char *buf, size_t cap)
 {
     const uas_session *se = ctx->session;

@@ -1,6 +1,7 @@
 /* Allocator indirection with counters, the hooks that route OpenSSL's and
  * libev's allocations through it, the wipe of secrets, and the
  * per-request bump arena. */
+#define _DEFAULT_SOURCE /* explicit_bzero, for the build without libsodium */
 #include <ua/mem.h>
 
 #include <stdalign.h>
@@ -9,9 +10,9 @@
 #include <string.h>
 
 #include <ev.h>
-#include <sodium.h>
 #ifdef UAS_ENABLE_ENCRYPTION
 #include <openssl/crypto.h>
+#include <sodium.h>
 #endif
 
 static void *default_alloc(void *ud, size_t size)
@@ -195,10 +196,17 @@ uas_status uas_mem_count_libraries(void)
     return UAS_GOOD;
 }
 
+/* libsodium's wipe; a build without it (policy None only) has libc's,
+ * which the compiler may not drop either. */
 void uas_wipe(void *p, size_t n)
 {
-    if (p && n)
-        sodium_memzero(p, n);
+    if (!p || !n)
+        return;
+#ifdef UAS_ENABLE_ENCRYPTION
+    sodium_memzero(p, n);
+#else
+    explicit_bzero(p, n);
+#endif
 }
 
 /* ---- arena ---- */

@@ -325,6 +325,7 @@ Test(dos, session_name_cannot_forge_log_lines, .timeout = 60)
 
 /* ---- None on a server without a None endpoint ---- */
 
+#ifdef UAS_ENABLE_ENCRYPTION /* a secured endpoint beside discovery over None */
 static char pki_root[64];
 
 static void secured_only(uas_server_config *cfg, void *ud)
@@ -420,3 +421,4 @@ Test(dos, none_channel_serves_discovery_only, .timeout = 60)
     env_stop(&e);
     cr_expect_eq(nftw(pki_root, rm_entry, 16, FTW_DEPTH | FTW_PHYS), 0);
 }
+#endif /* UAS_ENABLE_ENCRYPTION */

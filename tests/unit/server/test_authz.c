@@ -279,6 +279,7 @@ Test(authz, session_roles_of_each_identity)
     cr_expect_eq(f.se.roles, USER);
 }
 
+#ifdef UAS_ENABLE_ENCRYPTION /* users files need libsodium */
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
     (void)st, (void)flag, (void)ftw;
@@ -311,6 +312,7 @@ Test(authz, users_file_roles_map_to_well_known_roles)
     cr_expect_eq(f.se.roles, USER | ROLE(OPERATOR) | ROLE(ENGINEER));
     cr_expect_eq(nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS), 0);
 }
+#endif
 
 static const uas_reference_description *ref_to(const uas_browse_result *r, uas_nodeid id)
 {
