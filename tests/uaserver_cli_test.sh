@@ -26,6 +26,13 @@ if "$uacli" read "$url" i=2259 2>/dev/null | grep -Eq '^Value: +Running \(0\)$';
   bad "ServerState by name: $("$uacli" read "$url" i=2259 2>&1)"; fi
 if "$uacli" read "$url" 'ns=1;i=1001' 2>/dev/null | grep -Eq '^Value: +0$'; then ok; else
   bad "a plain Int32 stays a number"; fi
+# A second uaserver on a port this one serves refuses to start (it shared
+# the port through SO_REUSEPORT, and clients alternated between the two).
+port=${url##*:}
+err=$(timeout 10 "$uaserver" --contract --port "$port" --bind 127.0.0.2 --threads 1 2>&1 >/dev/null); rc=$?
+if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && grep -q "Address already in use" <<<"$err"; then ok; else
+  bad "second server on port $port (exit $rc): $err"; fi
+
 # discover: the server, then each endpoint with its certificate (once).
 out=$("$uacli" discover "$url" 2>&1)
 if grep -q '^Server 1: ' <<<"$out" && grep -Eq '^  Certificate: +[0-9A-F]{40}$' <<<"$out" &&

@@ -502,7 +502,13 @@ static void on_housekeeping(struct ev_loop *ev, ev_timer *w, int revents)
     uas_sessions_expire(l->server->sessions, l->server, uas_monotonic_ms());
 }
 
-static int open_listener(uas_server *s, uint16_t port, uas_status *st)
+/* probe: only find out whether another socket listens on the address.
+ * SO_REUSEPORT would let a second uaserver of the same user join this
+ * one's port silently, and clients would then alternate between the two;
+ * a plain bind (SO_REUSEADDR only, which ignores TIME_WAIT but not a
+ * listener) fails then, before this server shares the port among its own
+ * loops. */
+static int open_listener(uas_server *s, uint16_t port, bool probe, uas_status *st)
 {
     struct sockaddr_in6 a6;
     struct sockaddr_in a4;
@@ -536,6 +542,18 @@ static int open_listener(uas_server *s, uint16_t port, uas_status *st)
     }
     int one = 1;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (probe) {
+        int rc = bind(fd, sa, len);
+        int err = errno;
+        close(fd);
+        if (rc == 0)
+            return 0;
+        uas_log(UAS_LOG_ERROR, "server", "cannot listen on %s:%u: %s%s", s->cfg.bind_address, port,
+                strerror(err),
+                err == EADDRINUSE ? " (another server, or another uaserver, holds the port)" : "");
+        *st = UAS_BAD_RESOURCE_UNAVAILABLE;
+        return -1;
+    }
     setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
     if (bind(fd, sa, len) != 0 || listen(fd, 1024) != 0) {
         uas_log(UAS_LOG_ERROR, "server", "cannot listen on %s:%u: %s", s->cfg.bind_address, port,
@@ -551,9 +569,11 @@ uas_status uas_server_listen(uas_server *s)
 {
     uas_status st = UAS_GOOD;
     uint16_t port = s->cfg.port;
+    if (port != 0 && open_listener(s, port, true, &st) < 0)
+        return st;
     for (unsigned i = 0; i < s->nloops; i++) {
         uas_sloop *l = &s->loops[i];
-        l->listen_fd = open_listener(s, port, &st);
+        l->listen_fd = open_listener(s, port, false, &st);
         if (l->listen_fd < 0)
             return st;
         if (i == 0) {
