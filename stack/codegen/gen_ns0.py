@@ -74,6 +74,10 @@ REDUCED_FOLDERS = [84, 85, 86, 87, 88, 89, 90, 91]  # Root Objects Types Views, 
 REDUCED_SERVER = 2253
 # Kept with every Aggregates child, recursively, whether mandatory or not.
 REDUCED_WITH_ALL_CHILDREN = [11704]  # Server/ServerCapabilities/OperationLimits
+# The event types the server itself reports (BaseEventType, SystemEventType,
+# EventQueueOverflowEventType), with their instance declarations: without
+# them its events fail OfType and select clauses on the reduced build.
+REDUCED_EVENT_TYPES = [2041, 2130, 3035]
 
 
 def die(msg):
@@ -762,6 +766,7 @@ def reduced_set(ns):
       of a kept Object or Variable whose instance declaration in the
       child's parent's type hierarchy has ModellingRule Mandatory;
     - Server/ServerCapabilities/OperationLimits with all its children;
+    - the event types the server reports, with all their children;
     - the modelling rule objects (instances of ModellingRuleType), which
       also get their mandatory NamingRule through the rule above;
     - closed under HasTypeDefinition targets and supertypes (HasSubtype),
@@ -799,13 +804,13 @@ def reduced_set(ns):
             keep.add(n.id)
     keep.update(REDUCED_FOLDERS)
     keep.add(REDUCED_SERVER)
-    stack = list(REDUCED_WITH_ALL_CHILDREN)
+    stack = list(REDUCED_WITH_ALL_CHILDREN + REDUCED_EVENT_TYPES)
     while stack:
         nid = stack.pop()
         if nid not in keep:
             keep.add(nid)
             stack.extend(forward(nid, aggregates))
-    for nid in REDUCED_FOLDERS + [REDUCED_SERVER] + REDUCED_WITH_ALL_CHILDREN:
+    for nid in REDUCED_FOLDERS + [REDUCED_SERVER] + REDUCED_WITH_ALL_CHILDREN + REDUCED_EVENT_TYPES:
         if nid not in nodes:
             die("reduced set: i=%d is not in the NodeSet" % nid)
     changed = True
