@@ -53,6 +53,17 @@ uint32_t as_perms(const uas_aspace *as, const as_nv *nv, uint32_t roles)
     return uas_authz_default_perms(as->server->authz, s ? 0 : d->id.ns, roles);
 }
 
+uint32_t as_read_needs(uint32_t attr, bool monitored)
+{
+    if (attr == AS_ATTR_VALUE)
+        return UAS_PERMISSION_TYPE_READ;
+    if (attr == AS_ATTR_ROLE_PERMISSIONS)
+        return UAS_PERMISSION_TYPE_READ_ROLE_PERMISSIONS;
+    if (monitored && attr == AS_ATTR_EVENT_NOTIFIER)
+        return UAS_PERMISSION_TYPE_RECEIVE_EVENTS;
+    return UAS_PERMISSION_TYPE_BROWSE;
+}
+
 uint8_t as_user_access_level(uint8_t access, uint32_t perms)
 {
     uint8_t keep = UAS_ACCESS_LEVEL_TYPE_SEMANTIC_CHANGE;
@@ -141,13 +152,7 @@ uas_status uas_authz_check_monitor(uas_server *s, const uas_read_value_id *item,
 {
     if (roles & UAS_ROLES_INTERNAL)
         return UAS_GOOD;
-    uint32_t need = UAS_PERMISSION_TYPE_BROWSE;
-    if (item->attribute_id == AS_ATTR_EVENT_NOTIFIER)
-        need = UAS_PERMISSION_TYPE_RECEIVE_EVENTS;
-    else if (item->attribute_id == AS_ATTR_VALUE)
-        need = UAS_PERMISSION_TYPE_READ;
-    else if (item->attribute_id == AS_ATTR_ROLE_PERMISSIONS)
-        need = UAS_PERMISSION_TYPE_READ_ROLE_PERMISSIONS;
+    uint32_t need = as_read_needs(item->attribute_id, true);
     uas_aspace *as = s->as;
     as_rdlock(as);
     as_nv nv = as_lookup(as, &item->node_id);

@@ -19,6 +19,12 @@ void as_rp_free(struct as_rp *rp);
  * UAS_ROLES_INTERNAL). No allocation, no lock. */
 uint32_t as_perms(const uas_aspace *as, const as_nv *nv, uint32_t roles);
 
+/* The permission reading attribute attr needs (Part 3, 8.55), for Read and
+ * for a monitored item on it: Read for a Value, ReceiveEvents for an
+ * EventNotifier's events, ReadRolePermissions for RolePermissions, Browse
+ * for the rest. */
+uint32_t as_read_needs(uint32_t attr, bool monitored);
+
 /* AccessLevel cut to what the permissions allow (UserAccessLevel). */
 uint8_t as_user_access_level(uint8_t access, uint32_t perms);
 /* WriteMask cut to what the permissions allow (UserWriteMask). */

@@ -45,17 +45,6 @@ static void fail(uas_datavalue *out, uas_status st)
     out->has_status = true;
 }
 
-/* The permission reading an attribute needs (Part 3, 8.55): Read for a
- * Value, ReadRolePermissions for RolePermissions, Browse for the rest. */
-static uint32_t read_needs(uint32_t attr)
-{
-    if (attr == AS_ATTR_VALUE)
-        return UAS_PERMISSION_TYPE_READ;
-    if (attr == AS_ATTR_ROLE_PERMISSIONS)
-        return UAS_PERMISSION_TYPE_READ_ROLE_PERMISSIONS;
-    return UAS_PERMISSION_TYPE_BROWSE;
-}
-
 /* One ReadValueId for a session of these roles; caller holds the read
  * lock. A Bad return is the operation's status (the caller clears out). */
 static uas_status read_item(uas_aspace *as, const uas_read_value_id *rv, uint32_t roles,
@@ -89,7 +78,7 @@ static uas_status read_item(uas_aspace *as, const uas_read_value_id *rv, uint32_
         if (encoding && !is_structure(&out->value))
             return UAS_BAD_DATA_ENCODING_INVALID;
     } else {
-        if (!(perms & read_needs(attr)))
+        if (!(perms & as_read_needs(attr, false)))
             return UAS_BAD_USER_ACCESS_DENIED;
         uas_variant v;
         uas_status st = as_read_attr(as, &nv, attr, roles, perms, &v, arena);
