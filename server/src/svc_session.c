@@ -316,28 +316,15 @@ void uas_svc_create_session(uas_request_ctx *ctx, const void *vreq, void *vresp)
 }
 
 #ifdef UAS_ENABLE_ENCRYPTION
-/* Attacker text for a log line: printable ASCII as it is, every other
- * byte (and the backslash) as \xNN, at most 64 bytes of it. */
+/* Attacker text for a log line: at most 64 bytes of it, escaped the way
+ * uas_log escapes every message, so a NUL or an over-long field cannot cut
+ * or flood the line either. */
 static void escaped(const uas_string *s, char *buf, size_t cap)
 {
-    static const char hex[] = "0123456789abcdef";
-    size_t n = s->data ? s->length : 0, o = 0;
-    for (size_t i = 0; i < n && i < 64 && o + 5 < cap; i++) {
-        uint8_t c = s->data[i];
-        if (c >= 0x20 && c < 0x7f && c != '\\') {
-            buf[o++] = (char)c;
-        } else {
-            buf[o++] = '\\';
-            buf[o++] = 'x';
-            buf[o++] = hex[c >> 4];
-            buf[o++] = hex[c & 15];
-        }
-    }
-    if (n > 64 && o + 4 < cap) {
-        memcpy(buf + o, "...", 3);
-        o += 3;
-    }
-    buf[o] = 0;
+    size_t n = s->data ? s->length : 0;
+    size_t o = uas_log_escape(buf, cap > 4 ? cap - 3 : cap, (const char *)s->data, n < 64 ? n : 64);
+    if (n > 64 && o + 4 <= cap)
+        memcpy(buf + o, "...", 4);
 }
 
 #endif
