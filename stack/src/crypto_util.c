@@ -229,13 +229,12 @@ uas_status uas_crypto_hmac(uas_digest d, const uint8_t *key, size_t key_len, con
 uas_status uas_crypto_hmac_verify(uas_digest d, const uint8_t *key, size_t key_len,
                                   const uint8_t *data, size_t len, const uint8_t *mac)
 {
-    if (d != UAS_DIGEST_SHA1 && d != UAS_DIGEST_SHA256)
-        return UAS_BAD_SECURITY_CHECKS_FAILED;
-    uint8_t want[UAS_MAX_DIGEST_LEN];
-    uas_status st = uas_crypto_hmac(d, key, key_len, data, len, NULL, 0, want);
-    bool ok = st == UAS_GOOD && uas_crypto_ct_equal(want, mac, uas_digest_len(d));
-    uas_wipe(want, sizeof(want));
-    return ok ? UAS_GOOD : UAS_BAD_SECURITY_CHECKS_FAILED;
+    uas_hmac_key hk;
+    uas_status st = uas_crypto_hmac_key_set(&hk, d, key, key_len);
+    if (st == UAS_GOOD)
+        st = uas_crypto_hmac_keyed_verify(&hk, data, len, mac);
+    uas_crypto_hmac_key_clear(&hk);
+    return st == UAS_GOOD ? UAS_GOOD : UAS_BAD_SECURITY_CHECKS_FAILED;
 }
 
 /* OpenSSL's TLS1-PRF with a single digest (anything but MD5-SHA1) is
