@@ -194,6 +194,14 @@ void uas_client_delete(uas_client *c)
     uas__client_release(c);
 }
 
+int64_t uas__client_now_ms(uas_client *c)
+{
+    struct ev_loop *ev = uas_loop_ev(c->loop);
+    if (ev_depth(ev) == 0)
+        ev_now_update(ev);
+    return uas_loop_now_ms(c->loop);
+}
+
 uas_status uas_client_connect(uas_client *c)
 {
     if (c->deleted || (c->state != UAS_CLIENT_DISCONNECTED && c->state != UAS_CLIENT_CLOSED))
@@ -224,11 +232,8 @@ uas_status uas_client_connect(uas_client *c)
         return st;
     }
     c->conn = conn;
-    /* TCP, HEL and OPN together get one request timeout, from now: the
-     * loop's cached time is stale when the caller has not run the loop for
-     * a while, and a deadline from it would already have passed. */
-    ev_now_update(uas_loop_ev(c->loop));
-    c->connect_deadline_ms = uas_loop_now_ms(c->loop) + c->cfg.request_timeout_ms;
+    /* TCP, HEL and OPN together get one request timeout. */
+    c->connect_deadline_ms = uas__client_now_ms(c) + c->cfg.request_timeout_ms;
     uas__client_arm_timer(c);
     uas__client_release(c);
     return UAS_GOOD;

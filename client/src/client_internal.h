@@ -114,6 +114,11 @@ void uas__client_cancel(uas_client *c, uint32_t id);
 void uas__client_fail_all(uas_client *c, uas_status status);
 /* Re-arms the timer for the earliest deadline. */
 void uas__client_arm_timer(uas_client *c);
+/* The loop's time in ms, brought up to date when the caller is outside the
+ * loop: libev caches it per iteration, and a caller that has not run the
+ * loop for a while would time deadlines from the past. Inside a callback the
+ * iteration's time is fresh and no clock is read. */
+int64_t uas__client_now_ms(uas_client *c);
 void uas__client_on_message(uas_conn *conn, uint32_t request_id, const uint8_t *body, size_t len);
 void uas__client_on_message_error(uas_conn *conn, uint32_t request_id, uas_status status);
 

@@ -229,10 +229,7 @@ uas_status uas__client_send(uas_client *c, void *req, const uas_type *req_type,
         uas__client_release(c);
         return st;
     }
-    /* From the real now (see uas_client_connect), not the loop's cached
-     * time of its last iteration. */
-    ev_now_update(uas_loop_ev(c->loop));
-    c->slots[i].deadline_ms = uas_loop_now_ms(c->loop) + c->cfg.request_timeout_ms;
+    c->slots[i].deadline_ms = uas__client_now_ms(c) + c->cfg.request_timeout_ms;
     list_append(c, i);
     uas__client_arm_timer(c);
     if (id)

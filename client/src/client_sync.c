@@ -24,7 +24,7 @@ static void waiter_start(uas_client *c, waiter *w, uint32_t timeout_ms)
      * the loop's last iteration: after the caller spent seconds elsewhere
      * (key generation, another loop, a loaded machine) the wait would end
      * before it began, with the answer unread in the socket. */
-    ev_now_update(uas_loop_ev(c->loop));
+    (void)uas__client_now_ms(c);
     ev_timer_init(&w->timer, on_wake, (double)timeout_ms / 1000.0, 0.0);
     w->timer.data = w;
     ev_timer_start(uas_loop_ev(c->loop), &w->timer);
