@@ -133,6 +133,8 @@ static void on_message(uas_conn *c, uint32_t request_id, const uint8_t *body, si
                         "channel %u: %s refused, None is for discovery only on this server",
                         sc->channel_id, svc->request->name);
         atomic_fetch_add(&s->counters.security_rejected_requests, 1);
+        if (svc->fn == uas_svc_create_session) /* RejectedSessionCount, Part 5 */
+            atomic_fetch_add(&s->counters.rejected_sessions, 1);
         (void)send_fault(sc, request_id, handle, UAS_BAD_SECURITY_POLICY_REJECTED);
         return;
     }

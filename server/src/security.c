@@ -145,7 +145,7 @@ static uas_status parse_offers(uas_server *s, const char *list)
     }
     /* Clients discover the endpoints (GetEndpoints, FindServers) over a
      * None channel even when no None endpoint is offered; such a channel
-     * may not carry a session (CreateSession checks none_offered). */
+     * carries discovery only (dispatch.c, discovery_only). */
     s->channel_offer_count = s->offer_count;
     s->none_offered = false;
     for (size_t i = 0; i < s->offer_count; i++)

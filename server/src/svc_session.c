@@ -244,10 +244,10 @@ void uas_svc_create_session(uas_request_ctx *ctx, const void *vreq, void *vresp)
     uas_channel *ch = channel_obj(ctx);
     bool secure = channel_secure(ch);
     uas_status st = UAS_GOOD;
+    /* A None channel of a server without a None endpoint never gets here:
+     * the dispatcher keeps it to discovery (dispatch.c, discovery_only). */
     if (secure)
         st = check_client(ctx, req, ch);
-    else if (ch && !ctx->server->none_offered)
-        st = UAS_BAD_SECURITY_POLICY_REJECTED; /* a discovery-only None channel */
     if (st != UAS_GOOD) {
         atomic_fetch_add(&ctx->server->counters.security_rejected_requests, 1);
         atomic_fetch_add(&ctx->server->counters.rejected_sessions, 1);
