@@ -347,7 +347,8 @@ uas_status uas_pki_reject_async(uas_pki_store *s, const uint8_t *der, size_t len
     uint64_t since = 0;
     bool log = false;
     pthread_mutex_lock(&r->lock);
-    if (known_locked(r, tp)) {
+    bool known = known_locked(r, tp);
+    if (known) {
         r->stats.known++;
     } else if (len > s->opts.rejected_max_cert_size) {
         kind = LOG_TOO_LARGE;
@@ -365,7 +366,7 @@ uas_status uas_pki_reject_async(uas_pki_store *s, const uint8_t *der, size_t len
             st = UAS_BAD_RESOURCE_UNAVAILABLE;
         }
     }
-    if (st == UAS_GOOD && kind < 0 && !known_locked(r, tp)) {
+    if (st == UAS_GOOD && kind < 0 && !known) {
         uint8_t *copy = uas_malloc(len);
         if (!copy) {
             st = UAS_BAD_OUT_OF_MEMORY;
