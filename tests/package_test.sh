@@ -37,7 +37,7 @@ for line in "User=uastack" "StateDirectory=uastack" "ConfigurationDirectory=uast
             "MemoryDenyWriteExecute=yes" "SystemCallFilter=@system-service" "Restart=on-failure"; do
   grep -qx "$line" "$unit" || fail "unit lacks $line"
 done
-! grep -q "^ExecReload" "$unit" || fail "ExecReload, but uaserver has no reload"
+grep -qx 'ExecReload=/bin/kill -HUP $MAINPID' "$unit" || fail "unit lacks ExecReload (SIGHUP)"
 exec_start=$(sed -n 's/^ExecStart=//p' "$unit")
 [ "$exec_start" = "/usr/bin/uaserver --config /etc/uastack/uaserver.conf --pki /var/lib/uastack/pki" ] \
   || fail "unexpected ExecStart: $exec_start"
@@ -79,6 +79,11 @@ if [ ${#run[@]} -gt 0 ]; then
 fi
 HOME=$tmp "$root/usr/bin/uacli" read "$url" i=2258 >"$tmp/read" || fail "uacli read failed"
 grep -q "Status: *Good" "$tmp/read" || fail "uacli read: $(cat "$tmp/read")"
+# systemctl reload: the packaged configuration read again, still serving.
+kill -HUP $pid
+for _ in $(seq 50); do grep -q "reload: configuration read again" "$tmp/err" && break; sleep 0.1; done
+grep -q "reload: configuration read again" "$tmp/err" || fail "no reload on SIGHUP: $(tail -3 "$tmp/err")"
+HOME=$tmp "$root/usr/bin/uacli" read "$url" i=2258 >/dev/null || fail "uacli read after the reload"
 kill $pid
 wait $pid || true
 pid=

@@ -141,6 +141,12 @@ const char *uas_pki_folder_name(uas_pki_folder f)
     return (unsigned)f <= UAS_PKI_REJECTED ? names[f] : "?";
 }
 
+void uas_pki_store_reload(uas_pki_store *s)
+{
+    if (s)
+        pki_cache_invalidate(s);
+}
+
 void uas_pki_bytes_free(uas_bytestring *b)
 {
     if (!b || !b->data || b->data == UAS_EMPTY_ARRAY) {

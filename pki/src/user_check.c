@@ -188,6 +188,18 @@ bool uas_user_store_present(uas_user_store *s)
     return present;
 }
 
+void uas_user_store_reload(uas_user_store *s)
+{
+    if (!s)
+        return;
+    pthread_mutex_lock(&s->lock);
+    /* Forgetting what was seen makes refresh read the file whatever its
+     * look; a file that cannot be read still keeps the previous users. */
+    s->seen_valid = false;
+    refresh(s);
+    pthread_mutex_unlock(&s->lock);
+}
+
 void uas_user_store_close(uas_user_store *s)
 {
     if (!s)

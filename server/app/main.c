@@ -2,7 +2,9 @@
  * configuration; a config file and flags override it (flags win). */
 #define _GNU_SOURCE
 #include <ftw.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,6 +137,215 @@ static bool is_none(const char *security)
     return !security || !strcmp(security, "None") || !*security;
 }
 
+/* The options of one start: the configuration (file, then flags) and what
+ * only the program uses. */
+typedef struct app_opts {
+    uas_server_config cfg;
+    uas_config_file *file;
+    bool contract, print_config;
+    uint32_t sizes[16];
+    size_t nsizes;
+    uint32_t ncounters, event_rate;
+} app_opts;
+
+/* 0: go on; 1: done (help, version); 2: bad options, said on stderr. Run
+ * again on SIGHUP, so it must have no effect but on o. */
+static int parse_options(int argc, char **argv, app_opts *o)
+{
+    uas_server_config *cfg = &o->cfg;
+    memset(o, 0, sizeof(*o));
+    uas_server_config_default(cfg);
+    /* NULL: not set by the file nor a flag (defaults decided below). */
+    cfg->security = NULL;
+    cfg->pki_dir = NULL;
+    /* The config file first, so flags override it whatever their order. */
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--config")) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "uaserver: --config needs a file\n");
+                return 2;
+            }
+            char err[256];
+            if (uas_config_load(argv[i + 1], cfg, &o->file, err, sizeof(err)) != UAS_GOOD) {
+                fprintf(stderr, "uaserver: %s: %s\n", argv[i + 1], err);
+                return 2;
+            }
+        }
+    }
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        uint32_t n;
+        if (!strcmp(a, "--config")) {
+            i++;
+        } else if (!strcmp(a, "--port")) {
+            if (parse_u32(a, v, 65535, &n))
+                return 2;
+            cfg->port = (uint16_t)n;
+            i++;
+        } else if (!strcmp(a, "--threads")) {
+            if (parse_u32(a, v, 256, &n))
+                return 2;
+            cfg->threads = n;
+            i++;
+        } else if (!strcmp(a, "--bind") && v) {
+            cfg->bind_address = v;
+            i++;
+        } else if (!strcmp(a, "--hostname") && v) {
+            cfg->hostname = v;
+            i++;
+        } else if (!strcmp(a, "--log-level")) {
+            int lvl = uas_log_level_parse(v);
+            if (lvl < 0) {
+                fprintf(stderr, "uaserver: --log-level takes error, warn, info or debug\n");
+                return 2;
+            }
+            cfg->log_level = (uas_log_level)lvl;
+            i++;
+        } else if (!strcmp(a, "--contract")) {
+            o->contract = true;
+        } else if (!strcmp(a, "--array-sizes")) {
+            if (parse_sizes(v, o->sizes, &o->nsizes))
+                return 2;
+            i++;
+        } else if (!strcmp(a, "--counters")) {
+            if (parse_u32(a, v, 10000000, &o->ncounters))
+                return 2;
+            i++;
+        } else if (!strcmp(a, "--event-rate")) {
+            if (parse_u32(a, v, 10000000, &o->event_rate))
+                return 2;
+            i++;
+        } else if (!strcmp(a, "--security") && v) {
+            cfg->security = v;
+            i++;
+        } else if (!strcmp(a, "--pki") && v) {
+            cfg->pki_dir = v;
+            i++;
+        } else if (!strcmp(a, "--users") && v) {
+            cfg->users_file = v;
+            i++;
+        } else if (!strcmp(a, "--certificate") && v) {
+            cfg->certificate = v;
+            i++;
+        } else if (!strcmp(a, "--private-key") && v) {
+            cfg->private_key = v;
+            i++;
+        } else if (!strcmp(a, "--trust-certificate") && v) {
+            cfg->trust_certificate = v;
+            i++;
+        } else if (!strcmp(a, "--key-bits")) {
+            if (parse_u32(a, v, 8192, &n))
+                return 2;
+            cfg->key_bits = n;
+            i++;
+        } else if (!strcmp(a, "--no-anonymous")) {
+            cfg->allow_anonymous = false;
+        } else if (!strcmp(a, "--allow-deprecated")) {
+            cfg->allow_deprecated = true;
+        } else if (!strcmp(a, "--auto-accept")) {
+            cfg->auto_accept = true;
+        } else if (!strcmp(a, "--print-config")) {
+            o->print_config = true;
+        } else if (!strcmp(a, "--version")) {
+            printf("uaserver %s\n", UAS_VERSION);
+            return 1;
+        } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            return 1;
+        } else {
+            fprintf(stderr, "uaserver: unknown option or missing value: '%s'\n", a);
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (o->contract) {
+        cfg->application_uri = "urn:o6:benchmark:server";
+        cfg->application_name = "uastack benchmark server";
+        /* The contract's clients write its nodes and call its methods
+         * anonymously; without --contract, anonymous sessions only browse
+         * and read namespace 1 (docs/Security.md). A configuration that
+         * sets [roles] permissions decides instead. */
+        if (!cfg->role_permissions)
+            cfg->role_permissions = UAS_CONTRACT_PERMISSIONS;
+    }
+    /* The contract (benchmarks, load tests) runs without security unless
+     * asked; the server program offers every RSA policy by default. */
+    if (!cfg->security)
+#ifdef UAS_ENABLE_ENCRYPTION
+        cfg->security = o->contract ? "None" : UAS_SECURITY_ALL;
+#else
+        cfg->security = "None"; /* the only policy of a build without encryption */
+#endif
+    return 0;
+}
+
+/* SIGHUP: the configuration is read again as at start (file, then flags).
+ * The log level and the log rate limit change at once; the trust lists,
+ * CRLs and users file are read again (even when the file is invalid); a key that only takes effect
+ * at the next start is named in a warning. Runs on a thread of its own that waits for the signal,
+ * so no file is read in a signal handler nor on a loop. */
+typedef struct hup_ctx {
+    int argc;
+    char **argv;
+    const uas_server_config *cfg; /* the running configuration */
+    uas_server *server;
+    pthread_t thread;
+    atomic_bool quit;
+} hup_ctx;
+
+static bool hot_key(const char *key)
+{
+    return !strcmp(key, "log_level") || !strcmp(key, "log_rate_burst") ||
+           !strcmp(key, "log_rate_interval_ms");
+}
+
+static void warn_restart(void *ud, const char *section, const char *key)
+{
+    (void)ud;
+    if (!hot_key(key))
+        uas_log(UAS_LOG_WARN, "server",
+                "reload: [%s] %s changed; it takes effect at the next start", section, key);
+}
+
+static void reload(hup_ctx *h)
+{
+    app_opts o;
+    int rc = parse_options(h->argc, h->argv, &o);
+    if (rc == 0 && !o.cfg.pki_dir)
+        o.cfg.pki_dir = h->cfg->pki_dir; /* the default or temporary store of the start */
+    uas_status st = rc == 0 ? uas_server_config_check(&o.cfg) : UAS_BAD_CONFIGURATION_ERROR;
+    if (st != UAS_GOOD) {
+        uas_log(UAS_LOG_ERROR, "server",
+                "reload: the configuration is not valid (%s, see above); the running one is kept",
+                uas_status_name(st));
+    } else {
+        uas_log_set_level(o.cfg.log_level);
+        uas_log_set_rate_limit(o.cfg.log_rate_burst, o.cfg.log_rate_interval_ms);
+        uas_config_diff(h->cfg, &o.cfg, warn_restart, NULL);
+        uas_log(UAS_LOG_INFO, "server", "reload: configuration read again (log level %s)",
+                uas_log_level_name(o.cfg.log_level));
+    }
+    /* Whatever the file says: the stores are files of their own. */
+    uas_server_reload_security(h->server);
+    uas_config_file_free(o.file);
+}
+
+static void *hup_main(void *arg)
+{
+    hup_ctx *h = arg;
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGHUP);
+    for (;;) {
+        int sig;
+        if (sigwait(&set, &sig) != 0)
+            continue;
+        if (atomic_load(&h->quit))
+            return NULL;
+        reload(h);
+    }
+}
+
 int main(int argc, char **argv)
 {
     /* First: OpenSSL takes the hooks only before it allocates, and the
@@ -151,138 +362,26 @@ int main(int argc, char **argv)
         exe[n] = 0;
         return uas_selfload_main(argc - 1, argv + 1, exe);
     }
-    uas_server_config cfg;
-    uas_server_config_default(&cfg);
-    /* NULL: not set by the file nor a flag (defaults decided below). */
-    cfg.security = NULL;
-    cfg.pki_dir = NULL;
+    /* Blocked in every thread the server starts; the reload thread waits
+     * for it. Until then a SIGHUP stays pending instead of ending the
+     * process. */
+    sigset_t hup;
+    sigemptyset(&hup);
+    sigaddset(&hup, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &hup, NULL);
+    hup_ctx hupper = {.argc = argc, .argv = argv};
+    bool hup_started = false;
+    app_opts opts;
+    int rc = parse_options(argc, argv, &opts);
+    uas_server_config cfg = opts.cfg;
+    uas_config_file *file = opts.file;
+    bool contract = opts.contract, print_config = opts.print_config;
     char tmp_pki[64] = "";
-    uas_config_file *file = NULL;
-    bool contract = false, print_config = false;
-    uint32_t sizes[16];
-    size_t nsizes = 0;
-    uint32_t ncounters = 0, event_rate = 0;
-    /* The config file first, so flags override it whatever their order. */
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--config")) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "uaserver: --config needs a file\n");
-                return 2;
-            }
-            char err[256];
-            if (uas_config_load(argv[i + 1], &cfg, &file, err, sizeof(err)) != UAS_GOOD) {
-                fprintf(stderr, "uaserver: %s: %s\n", argv[i + 1], err);
-                return 2;
-            }
-        }
+    if (rc != 0) {
+        rc = rc == 1 ? 0 : 2;
+        goto out;
     }
-    int rc = 2;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        uint32_t n;
-        if (!strcmp(a, "--config")) {
-            i++;
-        } else if (!strcmp(a, "--port")) {
-            if (parse_u32(a, v, 65535, &n))
-                goto out;
-            cfg.port = (uint16_t)n;
-            i++;
-        } else if (!strcmp(a, "--threads")) {
-            if (parse_u32(a, v, 256, &n))
-                goto out;
-            cfg.threads = n;
-            i++;
-        } else if (!strcmp(a, "--bind") && v) {
-            cfg.bind_address = v;
-            i++;
-        } else if (!strcmp(a, "--hostname") && v) {
-            cfg.hostname = v;
-            i++;
-        } else if (!strcmp(a, "--log-level")) {
-            int lvl = uas_log_level_parse(v);
-            if (lvl < 0) {
-                fprintf(stderr, "uaserver: --log-level takes error, warn, info or debug\n");
-                goto out;
-            }
-            cfg.log_level = (uas_log_level)lvl;
-            i++;
-        } else if (!strcmp(a, "--contract")) {
-            contract = true;
-        } else if (!strcmp(a, "--array-sizes")) {
-            if (parse_sizes(v, sizes, &nsizes))
-                goto out;
-            i++;
-        } else if (!strcmp(a, "--counters")) {
-            if (parse_u32(a, v, 10000000, &ncounters))
-                goto out;
-            i++;
-        } else if (!strcmp(a, "--event-rate")) {
-            if (parse_u32(a, v, 10000000, &event_rate))
-                goto out;
-            i++;
-        } else if (!strcmp(a, "--security") && v) {
-            cfg.security = v;
-            i++;
-        } else if (!strcmp(a, "--pki") && v) {
-            cfg.pki_dir = v;
-            i++;
-        } else if (!strcmp(a, "--users") && v) {
-            cfg.users_file = v;
-            i++;
-        } else if (!strcmp(a, "--certificate") && v) {
-            cfg.certificate = v;
-            i++;
-        } else if (!strcmp(a, "--private-key") && v) {
-            cfg.private_key = v;
-            i++;
-        } else if (!strcmp(a, "--trust-certificate") && v) {
-            cfg.trust_certificate = v;
-            i++;
-        } else if (!strcmp(a, "--key-bits")) {
-            if (parse_u32(a, v, 8192, &n))
-                goto out;
-            cfg.key_bits = n;
-            i++;
-        } else if (!strcmp(a, "--no-anonymous")) {
-            cfg.allow_anonymous = false;
-        } else if (!strcmp(a, "--allow-deprecated")) {
-            cfg.allow_deprecated = true;
-        } else if (!strcmp(a, "--auto-accept")) {
-            cfg.auto_accept = true;
-        } else if (!strcmp(a, "--print-config")) {
-            print_config = true;
-        } else if (!strcmp(a, "--version")) {
-            printf("uaserver %s\n", UAS_VERSION);
-            rc = 0;
-            goto out;
-        } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage(stdout);
-            rc = 0;
-            goto out;
-        } else {
-            fprintf(stderr, "uaserver: unknown option or missing value: '%s'\n", a);
-            usage(stderr);
-            goto out;
-        }
-    }
-    if (contract) {
-        cfg.application_uri = "urn:o6:benchmark:server";
-        cfg.application_name = "uastack benchmark server";
-        /* The contract's clients write its nodes and call its methods
-         * anonymously; without --contract, anonymous sessions only browse
-         * and read namespace 1 (docs/Security.md). A configuration that
-         * sets [roles] permissions decides instead. */
-        if (!cfg.role_permissions)
-            cfg.role_permissions = UAS_CONTRACT_PERMISSIONS;
-    }
-    /* The contract (benchmarks, load tests) runs without security unless
-     * asked; the server program offers every RSA policy by default. */
-    if (!cfg.security)
-#ifdef UAS_ENABLE_ENCRYPTION
-        cfg.security = contract ? "None" : UAS_SECURITY_ALL;
-#else
-        cfg.security = "None"; /* the only policy of a build without encryption */
-#endif
+    rc = 2;
     if (!cfg.pki_dir) {
         cfg.pki_dir = "uastack-pki";
         if (contract && !is_none(cfg.security) && !print_config) {
@@ -318,11 +417,11 @@ int main(int argc, char **argv)
     }
     st = app_add_demo_nodes(s);
     if (st == UAS_GOOD && contract)
-        st = app_add_contract_nodes(s, sizes, nsizes);
+        st = app_add_contract_nodes(s, opts.sizes, opts.nsizes);
     if (st == UAS_GOOD && contract)
-        st = app_add_counter_nodes(s, ncounters);
-    if (st == UAS_GOOD && event_rate)
-        st = app_event_source_add(s, event_rate);
+        st = app_add_counter_nodes(s, opts.ncounters);
+    if (st == UAS_GOOD && opts.event_rate)
+        st = app_event_source_add(s, opts.event_rate);
     if (st == UAS_GOOD)
         st = uas_server_listen(s);
     if (st != UAS_GOOD) {
@@ -351,7 +450,18 @@ int main(int argc, char **argv)
         uas_server_delete(s);
         goto out;
     }
+    hupper.cfg = &cfg;
+    hupper.server = s;
+    if (pthread_create(&hupper.thread, NULL, hup_main, &hupper) == 0)
+        hup_started = true;
+    else
+        uas_log(UAS_LOG_WARN, "server", "no reload thread: SIGHUP is ignored");
     st = uas_server_run(s);
+    if (hup_started) {
+        atomic_store(&hupper.quit, true);
+        pthread_kill(hupper.thread, SIGHUP);
+        pthread_join(hupper.thread, NULL);
+    }
     app_event_source_stop();
     running = NULL;
     uas_log(UAS_LOG_INFO, "server", "stopped");

@@ -330,3 +330,39 @@ void uas_config_print(FILE *out, const uas_server_config *c)
     print_lines(out, "x509", c->x509_roles);
     print_lines(out, "permissions", c->role_permissions);
 }
+
+static bool same_value(const key_def *k, const uas_server_config *a, const uas_server_config *b)
+{
+    const uint8_t *fa = (const uint8_t *)a + k->offset, *fb = (const uint8_t *)b + k->offset;
+    switch (k->type) {
+    case T_STR:
+    case T_LIST: {
+        const char *sa = *(const char *const *)(const void *)fa;
+        const char *sb = *(const char *const *)(const void *)fb;
+        return sa == sb || (sa && sb && !strcmp(sa, sb));
+    }
+    case T_U16:
+        return *(const uint16_t *)(const void *)fa == *(const uint16_t *)(const void *)fb;
+    case T_U32:
+        return *(const uint32_t *)(const void *)fa == *(const uint32_t *)(const void *)fb;
+    case T_SIZE:
+        return *(const size_t *)(const void *)fa == *(const size_t *)(const void *)fb;
+    case T_LEVEL:
+        return *(const uas_log_level *)(const void *)fa == *(const uas_log_level *)(const void *)fb;
+    default:
+        return *(const bool *)(const void *)fa == *(const bool *)(const void *)fb;
+    }
+}
+
+size_t uas_config_diff(const uas_server_config *a, const uas_server_config *b,
+                       void (*fn)(void *ud, const char *section, const char *key), void *ud)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+        if (!same_value(&keys[i], a, b)) {
+            n++;
+            if (fn)
+                fn(ud, keys[i].section, keys[i].key);
+        }
+    return n;
+}

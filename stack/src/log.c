@@ -39,13 +39,19 @@ void uas_log_set_sink(uas_log_sink sink, void *ud)
     cur_sink_ud = ud;
 }
 
+static const char *const level_names[] = {"error", "warn", "info", "debug"};
+
 int uas_log_level_parse(const char *name)
 {
-    static const char *const names[] = {"error", "warn", "info", "debug"};
     for (int i = 0; i < 4; i++)
-        if (name && strcmp(name, names[i]) == 0)
+        if (name && strcmp(name, level_names[i]) == 0)
             return i;
     return -1;
+}
+
+const char *uas_log_level_name(uas_log_level level)
+{
+    return (unsigned)level < 4 ? level_names[level] : "?";
 }
 
 /* Length of the well-formed UTF-8 sequence at p (RFC 3629: no overlong

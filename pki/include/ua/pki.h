@@ -96,6 +96,10 @@ void uas_pki_options_default(uas_pki_options *o);
 uas_status uas_pki_store_open(const char *dir, const uas_pki_options *opts, uas_pki_store **out);
 void uas_pki_store_close(uas_pki_store *s);
 const char *uas_pki_store_dir(const uas_pki_store *s);
+/* Reads the trust lists and CRLs again at the next validation and forgets
+ * the cached verdicts: for files rewritten in place, whose folder's mtime
+ * does not change (uaserver calls it on SIGHUP). */
+void uas_pki_store_reload(uas_pki_store *s);
 /* The certificate folder of f, e.g. "<dir>/trusted/certs". */
 const char *uas_pki_folder_path(const uas_pki_store *s, uas_pki_folder f);
 /* "own", "trusted", "issuers", "rejected". */
@@ -382,6 +386,8 @@ uas_status uas_user_store_watch(const char *file, const uas_user_throttle *throt
                                 uas_user_store **out);
 /* Whether the users file exists now (it is read again if it changed). */
 bool uas_user_store_present(uas_user_store *s);
+/* Reads the users file again now, even if it looks unchanged (SIGHUP). */
+void uas_user_store_reload(uas_user_store *s);
 void uas_user_store_close(uas_user_store *s);
 /* Monotonic clock of the throttle in ms (default uas_monotonic_ms). */
 void uas_user_store_set_clock(uas_user_store *s, int64_t (*now_ms)(void *ud), void *ud);

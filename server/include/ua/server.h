@@ -164,6 +164,10 @@ void uas_server_stop(uas_server *s);
 /* Asks every loop to stop and returns at once; async-signal-safe, so a
  * SIGTERM handler may call it. */
 void uas_server_request_stop(uas_server *s);
+/* Reads the trust lists, CRLs and users file again now, even files
+ * rewritten in place (uaserver calls it on SIGHUP). Any thread, but not
+ * from a signal handler. */
+void uas_server_reload_security(uas_server *s);
 
 /* ---- address space ---- */
 

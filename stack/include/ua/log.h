@@ -27,6 +27,7 @@ uas_log_level uas_log_get_level(void);
 void uas_log_set_sink(uas_log_sink sink, void *ud);
 /* "error", "warn", "info", "debug"; -1 when unknown. */
 int uas_log_level_parse(const char *name);
+const char *uas_log_level_name(uas_log_level level);
 
 #if defined(__GNUC__)
 __attribute__((format(printf, 3, 4)))
