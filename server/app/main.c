@@ -280,10 +280,11 @@ static int parse_options(int argc, char **argv, app_opts *o)
 }
 
 /* SIGHUP: the configuration is read again as at start (file, then flags).
- * The log level and the log rate limit change at once; the trust lists,
- * CRLs and users file are read again (even when the file is invalid); a key that only takes effect
- * at the next start is named in a warning. Runs on a thread of its own that waits for the signal,
- * so no file is read in a signal handler nor on a loop. */
+ * The log level and the log rate limit change at once; a key that only
+ * takes effect at the next start is named in a warning; the trust lists,
+ * CRLs and users file are read again even when the file is invalid. Runs on
+ * a thread of its own that waits for the signal, so no file is read in a
+ * signal handler nor on a loop. */
 typedef struct hup_ctx {
     int argc;
     char **argv;
