@@ -5,12 +5,17 @@
  * A reference to a node in another server ends that branch: its target is
  * returned with remainingPathIndex = the element whose BrowseName could not
  * be checked here, and the result is UncertainReferenceOutOfServer when no
- * local node matched the whole path. */
+ * local node matched the whole path.
+ *
+ * Authorization, as Browse: the starting node needs the Browse permission
+ * (BadUserAccessDenied), and a node the session may not browse is no match
+ * and no step, so a path never reveals a node Browse would hide. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <string.h>
 
 #include "aspace_internal.h"
+#include "authz_node.h"
 
 /* Nodes in flight at one step; beyond this the path is refused. */
 #define MAX_MATCHES 10000
@@ -66,7 +71,8 @@ static bool qn_eq(const uas_qualifiedname *a, const uas_qualifiedname *b)
 /* One element from every node of cur into next (local matches) and ext
  * (targets in other servers). */
 static uas_status step(uas_aspace *as, const node_set *cur, const uas_relative_path_element *el,
-                       uint32_t index, node_set *next, node_set *ext, uas_arena *arena)
+                       uint32_t index, uint32_t roles, node_set *next, node_set *ext,
+                       uas_arena *arena)
 {
     for (size_t k = 0; k < cur->count; k++) {
         as_nv nv = as_lookup(as, &cur->ids[k].nodeid);
@@ -82,7 +88,7 @@ static uas_status step(uas_aspace *as, const node_set *cur, const uas_relative_p
                 continue;
             }
             as_nv t = as_lookup(as, &r.target.nodeid);
-            if (!as_nv_found(&t))
+            if (!as_nv_found(&t) || !(as_perms(as, &t, roles) & UAS_PERMISSION_TYPE_BROWSE))
                 continue;
             uas_qualifiedname q = as_nv_browse_name(&t);
             if (qn_eq(&q, &el->target_name))
@@ -92,7 +98,7 @@ static uas_status step(uas_aspace *as, const node_set *cur, const uas_relative_p
     return UAS_GOOD;
 }
 
-static uas_status translate_one(uas_aspace *as, const uas_browse_path *bp,
+static uas_status translate_one(uas_aspace *as, const uas_browse_path *bp, uint32_t roles,
                                 uas_browse_path_result *res, uas_arena *arena)
 {
     const uas_relative_path *rp = &bp->relative_path;
@@ -106,6 +112,8 @@ static uas_status translate_one(uas_aspace *as, const uas_browse_path *bp,
     as_nv start = as_lookup(as, &bp->starting_node);
     if (!as_nv_found(&start))
         return UAS_BAD_NODE_ID_UNKNOWN;
+    if (!(as_perms(as, &start, roles) & UAS_PERMISSION_TYPE_BROWSE))
+        return UAS_BAD_USER_ACCESS_DENIED;
     node_set cur = {0}, ext = {0};
     uas_expandednodeid first;
     memset(&first, 0, sizeof(first));
@@ -113,7 +121,7 @@ static uas_status translate_one(uas_aspace *as, const uas_browse_path *bp,
     AS_TRY(set_add(&cur, &first, UINT32_MAX, arena));
     for (size_t i = 0; i < rp->elements_count && cur.count; i++) {
         node_set next = {0};
-        AS_TRY(step(as, &cur, &rp->elements[i], (uint32_t)i, &next, &ext, arena));
+        AS_TRY(step(as, &cur, &rp->elements[i], (uint32_t)i, roles, &next, &ext, arena));
         cur = next;
     }
     /* cur now holds the nodes that matched every element. */
@@ -152,10 +160,11 @@ void uas_svc_translate(uas_request_ctx *ctx, const void *req, void *resp)
         return;
     }
     rs->results_count = n;
+    uint32_t roles = uas_authz_ctx_roles(ctx);
     as_rdlock(s->as);
     for (size_t i = 0; i < n; i++) {
         uas_browse_path_result *r = &rs->results[i];
-        r->status_code = translate_one(s->as, &rq->browse_paths[i], r, ctx->arena);
+        r->status_code = translate_one(s->as, &rq->browse_paths[i], roles, r, ctx->arena);
         if (uas_is_bad(r->status_code)) {
             r->targets = NULL;
             r->targets_count = 0;

@@ -221,6 +221,41 @@ static uas_status read_status(uas_client *c, uint32_t id, uint32_t attr, uint8_t
     return st;
 }
 
+/* TranslateBrowsePaths from start, one hierarchical step to the node
+ * named ns=1 name: the path's status (and *target its first target). */
+static uas_status translate(uas_client *c, uas_nodeid start, const char *name, uas_nodeid *target)
+{
+    uas_arena a;
+    uas_arena_init(&a, NULL, 0, 0);
+    uas_relative_path_element el;
+    memset(&el, 0, sizeof(el));
+    el.reference_type_id = uas_nodeid_numeric(0, UAS_NS0ID_HIERARCHICALREFERENCES);
+    el.include_subtypes = true;
+    el.target_name.ns = 1;
+    el.target_name.name.data = (uint8_t *)name;
+    el.target_name.name.length = (int32_t)strlen(name);
+    uas_browse_path bp;
+    memset(&bp, 0, sizeof(bp));
+    bp.starting_node = start;
+    bp.relative_path.elements = &el;
+    bp.relative_path.elements_count = 1;
+    uas_translate_browse_paths_to_node_ids_request rq;
+    memset(&rq, 0, sizeof(rq));
+    rq.browse_paths = &bp;
+    rq.browse_paths_count = 1;
+    uas_translate_browse_paths_to_node_ids_response rs;
+    uas_status st = uas_client_call_sync(
+        c, &rq, UAS_TYPE(TRANSLATE_BROWSE_PATHS_TO_NODE_IDS_REQUEST), &rs,
+        UAS_TYPE(TRANSLATE_BROWSE_PATHS_TO_NODE_IDS_RESPONSE), &a, ENV_WAIT_MS);
+    cr_assert_eq(st, UAS_GOOD, "Translate: %s", uas_status_name(st));
+    cr_assert_eq(rs.results_count, 1);
+    st = rs.results[0].status_code;
+    if (st == UAS_GOOD && target)
+        *target = rs.results[0].targets[0].target_id.nodeid;
+    uas_arena_free(&a);
+    return st;
+}
+
 /* One data item on ns=1;i=id in a new subscription: the item's status. */
 static uas_status monitor(uas_client *c, uint32_t id)
 {
@@ -319,6 +354,29 @@ Test(roles, node_role_permissions_hide_it_from_reads_and_monitored_items, .timeo
     cr_expect_eq(monitor(anon, 1051), UAS_GOOD, "the neighbour keeps the namespace default");
     cr_expect_eq(read_status(op, 1050, ATTR_VALUE, NULL), UAS_GOOD);
     cr_expect_eq(monitor(op, 1050), UAS_GOOD);
+    env_client_close(anon);
+    env_client_close(op);
+    renv_stop(&r);
+}
+
+Test(roles, translate_browse_paths_only_finds_what_browse_shows, .timeout = 60)
+{
+    renv r;
+    renv_start(&r);
+    uas_client *anon = env_client(&r.e, true, 0);
+    uas_client *op = user_client(&r, "olive", "op-pass");
+    uas_nodeid objects = uas_nodeid_numeric(0, UAS_NS0ID_OBJECTSFOLDER);
+    uas_nodeid found = {0};
+    /* ns=1;i=1050 may only be browsed by Operator: to anyone else a path
+     * through it matches nothing, and starting from it is refused. */
+    cr_expect_eq(translate(anon, objects, "BenchmarkValue49", NULL), UAS_BAD_NO_MATCH);
+    cr_expect_eq(translate(anon, uas_nodeid_numeric(1, 1050), "Anything", NULL),
+                 UAS_BAD_USER_ACCESS_DENIED);
+    cr_expect_eq(translate(anon, objects, "BenchmarkValue48", &found), UAS_GOOD,
+                 "the neighbour keeps the namespace default");
+    cr_expect(found.ns == 1 && found.id.numeric == 1049);
+    cr_expect_eq(translate(op, objects, "BenchmarkValue49", &found), UAS_GOOD);
+    cr_expect(found.ns == 1 && found.id.numeric == 1050);
     env_client_close(anon);
     env_client_close(op);
     renv_stop(&r);
