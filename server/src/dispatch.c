@@ -378,7 +378,7 @@ void uas_dispatch_close_idle(uas_sloop *l, int64_t now_ms)
 
 /* Connections holding less are never dropped for the budget: a reader
  * has a response or two in flight, a chunk being assembled. */
-#define RELIEVE_MIN_HELD (1u << 20)
+#define RELIEVE_MIN_HELD (256u << 10)
 
 void uas_dispatch_relieve(uas_sloop *l)
 {

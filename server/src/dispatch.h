@@ -11,7 +11,7 @@ typedef struct uas_sconn uas_sconn;
  * sockets get ERR BadTcpNotEnoughResources and are closed. */
 void uas_dispatch_accept(uas_sloop *l, int fd, const void *peer);
 /* Memory pressure: drops this loop's largest consumer when it is the
- * largest of all loops (and holds at least 1 MiB); the last loop to look
+ * largest of all loops (and holds at least 256 KiB); the last loop to look
  * re-arms the budget's pressure hook. */
 void uas_dispatch_relieve(uas_sloop *l);
 /* Send a service's response: a Bad service result becomes a ServiceFault,

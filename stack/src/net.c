@@ -101,6 +101,7 @@ struct uas_conn {
     size_t max_output;
     uas_buf *out_head, *out_tail;
     size_t out_bytes;
+    size_t out_mem;  /* capacity of the queued buffers: what the queue holds */
     int busy;        /* nesting of callbacks into the owner: defer the free */
     bool corked;     /* inside a read: coalesce writes until it ends */
     bool closing;    /* flush what is queued, then close */
@@ -207,6 +208,7 @@ static void conn_flush(uas_conn *c)
             c->out_head = b->next;
             if (!c->out_head)
                 c->out_tail = NULL;
+            c->out_mem -= b->cap;
             uas_buf_put(c->loop->pool, b);
         }
     }
@@ -220,17 +222,32 @@ static void conn_flush(uas_conn *c)
 static uas_status ch_send(void *ud, uas_buf *chunk)
 {
     uas_conn *c = ud;
-    if (c->dead || c->out_bytes + chunk->len > c->max_output) {
+    if (c->dead) {
         uas_buf_put(c->loop->pool, chunk);
-        if (!c->dead)
-            UAS_LOG_LIMITED(UAS_LOG_WARN, "net",
-                            "peer does not read: %zu bytes queued (max_output_bytes %zu); "
-                            "dropping the connection",
-                            c->out_bytes, c->max_output);
-        c->drop = !c->dead;
-        return c->dead ? UAS_BAD_CONNECTION_CLOSED : UAS_BAD_TCP_NOT_ENOUGH_RESOURCES;
+        return UAS_BAD_CONNECTION_CLOSED;
     }
-    if (!uas_buf_charge(chunk, c->out_bytes < OUTPUT_ALWAYS_ALLOWED)) {
+    /* A small chunk behind others goes into the free end of the last
+     * buffer: a peer that reads slowly and asks for small answers would
+     * otherwise hold a whole send buffer (64 KiB) per answer. */
+    uas_buf *t = c->out_tail;
+    if (t && t->cap - t->len >= chunk->len) {
+        memcpy(t->data + t->len, chunk->data, chunk->len);
+        t->len += chunk->len;
+        c->out_bytes += chunk->len;
+        uas_buf_put(c->loop->pool, chunk);
+        return UAS_GOOD;
+    }
+    /* The queue's memory, not its bytes, is what the peer makes us hold. */
+    if (c->out_mem + chunk->cap > c->max_output) {
+        uas_buf_put(c->loop->pool, chunk);
+        UAS_LOG_LIMITED(UAS_LOG_WARN, "net",
+                        "peer does not read: %zu bytes queued in %zu bytes of buffers "
+                        "(max_output_bytes %zu); dropping the connection",
+                        c->out_bytes, c->out_mem, c->max_output);
+        c->drop = true;
+        return UAS_BAD_TCP_NOT_ENOUGH_RESOURCES;
+    }
+    if (!uas_buf_charge(chunk, c->out_mem < OUTPUT_ALWAYS_ALLOWED)) {
         uas_buf_put(c->loop->pool, chunk);
         UAS_LOG_LIMITED(UAS_LOG_WARN, "net",
                         "memory budget exhausted: output refused with %zu bytes queued; "
@@ -246,6 +263,7 @@ static uas_status ch_send(void *ud, uas_buf *chunk)
         c->out_head = chunk;
     c->out_tail = chunk;
     c->out_bytes += chunk->len;
+    c->out_mem += chunk->cap;
     if (!c->corked && !c->connecting)
         conn_flush(c);
     return UAS_GOOD;
@@ -631,7 +649,7 @@ bool uas_conn_peer_address(const uas_conn *c, char *buf, size_t cap)
 
 size_t uas_conn_held_bytes(const uas_conn *c)
 {
-    return c->out_bytes + uas_channel_held_bytes(c->ch);
+    return c->out_mem + uas_channel_held_bytes(c->ch);
 }
 
 bool uas_address_group(const void *sockaddr, char *buf, size_t cap)
