@@ -529,8 +529,15 @@ static void on_trim(struct ev_loop *ev, ev_timer *w, int revents)
     uas_sloop *l = w->data;
     if (l->server->cfg.memory_trim & 1)
         uas_bufpool_trim(uas_loop_pool(l->loop));
-    if ((l->server->cfg.memory_trim & 2) && l->index == 0)
-        uas_budget_trim(4u << 20);
+    if ((l->server->cfg.memory_trim & 2) && l->index == 0 && uas_budget_trim(4u << 20)) {
+        uas_budget_stats bs;
+        uas_budget_get_stats(&bs);
+        UAS_LOG_LIMITED(UAS_LOG_INFO, "server",
+                        "memory of a burst returned: memory budget %zu of %zu bytes in use "
+                        "(peak %zu, %llu refusals, %llu connections dropped), RSS %zu bytes",
+                        bs.used, bs.limit, bs.peak, (unsigned long long)bs.refusals,
+                        (unsigned long long)bs.drops, uas_process_rss());
+    }
 }
 
 static void on_stop(struct ev_loop *ev, ev_async *w, int revents)

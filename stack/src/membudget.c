@@ -75,7 +75,6 @@ static void note_peak(size_t used)
 
 static void pressure(void)
 {
-    atomic_fetch_add_explicit(&b_refusals, 1, memory_order_relaxed);
     if (!atomic_exchange(&b_pressure_armed, false))
         return;
     void (*fn)(void *) = atomic_load(&b_hook);
@@ -97,6 +96,7 @@ bool uas_budget_try_reserve(size_t n)
     size_t used = atomic_load_explicit(&b_used, memory_order_relaxed);
     do {
         if (n > limit || used > limit - n) {
+            atomic_fetch_add_explicit(&b_refusals, 1, memory_order_relaxed);
             pressure();
             return false;
         }
@@ -108,7 +108,12 @@ bool uas_budget_try_reserve(size_t n)
 
 void uas_budget_charge(size_t n)
 {
-    note_peak(atomic_fetch_add_explicit(&b_used, n, memory_order_relaxed) + n);
+    size_t used = atomic_fetch_add_explicit(&b_used, n, memory_order_relaxed) + n;
+    note_peak(used);
+    /* Counted memory is never refused, but many small shares of it can
+     * still pass the limit: then the largest consumers must go too. */
+    if (used > uas_budget_limit())
+        pressure();
 }
 
 void uas_budget_release(size_t n)

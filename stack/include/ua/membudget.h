@@ -34,7 +34,8 @@ size_t uas_budget_default(void);
 bool uas_budget_try_reserve(size_t n);
 /* Counts n bytes whatever the limit: memory that cannot be refused without
  * harm (the first chunks of a reader's queue, a connection's receive
- * buffer), so the figure stays true. */
+ * buffer), so the figure stays true. Past the limit it runs the pressure
+ * hook like a refusal (without counting one). */
 void uas_budget_charge(size_t n);
 void uas_budget_release(size_t n);
 
@@ -49,7 +50,8 @@ typedef struct uas_budget_stats {
 void uas_budget_get_stats(uas_budget_stats *out);
 
 /* Called (from the thread whose reservation failed) when the budget
- * refuses; NULL removes it. Only the owner that set it may clear it:
+ * refuses; NULL removes it. One owner at a time (the last server made in
+ * the process); only the owner that set it may clear it:
  * uas_budget_clear_pressure_hook(ud) does nothing when another ud is set. */
 void uas_budget_set_pressure_hook(void (*fn)(void *ud), void *ud);
 void uas_budget_clear_pressure_hook(void *ud);

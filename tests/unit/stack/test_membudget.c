@@ -55,10 +55,18 @@ Test(membudget, pressure_hook_runs_once_until_re_armed)
     uas_budget_pressure_done();
     cr_assert_not(uas_budget_try_reserve(200));
     cr_expect_eq(pressure_calls, 3);
+    /* Counted memory past the limit is pressure too, not a refusal. */
+    uas_budget_pressure_done();
+    uas_budget_charge(200);
+    cr_expect_eq(pressure_calls, 4);
+    uas_budget_stats s;
+    uas_budget_get_stats(&s);
+    cr_expect_eq(s.refusals, 4);
+    uas_budget_release(200);
     uas_budget_clear_pressure_hook(&pressure_calls);
     uas_budget_pressure_done();
     cr_assert_not(uas_budget_try_reserve(200));
-    cr_expect_eq(pressure_calls, 3);
+    cr_expect_eq(pressure_calls, 4);
 }
 
 Test(membudget, default_is_a_quarter_of_memory_within_bounds)
