@@ -329,6 +329,18 @@ Test(memory, client_that_never_reads_is_dropped_and_its_memory_returns, .timeout
     env_stop(&e);
 }
 
+/* Reads whatever the server sent; true once it closed the connection. */
+static bool rawch_drain_closed(rawch *r)
+{
+    static uint8_t buf[1 << 16];
+    for (;;) {
+        ssize_t n = recv(r->fd, buf, sizeof(buf), MSG_DONTWAIT);
+        if (n > 0)
+            continue;
+        return n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+    }
+}
+
 enum { FLOODERS = 48, FLOOD_MESSAGE = 256u << 10, FLOOD_BUDGET = 4u << 20 };
 
 static void chunk_flood_config(uas_server_config *cfg, void *ud)
@@ -394,6 +406,85 @@ Test(memory, chunk_floods_at_the_message_limit_stay_within_the_budget, .timeout 
     cr_expect(wait_for(&e, budget_below, &limit, 5000), "the budget still holds %zu bytes",
               budget_used());
     expect_reads(good);
+    env_client_close(good);
+    env_log_release();
+    env_stop(&e);
+}
+
+/* ---- the largest consumer goes first ---- */
+
+enum { SMALL_BUDGET = 4u << 20 };
+
+static void small_budget_config(uas_server_config *cfg, void *ud)
+{
+    (void)ud;
+    cfg->memory_budget = SMALL_BUDGET;
+    cfg->max_output_bytes = 3u << 20;
+    cfg->max_message_size = FLOOD_MESSAGE;
+    cfg->max_connections_per_address = 0;
+    cfg->log_level = UAS_LOG_WARN;
+}
+
+Test(memory, exhausted_budget_drops_the_client_that_does_not_read_first, .timeout = 90)
+{
+    env e;
+    env_options o = {.threads = 2, .configure = small_budget_config};
+    env_start(&e, &o);
+    env_log_capture();
+    uas_client *good = env_client(&e, true, 0);
+    size_t base = budget_used();
+
+    /* A non-reader whose queue grows to about half the budget, and stays
+     * there: under its own cap (3 MiB), so only the budget can drop it. */
+    static rawch bad;
+    rawch_open(&e, &bad);
+    uas_get_endpoints_request req;
+    memset(&req, 0, sizeof(req));
+    req.endpoint_url = uas_string_from(e.url);
+    nonblocking_send = true;
+    flood_blocked = false;
+    uint32_t id = 1;
+    for (int round = 0; round < 400 && budget_used() < base + (2u << 20); round++) {
+        for (int k = 0; k < 200 && !flood_blocked; k++)
+            uas_channel_send(bad.ch, id++, &req, UAS_TYPE(GET_ENDPOINTS_REQUEST));
+        run_for(&e, 20);
+    }
+    nonblocking_send = false;
+    cr_assert_geq(budget_used(), base + (1u << 20), "the non-reader's queue did not grow");
+    unsigned with_bad = connections(&e);
+
+    /* Chunk floods run the budget out: the non-reader, the largest
+     * consumer, is dropped, and the good client is served. */
+    uas_browse_request breq;
+    uas_browse_description *bd = browse_request(&breq, 11000);
+    enum { N = 12 };
+    static rawch r[N];
+    for (int i = 0; i < N; i++) {
+        rawch_open(&e, &r[i]);
+        r[i].hold = true;
+        cr_assert_eq(uas_channel_send(r[i].ch, 100, &breq, UAS_TYPE(BROWSE_REQUEST)), UAS_GOOD);
+        for (size_t k = 0; k + 1 < r[i].nheld; k++)
+            raw_send(r[i].fd, r[i].held[k], r[i].held_len[k]);
+    }
+    free(bd);
+    unsigned want = with_bad + N - 1;
+    cr_expect(wait_for(&e, connections_at_most, &want, ENV_WAIT_MS),
+              "nothing was dropped: %u connections", connections(&e));
+    cr_expect(env_log_has("the largest consumer"), "no log line names the dropped consumer");
+    /* Its socket is full of answers it never read: what ends it is the
+     * close behind them. */
+    bool closed = false;
+    for (int t = 0; t < 100 && !closed; t++) {
+        closed = rawch_drain_closed(&bad);
+        if (!closed)
+            run_for(&e, 50);
+    }
+    cr_expect(closed, "the non-reader was not the one dropped");
+    expect_reads(good);
+
+    for (int i = 0; i < N; i++)
+        rawch_close(&r[i]);
+    rawch_close(&bad);
     env_client_close(good);
     env_log_release();
     env_stop(&e);
