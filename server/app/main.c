@@ -267,6 +267,12 @@ static int parse_options(int argc, char **argv, app_opts *o)
          * sets [roles] permissions decides instead. */
         if (!cfg->role_permissions)
             cfg->role_permissions = UAS_CONTRACT_PERMISSIONS;
+        /* The load generator opens up to 4096 connections per loopback
+         * source address; a configured cap other than the default stays. */
+        uas_server_config d;
+        uas_server_config_default(&d);
+        if (cfg->max_connections_per_address == d.max_connections_per_address)
+            cfg->max_connections_per_address = 0;
     }
     /* The contract (benchmarks, load tests) runs without security unless
      * asked; the server program offers every RSA policy by default. */

@@ -93,6 +93,9 @@ static const key_def keys[] = {
     K("security", "pki_rejected_max_cert_size", T_U32, pki_rejected_max_cert_size, 0, 262144),
     K("security", "pki_rejected_writes_per_minute", T_U32, pki_rejected_writes_per_minute, 0,
       100000),
+    K("transport", "memory_budget", T_SIZE, memory_budget, 0, (uint64_t)1 << 40),
+    K("transport", "max_connections_per_address", T_U32, max_connections_per_address, 0, 1000000),
+    K("transport", "memory_trim", T_U32, memory_trim, 0, 3),
 };
 
 struct uas_config_file {

@@ -7,6 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <ua/membudget.h>
+
 #include "dispatch.h"
 #include "lock_stats.h"
 #include "svc_subscription.h"
@@ -22,6 +24,7 @@ struct uas_sconn {
     uas_session *cache[CACHE]; /* sessions bound to this channel, one ref each */
     size_t ncache;
     int64_t last_message_ms; /* loop time of the last request (or of the accept) */
+    uint64_t address_key;    /* its count in conn_limits; 0: none */
 };
 
 static void cache_drop(uas_sconn *sc, size_t i)
@@ -251,27 +254,48 @@ static void on_close(uas_conn *c, uas_status reason)
         sc->next->prev = sc->prev;
     sc->loop->connections--;
     atomic_fetch_sub(&sc->loop->server->counters.current_connections, 1);
+    uas_conn_limits_release(sc->loop->server->conn_limits, sc->address_key);
     uas_free(sc, sizeof(*sc));
 }
 
 static const uas_conn_handler handler = {on_message, on_message_error, on_state, on_close};
 
-void uas_dispatch_accept(uas_sloop *l, int fd)
+void uas_dispatch_accept(uas_sloop *l, int fd, const void *peer)
 {
     uas_server *s = l->server;
     unsigned cur = atomic_fetch_add(&s->counters.current_connections, 1);
     if (cur >= s->cfg.max_connections) {
         atomic_fetch_sub(&s->counters.current_connections, 1);
         UAS_LOG_LIMITED(UAS_LOG_WARN, "server", "connection refused: %u connections open", cur);
-        close(fd);
+        uas_socket_refuse(fd, UAS_BAD_TCP_NOT_ENOUGH_RESOURCES, "too many connections");
         return;
+    }
+    char group[80] = "";
+    uint64_t akey = 0;
+    if (peer && uas_address_group(peer, group, sizeof(group))) {
+        uint32_t n = 0;
+        akey =
+            uas_conn_limits_acquire(s->conn_limits, group, s->cfg.max_connections_per_address, &n);
+        if (!akey) {
+            atomic_fetch_sub(&s->counters.current_connections, 1);
+            atomic_fetch_add(&s->counters.refused_per_address, 1);
+            UAS_LOG_LIMITED(UAS_LOG_WARN, "server",
+                            "connection refused: client %s has %u connections "
+                            "(max_connections_per_address)",
+                            group, n);
+            uas_socket_refuse(fd, UAS_BAD_TCP_NOT_ENOUGH_RESOURCES,
+                              "too many connections from this address");
+            return;
+        }
     }
     uas_sconn *sc = uas_calloc(1, sizeof(*sc));
     if (!sc) {
         atomic_fetch_sub(&s->counters.current_connections, 1);
+        uas_conn_limits_release(s->conn_limits, akey);
         close(fd);
         return;
     }
+    sc->address_key = akey;
     sc->loop = l;
     uas_conn_config cc;
     uas_channel_config_default(&cc.channel, UAS_CHANNEL_SERVER);
@@ -295,6 +319,7 @@ void uas_dispatch_accept(uas_sloop *l, int fd)
     if (!sc->conn) {
         l->connections--;
         atomic_fetch_sub(&s->counters.current_connections, 1);
+        uas_conn_limits_release(s->conn_limits, akey);
         uas_free(sc, sizeof(*sc));
         return;
     }
@@ -349,4 +374,49 @@ void uas_dispatch_close_idle(uas_sloop *l, int64_t now_ms)
         sc->last_message_ms = now_ms; /* once: the close may wait for queued output */
         uas_conn_close(sc->conn, UAS_BAD_TIMEOUT);
     }
+}
+
+/* Connections holding less are never dropped for the budget: a reader
+ * has a response or two in flight, a chunk being assembled. */
+#define RELIEVE_MIN_HELD (256u << 10)
+
+void uas_dispatch_relieve(uas_sloop *l)
+{
+    uas_server *s = l->server;
+    uas_sconn *big = NULL;
+    size_t most = 0;
+    for (uas_sconn *sc = l->conns; sc; sc = sc->next) {
+        size_t held = uas_conn_held_bytes(sc->conn);
+        if (held > most) {
+            most = held;
+            big = sc;
+        }
+    }
+    atomic_store(&l->largest_held, most);
+    /* The largest consumer of the process goes, as far as the loops'
+     * last looks tell: each loop publishes its own before comparing. */
+    bool largest = big && most >= RELIEVE_MIN_HELD;
+    for (unsigned i = 0; largest && i < s->nloops; i++) {
+        size_t other = atomic_load(&s->loops[i].largest_held);
+        if (i != l->index && (other > most || (other == most && i < l->index)))
+            largest = false;
+    }
+    if (largest) {
+        uas_budget_stats bs;
+        uas_budget_get_stats(&bs);
+        char peer[80];
+        uas_conn_peer_group(big->conn, peer, sizeof(peer));
+        UAS_LOG_LIMITED(UAS_LOG_WARN, "server",
+                        "memory budget exhausted (%zu of %zu bytes in use): dropping channel %u "
+                        "(client %s), the largest consumer with %zu bytes (%zu of them queued "
+                        "output)",
+                        bs.used, bs.limit, big->channel_id, peer, most,
+                        uas_conn_output_bytes(big->conn));
+        atomic_fetch_add(&s->counters.budget_drops, 1);
+        uas_budget_count_drop();
+        atomic_store(&l->largest_held, 0);
+        uas_conn_abort(big->conn, UAS_BAD_TCP_NOT_ENOUGH_RESOURCES);
+    }
+    if (atomic_fetch_sub(&s->relieve_pending, 1) == 1)
+        uas_budget_pressure_done();
 }

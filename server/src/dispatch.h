@@ -6,8 +6,14 @@
 
 typedef struct uas_sconn uas_sconn;
 
-/* Take over an accepted socket on loop l. */
-void uas_dispatch_accept(uas_sloop *l, int fd);
+/* Take over an accepted socket on loop l; peer is its struct sockaddr
+ * (NULL: unknown), counted against max_connections_per_address. Refused
+ * sockets get ERR BadTcpNotEnoughResources and are closed. */
+void uas_dispatch_accept(uas_sloop *l, int fd, const void *peer);
+/* Memory pressure: drops this loop's largest consumer when it is the
+ * largest of all loops (and holds at least 256 KiB); the last loop to look
+ * re-arms the budget's pressure hook. */
+void uas_dispatch_relieve(uas_sloop *l);
 /* Send a service's response: a Bad service result becomes a ServiceFault,
  * and so does a response that cannot be encoded or exceeds the client's
  * limits before any chunk left (one cut short by an abort chunk is already

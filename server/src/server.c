@@ -16,6 +16,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <ua/membudget.h>
+
 #include "aspace.h"
 #include "authz.h"
 #include "dispatch.h"
@@ -27,6 +29,8 @@ typedef struct loop_watchers {
     ev_timer housekeeping;
     ev_timer idle;         /* closes channels idle without a session */
     ev_timer accept_retry; /* resumes accepting after a shortage of descriptors */
+    ev_async relieve;      /* memory pressure: drop the largest consumer */
+    ev_timer trim;         /* gives memory of past bursts back (memory_trim) */
     double accept_backoff; /* seconds of the next pause */
 } loop_watchers;
 
@@ -78,6 +82,8 @@ void uas_server_config_default(uas_server_config *c)
     c->max_unactivated_per_address = 128;
     c->log_rate_burst = 10;
     c->log_rate_interval_ms = 10000;
+    c->max_connections_per_address = 256;
+    c->memory_trim = 3;
 }
 
 /* Descriptors the server needs besides its connections: per loop the
@@ -186,9 +192,11 @@ uas_server *uas_server_new(const uas_server_config *cfg, uas_status *status)
     }
     s->loops = uas_calloc(s->nloops, sizeof(uas_sloop));
     s->sessions = uas_sessions_new(cfg->max_sessions);
+    s->conn_limits = uas_conn_limits_new(s->cfg.max_connections);
+    uas_budget_set_limit(cfg->memory_budget);
     if (!s->hostname || !s->cfg.application_uri || !s->cfg.product_uri ||
         !s->cfg.application_name || !s->cfg.bind_address || !s->loops || !s->sessions ||
-        uas_server_add_namespace(s, "http://opcfoundation.org/UA/") != 0 ||
+        !s->conn_limits || uas_server_add_namespace(s, "http://opcfoundation.org/UA/") != 0 ||
         uas_server_add_namespace(s, s->cfg.application_uri) != 1) {
         uas_server_delete(s);
         *status = UAS_BAD_OUT_OF_MEMORY;
@@ -238,7 +246,9 @@ void uas_server_delete(uas_server *s)
     for (unsigned i = 0; s->loops && i < s->nloops; i++)
         if (s->loops[i].subs)
             uas_dispatch_abort_all(&s->loops[i]);
+    uas_budget_clear_pressure_hook(s);
     uas_sessions_delete(s->sessions);
+    uas_conn_limits_delete(s->conn_limits);
     uas_subs_free(s);
     for (unsigned i = 0; s->loops && i < s->nloops; i++) {
         uas_sloop *l = &s->loops[i];
@@ -445,10 +455,13 @@ static void on_accept(struct ev_loop *ev, ev_io *w, int revents)
     uas_sloop *l = w->data;
     loop_watchers *lw = l->watchers;
     for (int i = 0; i < 64; i++) { /* bounded: other watchers get their turn */
-        int fd = accept4(l->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        struct sockaddr_storage peer;
+        socklen_t plen = sizeof(peer);
+        int fd =
+            accept4(l->listen_fd, (struct sockaddr *)&peer, &plen, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd >= 0) {
             lw->accept_backoff = ACCEPT_BACKOFF_MIN;
-            uas_dispatch_accept(l, fd);
+            uas_dispatch_accept(l, fd, plen > 0 ? &peer : NULL);
             continue;
         }
         if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR || errno == ECONNABORTED ||
@@ -485,6 +498,46 @@ static void on_idle_sweep(struct ev_loop *ev, ev_timer *w, int revents)
     (void)revents;
     uas_sloop *l = w->data;
     uas_dispatch_close_idle(l, uas_loop_now_ms(l->loop));
+}
+
+static void on_relieve(struct ev_loop *ev, ev_async *w, int revents)
+{
+    (void)ev;
+    (void)revents;
+    uas_dispatch_relieve(w->data);
+}
+
+/* The budget refused a reservation (any thread): every loop looks for its
+ * largest consumer, and the largest of all is dropped. */
+static void budget_pressure(void *ud)
+{
+    uas_server *s = ud;
+    atomic_store(&s->relieve_pending, s->nloops);
+    for (unsigned i = 0; i < s->nloops; i++) {
+        loop_watchers *w = s->loops[i].watchers;
+        ev_async_send(uas_loop_ev(s->loops[i].loop), &w->relieve);
+    }
+}
+
+/* Memory of a burst that is over goes back: the loop's buffer pool keeps
+ * what its recent peak needed (memory_trim & 1); loop 0 then asks the C
+ * library to return freed pages when much was freed (memory_trim & 2). */
+static void on_trim(struct ev_loop *ev, ev_timer *w, int revents)
+{
+    (void)ev;
+    (void)revents;
+    uas_sloop *l = w->data;
+    if (l->server->cfg.memory_trim & 1)
+        uas_bufpool_trim(uas_loop_pool(l->loop));
+    if ((l->server->cfg.memory_trim & 2) && l->index == 0 && uas_budget_trim(4u << 20)) {
+        uas_budget_stats bs;
+        uas_budget_get_stats(&bs);
+        UAS_LOG_LIMITED(UAS_LOG_INFO, "server",
+                        "memory of a burst returned: memory budget %zu of %zu bytes in use "
+                        "(peak %zu, %llu refusals, %llu connections dropped), RSS %zu bytes",
+                        bs.used, bs.limit, bs.peak, (unsigned long long)bs.refusals,
+                        (unsigned long long)bs.drops, uas_process_rss());
+    }
 }
 
 static void on_stop(struct ev_loop *ev, ev_async *w, int revents)
@@ -594,6 +647,14 @@ uas_status uas_server_listen(uas_server *s)
         w->accept_backoff = ACCEPT_BACKOFF_MIN;
         ev_timer_init(&w->accept_retry, on_accept_retry, 0.0, 0.0);
         w->accept_retry.data = l;
+        ev_async_init(&w->relieve, on_relieve);
+        w->relieve.data = l;
+        ev_async_start(ev, &w->relieve);
+        if (s->cfg.memory_trim) {
+            ev_timer_init(&w->trim, on_trim, 2.0, 2.0);
+            w->trim.data = l;
+            ev_timer_start(ev, &w->trim);
+        }
         if (s->cfg.channel_idle_timeout_ms) {
             /* A quarter of the timeout, within 50 ms .. 1 s: a channel
              * closes at most that late. */
@@ -610,6 +671,7 @@ uas_status uas_server_listen(uas_server *s)
         }
     }
     s->port = port;
+    uas_budget_set_pressure_hook(budget_pressure, s);
     char url[512];
     snprintf(url, sizeof(url), "opc.tcp://%s:%u", s->hostname, port);
     free_cstr(s->endpoint_url);

@@ -102,7 +102,8 @@ uas_status uas_sessions_create(uas_session_table *t, uas_server *s, const uas_re
  * are free again (dispatch.c calls it after ActivateSession). */
 void uas_sessions_activated(uas_session_table *t, uas_session *se);
 /* Unactivated sessions counted against a channel and against a client
- * address (numeric, as getnameinfo gives it); for tests and diagnostics. */
+ * address (numeric; an IPv6 address counts for its /64); for tests and
+ * diagnostics. */
 uint32_t uas_sessions_unactivated_on_channel(uas_session_table *t, uint32_t channel_id);
 uint32_t uas_sessions_unactivated_from(uas_session_table *t, const char *address);
 /* The session with this authentication token, with a reference, or NULL. */
@@ -116,6 +117,21 @@ uint32_t uas_sessions_count(uas_session_table *t);
 bool uas_session_token_eq(const uas_nodeid *a, const uas_nodeid *b);
 void uas_session_ref(uas_session *se);
 void uas_session_unref(uas_server *s, uas_session *se);
+
+/* ---- connections per client address (conn_limit.c) ---- */
+
+typedef struct uas_conn_limits uas_conn_limits;
+/* Sized for max_connections connections (the map never holds more keys). */
+uas_conn_limits *uas_conn_limits_new(uint32_t max_connections);
+void uas_conn_limits_delete(uas_conn_limits *l);
+/* Counts one more connection of this address group (uas_address_group)
+ * unless it has max already (0: no cap); *count gets how many it had. The
+ * key to release, or 0 when refused. */
+uint64_t uas_conn_limits_acquire(uas_conn_limits *l, const char *group, uint32_t max,
+                                 uint32_t *count);
+void uas_conn_limits_release(uas_conn_limits *l, uint64_t key);
+/* Open connections of a numeric address's group (tests, diagnostics). */
+uint32_t uas_conn_limits_count(uas_conn_limits *l, const char *address);
 
 /* ---- the server ---- */
 
@@ -134,6 +150,9 @@ struct uas_sloop {
     struct uas_sconn *conns; /* open connections (dispatch.c) */
     uas_sloop_subs *subs;    /* the subscription engine of this loop */
     void *watchers;          /* listener, stop and housekeeping watchers (server.c) */
+    /* Memory pressure (dispatch.c): the most one of its connections held
+     * at this loop's last look, for the other loops to compare with. */
+    atomic_size_t largest_held;
 };
 
 /* Counters of ServerDiagnosticsSummary. */
@@ -147,6 +166,8 @@ typedef struct uas_server_counters {
     atomic_uint current_connections;
     atomic_uint accept_failures; /* accept() failed for lack of descriptors or memory */
     atomic_uint idle_channels_closed;
+    atomic_uint refused_per_address; /* max_connections_per_address */
+    atomic_uint budget_drops;        /* connections dropped for the memory budget */
 } uas_server_counters;
 
 struct uas_server {
@@ -158,6 +179,8 @@ struct uas_server {
     unsigned nloops;
     uas_sloop *loops;
     uas_session_table *sessions;
+    uas_conn_limits *conn_limits;
+    atomic_uint relieve_pending; /* loops yet to look at a memory pressure event */
     uas_aspace *as;
     uas_server_counters counters;
     uas_datetime start_time;

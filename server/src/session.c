@@ -11,26 +11,16 @@
  * whatever timeout the client asked for) and quotas of unactivated
  * sessions per channel and per client address. The quotas are counted in
  * the table, under its lock, so they hold server-wide across loops. */
-#ifdef UAS_ENABLE_ENCRYPTION
-#include <sodium.h>
-#endif
 #include <stdio.h>
 #include <string.h>
 
 #include "aspace.h"
+#include "quota_map.h"
 #include "svc_subscription.h"
 #include "server_internal.h"
 
-/* Unactivated sessions by key: a channel id, or a keyed hash of a client
- * address (the key keeps peers from choosing colliding addresses). Open
- * addressing on a non-zero 64-bit key, backward-shift deletion, an entry
- * per key with a count above 0; never more entries than sessions. */
-typedef struct quota_map {
-    uint64_t *keys;
-    uint32_t *counts;
-    size_t cap; /* power of two, at least twice max */
-} quota_map;
-
+/* Unactivated sessions by key (quota_map.h): a channel id, or a keyed
+ * hash of the client's address group (an IPv4 address or an IPv6 /64). */
 struct uas_session_table {
     pthread_mutex_t lock;
     uas_session **slots; /* open addressing, linear probing */
@@ -38,90 +28,8 @@ struct uas_session_table {
     uint32_t count;
     uint32_t max;
     quota_map by_channel, by_address;
-    uint8_t address_key[16]; /* crypto_shorthash_KEYBYTES */
+    uint8_t address_key[UAS_ADDRESS_KEY_BYTES];
 };
-
-static size_t quota_slot(const quota_map *m, uint64_t key)
-{
-    size_t mask = m->cap - 1;
-    size_t i = (size_t)(key ^ (key >> 29)) & mask;
-    while (m->keys[i] && m->keys[i] != key)
-        i = (i + 1) & mask;
-    return i;
-}
-
-static uint32_t quota_get(const quota_map *m, uint64_t key)
-{
-    return key ? m->counts[quota_slot(m, key)] : 0;
-}
-
-static void quota_add(quota_map *m, uint64_t key)
-{
-    if (!key)
-        return;
-    size_t i = quota_slot(m, key);
-    m->keys[i] = key;
-    m->counts[i]++;
-}
-
-static void quota_sub(quota_map *m, uint64_t key)
-{
-    if (!key)
-        return;
-    size_t mask = m->cap - 1;
-    size_t i = quota_slot(m, key);
-    if (!m->keys[i] || --m->counts[i] > 0)
-        return;
-    m->keys[i] = 0;
-    for (size_t j = (i + 1) & mask; m->keys[j]; j = (j + 1) & mask) {
-        uint64_t k = m->keys[j];
-        size_t home = (size_t)(k ^ (k >> 29)) & mask;
-        bool in_range = i <= j ? (home > i && home <= j) : (home > i || home <= j);
-        if (!in_range) {
-            m->keys[i] = k;
-            m->counts[i] = m->counts[j];
-            m->keys[j] = 0;
-            m->counts[j] = 0;
-            i = j;
-        }
-    }
-}
-
-static bool quota_init(quota_map *m, size_t cap)
-{
-    m->cap = cap;
-    m->keys = uas_calloc(cap, sizeof(*m->keys));
-    m->counts = uas_calloc(cap, sizeof(*m->counts));
-    return m->keys && m->counts;
-}
-
-static void quota_free(quota_map *m)
-{
-    if (m->keys)
-        uas_free(m->keys, m->cap * sizeof(*m->keys));
-    if (m->counts)
-        uas_free(m->counts, m->cap * sizeof(*m->counts));
-}
-
-/* A keyed hash, so a peer cannot aim its addresses at one probe chain:
- * libsodium's SipHash; a build without libsodium (policy None, small
- * devices) mixes the random key into FNV-1a, which only spreads keys. */
-static uint64_t address_key(const uas_session_table *t, const char *address)
-{
-    uint64_t k;
-#ifdef UAS_ENABLE_ENCRYPTION
-    _Static_assert(sizeof(t->address_key) == crypto_shorthash_KEYBYTES, "SipHash key size");
-    uint8_t h[crypto_shorthash_BYTES];
-    crypto_shorthash(h, (const unsigned char *)address, strlen(address), t->address_key);
-    memcpy(&k, h, sizeof(k));
-#else
-    memcpy(&k, t->address_key, sizeof(k));
-    k ^= 14695981039346656037ull;
-    for (const char *p = address; *p; p++)
-        k = (k ^ (uint8_t)*p) * 1099511628211ull;
-#endif
-    return k | 1; /* never the empty key */
-}
 
 /* Under the table lock: the session's quotas go back. */
 static void quota_release(uas_session_table *t, uas_session *se)
@@ -276,10 +184,10 @@ static uas_status admit(uas_session_table *t, const uas_server_config *cfg, uint
 uas_status uas_sessions_create(uas_session_table *t, uas_server *s, const uas_request_ctx *ctx,
                                int64_t timeout_ms, uas_session **out)
 {
-    char address[64] = "?";
+    char address[80] = "?";
     uint64_t akey = 0;
-    if (ctx->conn && uas_conn_peer_address(ctx->conn, address, sizeof(address)))
-        akey = address_key(t, address);
+    if (ctx->conn && uas_conn_peer_group(ctx->conn, address, sizeof(address)))
+        akey = uas_address_key(t->address_key, address);
     else
         snprintf(address, sizeof(address), "?");
     uas_session *se = uas_calloc(1, sizeof(*se));
@@ -343,7 +251,7 @@ uint32_t uas_sessions_unactivated_on_channel(uas_session_table *t, uint32_t chan
 uint32_t uas_sessions_unactivated_from(uas_session_table *t, const char *address)
 {
     pthread_mutex_lock(&t->lock);
-    uint32_t n = quota_get(&t->by_address, address_key(t, address));
+    uint32_t n = quota_get(&t->by_address, uas_address_key(t->address_key, address));
     pthread_mutex_unlock(&t->lock);
     return n;
 }

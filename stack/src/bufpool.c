@@ -1,6 +1,9 @@
-/* Size-class buffer pool: per-class free lists with a byte budget. */
+/* Size-class buffer pool: per-class free lists with a byte budget, trimmed
+ * to the recent peak of use, and the charge of buffers to the process
+ * memory budget. */
 #include <ua/bufpool.h>
 #include <ua/mem.h>
+#include <ua/membudget.h>
 
 #include <string.h>
 
@@ -9,6 +12,7 @@ enum { MIN_CLASS = 8, MAX_CLASS = 24, NCLASSES = MAX_CLASS + 1 };
 struct uas_bufpool {
     uas_buf *free[NCLASSES];
     size_t max_cached;
+    uint64_t period_peak; /* most live bytes at once since the last trim */
     uas_bufpool_stats stats;
 };
 
@@ -67,8 +71,12 @@ uas_buf *uas_buf_get(uas_bufpool *p, size_t min_cap)
     }
     b->next = NULL;
     b->len = b->off = 0;
+    b->charged = 0;
     p->stats.gets++;
     p->stats.live++;
+    p->stats.live_bytes += (size_t)1 << c;
+    if (p->stats.live_bytes > p->period_peak)
+        p->period_peak = p->stats.live_bytes;
     return b;
 }
 
@@ -78,6 +86,11 @@ void uas_buf_put(uas_bufpool *p, uas_buf *b)
         return;
     p->stats.live--;
     size_t size = (size_t)1 << b->cls;
+    p->stats.live_bytes -= size;
+    if (b->charged) {
+        uas_budget_release(size);
+        b->charged = 0;
+    }
     if (p->stats.cached_bytes + size > p->max_cached) {
         uas_free(b, buf_alloc_size(b->cls));
         return;
@@ -90,4 +103,34 @@ void uas_buf_put(uas_bufpool *p, uas_buf *b)
 void uas_bufpool_get_stats(const uas_bufpool *p, uas_bufpool_stats *out)
 {
     *out = p->stats;
+}
+
+bool uas_buf_charge(uas_buf *b, bool force)
+{
+    if (b->charged)
+        return true;
+    size_t size = (size_t)1 << b->cls;
+    if (force)
+        uas_budget_charge(size);
+    else if (!uas_budget_try_reserve(size))
+        return false;
+    b->charged = 1;
+    return true;
+}
+
+void uas_bufpool_trim(uas_bufpool *p)
+{
+    /* What was live at the peak may be needed again at the next one; more
+     * than that is memory kept for a burst that is over. */
+    uint64_t keep = p->period_peak;
+    for (int c = MAX_CLASS; c >= MIN_CLASS && p->stats.cached_bytes > keep; c--) {
+        while (p->free[c] && p->stats.cached_bytes > keep) {
+            uas_buf *b = p->free[c];
+            p->free[c] = b->next;
+            p->stats.cached_bytes -= (size_t)1 << c;
+            p->stats.trimmed++;
+            uas_free(b, buf_alloc_size(b->cls));
+        }
+    }
+    p->period_peak = p->stats.live_bytes;
 }

@@ -8,6 +8,7 @@
 
 #include <ua/log.h>
 #include <ua/mem.h>
+#include <ua/membudget.h>
 
 #include "channel_internal.h"
 
@@ -141,6 +142,11 @@ uint32_t uas_channel_get_id(const uas_channel *ch)
 uint32_t uas_channel_get_token_id(const uas_channel *ch)
 {
     return ch->token_id;
+}
+
+size_t uas_channel_held_bytes(const uas_channel *ch)
+{
+    return (ch->partial ? ch->partial->cap : 0) + (ch->assembly ? ch->assembly->cap : 0);
 }
 
 uint32_t uas_channel_peer_max_message_size(const uas_channel *ch)
@@ -355,6 +361,8 @@ static uas_status check_token(uas_channel *ch, uint32_t token, int64_t now_ms)
     return UAS_BAD_SECURE_CHANNEL_TOKEN_UNKNOWN;
 }
 
+#define ASSEMBLY_NO_MEMORY "no memory to assemble the message (memory budget or heap)"
+
 static void assembly_reset(uas_channel *ch)
 {
     if (ch->assembly)
@@ -380,8 +388,19 @@ static uas_status assembly_add(uas_channel *ch, const uint8_t *body, size_t len)
         if (cap < want)
             cap = want;
         uas_buf *nb = uas_buf_get(ch->pool, cap);
+        /* Held across reads for as long as the peer takes to send the
+         * rest: the memory budget says whether it may. Without room for
+         * the geometric growth, the exact size may still fit. */
+        if (nb && nb->cap > want && !uas_buf_charge(nb, false)) {
+            uas_buf_put(ch->pool, nb);
+            nb = NULL;
+        }
         if (!nb)
             nb = uas_buf_get(ch->pool, want);
+        if (nb && !uas_buf_charge(nb, false)) {
+            uas_buf_put(ch->pool, nb);
+            nb = NULL;
+        }
         if (!nb)
             return UAS_BAD_TCP_NOT_ENOUGH_RESOURCES;
         if (ch->assembly) {
@@ -454,7 +473,7 @@ static uas_status on_symmetric(uas_channel *ch, uint8_t *chunk, size_t len, uint
         if (!ch->asm_discard) {
             st = assembly_add(ch, body, body_len);
             if (st == UAS_BAD_TCP_NOT_ENOUGH_RESOURCES)
-                return uas__channel_fail(ch, st, "out of memory");
+                return uas__channel_fail(ch, st, ASSEMBLY_NO_MEMORY);
             if (st != UAS_GOOD) {
                 /* Too large: drop the rest of it, answer once it ends. */
                 ch->asm_discard = true;
@@ -485,7 +504,7 @@ static uas_status on_symmetric(uas_channel *ch, uint8_t *chunk, size_t len, uint
     if (!ch->asm_discard) {
         st = assembly_add(ch, body, body_len);
         if (st == UAS_BAD_TCP_NOT_ENOUGH_RESOURCES)
-            return uas__channel_fail(ch, st, "out of memory");
+            return uas__channel_fail(ch, st, ASSEMBLY_NO_MEMORY);
         if (st != UAS_GOOD) {
             ch->asm_discard = true;
             ch->asm_error = st;
@@ -660,6 +679,10 @@ uas_status uas_channel_recv(uas_channel *ch, uint8_t *data, size_t len, int64_t 
             p = ch->partial = uas_buf_get(ch->pool, ch->recv_buffer);
             if (!p)
                 return uas__channel_fail(ch, UAS_BAD_TCP_NOT_ENOUGH_RESOURCES, "out of memory");
+            /* One chunk per connection, bounded by buffer_size: counted,
+             * never refused, so a reader whose chunk spans two reads is
+             * served while the budget is short. */
+            uas_buf_charge(p, true);
         }
         /* Gather the header first, then exactly the rest of the chunk. */
         size_t want = UAS_HEADER_LEN;

@@ -4,8 +4,11 @@
  * callback. A peer that stops reading is dropped once its queue passes the
  * limit, so it never stalls the loop or grows memory without bound. */
 #define _GNU_SOURCE
+#include <ua/log.h>
+#include <ua/membudget.h>
 #include <ua/net.h>
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <ev.h>
 #include <fcntl.h>
@@ -81,6 +84,12 @@ void uas_loop_run_once(uas_loop *l, bool block)
 
 /* ---- connections ---- */
 
+/* Queued output up to this much is counted in the memory budget but never
+ * refused: a reader has a response or two in flight, and refusing those
+ * would close good clients while a non-reader holds the budget. Beyond it
+ * the budget decides. */
+#define OUTPUT_ALWAYS_ALLOWED (256u << 10)
+
 struct uas_conn {
     uas_loop *loop;
     int fd;
@@ -92,11 +101,14 @@ struct uas_conn {
     size_t max_output;
     uas_buf *out_head, *out_tail;
     size_t out_bytes;
+    size_t out_mem;  /* capacity of the queued buffers: what the queue holds */
     int busy;        /* nesting of callbacks into the owner: defer the free */
     bool corked;     /* inside a read: coalesce writes until it ends */
     bool closing;    /* flush what is queued, then close */
     bool connecting; /* client: waiting for connect() to finish */
+    bool drop;       /* output was refused: close without flushing */
     bool dead;
+    int64_t close_by; /* closing: shut down by then even if output is left */
     uas_status reason;
 };
 
@@ -140,9 +152,32 @@ static void conn_free(uas_conn *c)
     uas_free(c, sizeof(*c));
 }
 
+/* How long a closing connection may take to flush its last output (an
+ * ERR, a CLO) to a peer that does not read, holding its buffers. */
+#define CLOSE_LINGER_MS 2000
+
+static void set_closing(uas_conn *c, uas_status reason)
+{
+    if (c->closing)
+        return;
+    c->closing = true;
+    c->reason = reason;
+    c->close_by = uas_loop_now_ms(c->loop) + CLOSE_LINGER_MS;
+    /* The deadline may come before any the channel has; arm_timer keeps
+     * the earlier of the two from now on. */
+    ev_timer_stop(c->loop->ev, &c->timer);
+    ev_timer_set(&c->timer, CLOSE_LINGER_MS / 1000.0, 0.0);
+    ev_timer_start(c->loop->ev, &c->timer);
+}
+
 /* Write as much of the queue as the socket takes. */
 static void conn_flush(uas_conn *c)
 {
+    if (c->drop && !c->dead) {
+        /* Its queue hit a bound: what is queued will not be read either. */
+        conn_shutdown(c, UAS_BAD_TCP_NOT_ENOUGH_RESOURCES);
+        return;
+    }
     while (c->out_head && !c->dead) {
         struct iovec iov[64];
         int n = 0;
@@ -173,6 +208,7 @@ static void conn_flush(uas_conn *c)
             c->out_head = b->next;
             if (!c->out_head)
                 c->out_tail = NULL;
+            c->out_mem -= b->cap;
             uas_buf_put(c->loop->pool, b);
         }
     }
@@ -186,9 +222,39 @@ static void conn_flush(uas_conn *c)
 static uas_status ch_send(void *ud, uas_buf *chunk)
 {
     uas_conn *c = ud;
-    if (c->dead || c->out_bytes + chunk->len > c->max_output) {
+    if (c->dead) {
         uas_buf_put(c->loop->pool, chunk);
-        return c->dead ? UAS_BAD_CONNECTION_CLOSED : UAS_BAD_TCP_NOT_ENOUGH_RESOURCES;
+        return UAS_BAD_CONNECTION_CLOSED;
+    }
+    /* A small chunk behind others goes into the free end of the last
+     * buffer: a peer that reads slowly and asks for small answers would
+     * otherwise hold a whole send buffer (64 KiB) per answer. */
+    uas_buf *t = c->out_tail;
+    if (t && t->cap - t->len >= chunk->len) {
+        memcpy(t->data + t->len, chunk->data, chunk->len);
+        t->len += chunk->len;
+        c->out_bytes += chunk->len;
+        uas_buf_put(c->loop->pool, chunk);
+        return UAS_GOOD;
+    }
+    /* The queue's memory, not its bytes, is what the peer makes us hold. */
+    if (c->out_mem + chunk->cap > c->max_output) {
+        uas_buf_put(c->loop->pool, chunk);
+        UAS_LOG_LIMITED(UAS_LOG_WARN, "net",
+                        "peer does not read: %zu bytes queued in %zu bytes of buffers "
+                        "(max_output_bytes %zu); dropping the connection",
+                        c->out_bytes, c->out_mem, c->max_output);
+        c->drop = true;
+        return UAS_BAD_TCP_NOT_ENOUGH_RESOURCES;
+    }
+    if (!uas_buf_charge(chunk, c->out_mem < OUTPUT_ALWAYS_ALLOWED)) {
+        uas_buf_put(c->loop->pool, chunk);
+        UAS_LOG_LIMITED(UAS_LOG_WARN, "net",
+                        "memory budget exhausted: output refused with %zu bytes queued; "
+                        "dropping the connection",
+                        c->out_bytes);
+        c->drop = true;
+        return UAS_BAD_TCP_NOT_ENOUGH_RESOURCES;
     }
     chunk->next = NULL;
     if (c->out_tail)
@@ -197,6 +263,7 @@ static uas_status ch_send(void *ud, uas_buf *chunk)
         c->out_head = chunk;
     c->out_tail = chunk;
     c->out_bytes += chunk->len;
+    c->out_mem += chunk->cap;
     if (!c->corked && !c->connecting)
         conn_flush(c);
     return UAS_GOOD;
@@ -221,8 +288,7 @@ static void ch_on_state(void *ud, uas_channel_state state, uas_status reason)
     uas_conn *c = ud;
     if (state == UAS_CHANNEL_CLOSED) {
         /* Let queued output (an ERR, a CLO) drain, then close the socket. */
-        c->closing = true;
-        c->reason = reason;
+        set_closing(c, reason);
     }
     if (c->h.on_state && !c->dead)
         c->h.on_state(c, state, reason);
@@ -232,6 +298,18 @@ static void arm_timer(uas_conn *c)
 {
     int64_t now = uas_loop_now_ms(c->loop);
     int64_t next = uas_channel_tick(c->ch, now);
+    if (c->closing && !c->dead) {
+        if (now >= c->close_by) {
+            UAS_LOG_LIMITED(UAS_LOG_INFO, "net",
+                            "closing connection: %zu bytes of output not taken in %d ms; "
+                            "dropped",
+                            c->out_bytes, CLOSE_LINGER_MS);
+            conn_shutdown(c, c->reason);
+            return;
+        }
+        if (c->close_by < next)
+            next = c->close_by;
+    }
     ev_timer_stop(c->loop->ev, &c->timer);
     if (next != INT64_MAX && !c->dead) {
         double after = (double)(next - now) / 1000.0;
@@ -271,10 +349,7 @@ static void on_readable(struct ev_loop *ev, ev_io *w, int revents)
         c->corked = false;
         uas_buf_put(c->loop->pool, b);
         if (st != UAS_GOOD) {
-            if (!c->closing) {
-                c->closing = true;
-                c->reason = st;
-            }
+            set_closing(c, st);
             ev_io_stop(c->loop->ev, &c->rio);
         }
         conn_flush(c);
@@ -521,8 +596,7 @@ void uas_conn_close(uas_conn *c, uas_status reason)
     c->corked = true;
     uas_channel_close(c->ch, reason);
     c->corked = false;
-    c->closing = true;
-    c->reason = reason;
+    set_closing(c, reason);
     ev_io_stop(c->loop->ev, &c->rio);
     if (c->connecting)
         conn_shutdown(c, reason);
@@ -571,4 +645,80 @@ bool uas_conn_peer_address(const uas_conn *c, char *buf, size_t cap)
         return false;
     return getnameinfo((struct sockaddr *)&ss, sl, buf, (socklen_t)cap, NULL, 0, NI_NUMERICHOST) ==
            0;
+}
+
+size_t uas_conn_held_bytes(const uas_conn *c)
+{
+    return c->out_mem + uas_channel_held_bytes(c->ch);
+}
+
+bool uas_address_group(const void *sockaddr, char *buf, size_t cap)
+{
+    const struct sockaddr *sa = sockaddr;
+    if (cap)
+        buf[0] = 0;
+    if (sa->sa_family == AF_INET)
+        return inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, buf,
+                         (socklen_t)cap) != NULL;
+    if (sa->sa_family != AF_INET6)
+        return false;
+    struct in6_addr a = ((const struct sockaddr_in6 *)sa)->sin6_addr;
+    if (IN6_IS_ADDR_V4MAPPED(&a))
+        return inet_ntop(AF_INET, &a.s6_addr[12], buf, (socklen_t)cap) != NULL;
+    memset(&a.s6_addr[8], 0, 8);
+    char text[INET6_ADDRSTRLEN];
+    if (!inet_ntop(AF_INET6, &a, text, sizeof(text)))
+        return false;
+    int n = snprintf(buf, cap, "%s/64", text);
+    return n > 0 && (size_t)n < cap;
+}
+
+bool uas_address_group_str(const char *address, char *buf, size_t cap)
+{
+    struct sockaddr_in a4 = {0};
+    struct sockaddr_in6 a6 = {0};
+    if (inet_pton(AF_INET, address, &a4.sin_addr) == 1) {
+        a4.sin_family = AF_INET;
+        return uas_address_group(&a4, buf, cap);
+    }
+    if (inet_pton(AF_INET6, address, &a6.sin6_addr) == 1) {
+        a6.sin6_family = AF_INET6;
+        return uas_address_group(&a6, buf, cap);
+    }
+    if (cap)
+        buf[0] = 0;
+    return false;
+}
+
+bool uas_conn_peer_group(const uas_conn *c, char *buf, size_t cap)
+{
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof(ss);
+    if (cap)
+        buf[0] = 0;
+    if (c->fd < 0 || getpeername(c->fd, (struct sockaddr *)&ss, &sl) != 0)
+        return false;
+    return uas_address_group(&ss, buf, cap);
+}
+
+void uas_socket_refuse(int fd, uas_status code, const char *reason)
+{
+    /* ERR (Part 6, 7.1.2.5): header, Error, Reason as a String. */
+    uint8_t msg[8 + 4 + 4 + 256];
+    size_t rlen = reason ? strlen(reason) : 0;
+    if (rlen > 256)
+        rlen = 256;
+    size_t n = 16 + rlen;
+    uint32_t v[3] = {(uint32_t)n, code, (uint32_t)rlen};
+    memcpy(msg, "ERRF", 4);
+    for (int i = 0; i < 3; i++)
+        for (int b = 0; b < 4; b++)
+            msg[4 + 4 * i + b] = (uint8_t)(v[i] >> (8 * b));
+    if (rlen)
+        memcpy(msg + 16, reason, rlen);
+    /* A fresh socket's send buffer is empty: this either goes at once or
+     * not at all, and the peer learns why either way if it reads. */
+    ssize_t w = send(fd, msg, n, MSG_DONTWAIT | MSG_NOSIGNAL);
+    (void)w;
+    close(fd);
 }

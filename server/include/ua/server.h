@@ -118,6 +118,10 @@ typedef struct uas_server_config {
     uint32_t pki_max_rejected;               /* files in rejected/certs [100] */
     uint32_t pki_rejected_max_cert_size;     /* bytes of a recorded certificate [16384] */
     uint32_t pki_rejected_writes_per_minute; /* new rejected files [10] */
+    /* Memory and per-address bounds (docs/Security.md, "Limits"). */
+    size_t memory_budget;                 /* bytes for the whole process; 0: uas_budget_default() */
+    uint32_t max_connections_per_address; /* IPv4 address or IPv6 /64 (256); 0: none */
+    uint32_t memory_trim; /* return memory: 1 pools to recent peak, 2 malloc_trim (3) */
 } uas_server_config;
 
 #define UAS_SECURITY_ALL                                                                           \

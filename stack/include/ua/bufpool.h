@@ -5,6 +5,7 @@
 #ifndef UA_BUFPOOL_H
 #define UA_BUFPOOL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -18,6 +19,7 @@ typedef struct uas_buf {
     uint32_t len;         /* bytes filled */
     uint32_t off;         /* bytes consumed (e.g. already written to the socket) */
     uint8_t cls;          /* size class (log2 of cap) */
+    uint8_t charged;      /* its 2^cls bytes are counted in the memory budget */
     uint8_t data[];
 } uas_buf;
 
@@ -26,6 +28,8 @@ typedef struct uas_bufpool_stats {
     uint64_t heap_gets; /* of which came from the heap (pool empty) */
     uint64_t live;      /* handed out and not yet returned */
     uint64_t cached_bytes;
+    uint64_t live_bytes; /* capacity of the buffers handed out */
+    uint64_t trimmed;    /* cached buffers freed by uas_bufpool_trim */
 } uas_bufpool_stats;
 
 typedef struct uas_bufpool uas_bufpool;
@@ -37,7 +41,17 @@ void uas_bufpool_delete(uas_bufpool *p);
 /* A buffer of at least min_cap usable bytes (len = off = 0), or NULL when
  * min_cap exceeds the largest class (16 MiB) or memory is exhausted. */
 uas_buf *uas_buf_get(uas_bufpool *p, size_t min_cap);
+/* Returns b to the pool; a charged buffer gives its bytes back to the
+ * memory budget (ua/membudget.h) wherever it is returned. */
 void uas_buf_put(uas_bufpool *p, uas_buf *b);
+/* Counts b (handed out, not yet charged) in the memory budget: with force
+ * always, else only if the budget has room (false: not charged). */
+bool uas_buf_charge(uas_buf *b, bool force);
+/* Sizes the idle cache to the recent peak: frees cached buffers (largest
+ * first) beyond the most bytes handed out at once since the previous call,
+ * then starts a new period. Call it now and then (seconds) from the pool's
+ * thread, so memory held for a burst goes back once the burst is over. */
+void uas_bufpool_trim(uas_bufpool *p);
 void uas_bufpool_get_stats(const uas_bufpool *p, uas_bufpool_stats *out);
 
 #ifdef __cplusplus

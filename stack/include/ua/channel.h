@@ -142,6 +142,9 @@ uas_channel_state uas_channel_get_state(const uas_channel *ch);
 /* Client: whether the channel was closed by the server's ERR message (its
  * reason is then the server's verdict, e.g. on our certificate). */
 bool uas_channel_closed_by_peer(const uas_channel *ch);
+/* Bytes of receive buffers the channel holds between reads: the partial
+ * chunk and the message being assembled. */
+size_t uas_channel_held_bytes(const uas_channel *ch);
 uint32_t uas_channel_get_id(const uas_channel *ch);
 uint32_t uas_channel_get_token_id(const uas_channel *ch);
 /* What the peer accepts (after HEL/ACK): its receive buffer, message size

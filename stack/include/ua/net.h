@@ -86,6 +86,25 @@ size_t uas_conn_output_bytes(const uas_conn *c);
  * false (and "") when the socket has none. */
 bool uas_conn_peer_address(const uas_conn *c, char *buf, size_t cap);
 
+/* What the connection holds for its peer: queued output plus the
+ * channel's partial chunk and message assembly (the memory budget's view,
+ * used to find the largest consumer). */
+size_t uas_conn_held_bytes(const uas_conn *c);
+/* The source a peer is counted under by per-address limits: an IPv4
+ * address (also an IPv4-mapped IPv6 one) as it is, an IPv6 address as its
+ * /64 ("2001:db8:1:2::/64"), because one subscriber gets a whole /64.
+ * sockaddr is a struct sockaddr of family AF_INET or AF_INET6; false (and
+ * "") for another family. */
+bool uas_address_group(const void *sockaddr, char *buf, size_t cap);
+/* The same from a numeric address string ("::1", "10.0.0.1"). */
+bool uas_address_group_str(const char *address, char *buf, size_t cap);
+/* uas_address_group of the connection's peer. */
+bool uas_conn_peer_group(const uas_conn *c, char *buf, size_t cap);
+
+/* Refuses an accepted socket before it gets a connection: writes ERR with
+ * code and reason (best effort, never blocking) and closes fd. */
+void uas_socket_refuse(int fd, uas_status code, const char *reason);
+
 /* Split opc.tcp://host:port/path into host (bracketless for IPv6) and port
  * (default 4840). BadTcpEndpointUrlInvalid when malformed. */
 uas_status uas_parse_endpoint_url(const char *url, char *host, size_t host_len, uint16_t *port);
