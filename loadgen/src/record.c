@@ -94,9 +94,8 @@ void uas_rate_judge(uas_result *r)
         WHY("%llu of %llu requests not sent: the session already had --inflight outstanding",
             (unsigned long long)r->capped, (unsigned long long)r->due);
     if (due > 0 && (double)r->sent_late > 0.01 * due)
-        WHY("%llu of %llu requests sent more than %d ms late (the load generator fell behind)",
-            (unsigned long long)r->sent_late, (unsigned long long)r->due,
-            UAS_RATE_LATE_NS / 1000000);
+        WHY("%llu of %llu requests sent more than %.0f ms late (the load generator fell behind)",
+            (unsigned long long)r->sent_late, (unsigned long long)r->due, (double)r->late_ns / 1e6);
     if (r->throughput < 0.98 * r->offered_rate)
         WHY("answered %.0f/s of %.0f/s offered", r->throughput, r->offered_rate);
     if (r->errors)
@@ -236,9 +235,9 @@ void uas_result_print(FILE *f, const uas_result *r, const uas_run_record *rec)
                 r->criterion, r->rate_kept ? "" : ". Failed: ", r->rate_kept ? "" : r->why);
         fprintf(f,
                 "| open loop | %.0f requests/s offered; %llu due in the window, %llu sent "
-                "late (> %d ms), %llu not sent (in-flight cap) |\n",
+                "late (> %.0f ms), %llu not sent (in-flight cap) |\n",
                 r->offered_rate, (unsigned long long)r->due, (unsigned long long)r->sent_late,
-                UAS_RATE_LATE_NS / 1000000, (unsigned long long)r->capped);
+                (double)r->late_ns / 1e6, (unsigned long long)r->capped);
     }
     fprintf(f, "| operations | %llu (errors %llu) |\n", (unsigned long long)r->requests,
             (unsigned long long)r->errors);

@@ -226,7 +226,8 @@ typedef struct uas_result {
     bool has_rate;
     double offered_rate; /* requests/s asked for */
     uint64_t due;        /* requests due in the window */
-    uint64_t sent_late;  /* of them, sent more than UAS_RATE_LATE_NS after their time */
+    uint64_t sent_late;  /* of them, sent more than late_ns after their time */
+    uint64_t late_ns;    /* max(UAS_RATE_LATE_NS, one session's interval) */
     uint64_t capped;     /* of them, not sent: the session had --inflight outstanding */
     bool rate_kept;      /* see uas_rate_judge */
 
@@ -281,8 +282,10 @@ typedef struct uas_result {
 void uas_result_explain(uas_result *r, const char *first_error);
 
 /* Whether an open-loop run kept its rate: at most 1 % of the due requests
- * sent late or dropped at the in-flight cap, and answered throughput at
- * least 98 % of the offered rate. Sets r->rate_kept and r->why. */
+ * sent late (after the session's next request was due, and at least
+ * UAS_RATE_LATE_NS after their time) or dropped at the in-flight cap, and
+ * answered throughput at least 98 % of the offered rate. Sets
+ * r->rate_kept, r->pass and r->why. */
 enum { UAS_RATE_LATE_NS = 10000000 };
 void uas_rate_judge(uas_result *r);
 
