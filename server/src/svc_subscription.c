@@ -42,8 +42,7 @@ typedef struct inbox_msg {
     struct inbox_msg *next;
     uint32_t channel_id;
     uint32_t request_id;
-    uas_publish_response *resp; /* heap copy; NULL: a value change of node */
-    uas_nodeid node;            /* heap copy */
+    uas_publish_response *resp; /* heap copy */
 } inbox_msg;
 
 /* The server-wide subscription figures of ServerDiagnosticsSummary, kept
@@ -150,28 +149,6 @@ static void deliver(uas_sloop_subs *ss, uint32_t channel_id, uint32_t request_id
         uas_dispatch_respond(ss->loop->server, c, request_id, resp, UAS_TYPE(PUBLISH_RESPONSE));
 }
 
-static void inbox_post(uas_sloop_subs *dst, inbox_msg *m)
-{
-    pthread_mutex_lock(&dst->inbox_lock);
-    if (dst->tail)
-        dst->tail->next = m;
-    else
-        dst->head = m;
-    dst->tail = m;
-    pthread_mutex_unlock(&dst->inbox_lock);
-    ev_async_send(uas_loop_ev(dst->loop->loop), &dst->wake);
-}
-
-static void inbox_msg_free(inbox_msg *m)
-{
-    uas_delete(m->resp, UAS_TYPE(PUBLISH_RESPONSE));
-    uas_clear(&m->node, UAS_TYPE(NODE_ID));
-    uas_free(m, sizeof(*m));
-}
-
-static bool value_changed_locked(uas_server *s, uas_sloop_subs *ss, const uas_nodeid *id,
-                                 uas_datavalue *dv, bool *have, uas_arena *a);
-
 static void cb_send_publish(void *ud, uas_sub_publish_target *target, uint32_t request_id,
                             const uas_publish_response *resp)
 {
@@ -199,7 +176,14 @@ static void cb_send_publish(void *ud, uas_sub_publish_target *target, uint32_t r
     m->channel_id = channel;
     m->request_id = request_id;
     m->resp = copy;
-    inbox_post(dst, m);
+    pthread_mutex_lock(&dst->inbox_lock);
+    if (dst->tail)
+        dst->tail->next = m;
+    else
+        dst->head = m;
+    dst->tail = m;
+    pthread_mutex_unlock(&dst->inbox_lock);
+    ev_async_send(uas_loop_ev(dst->loop->loop), &dst->wake);
 }
 
 static void on_wake(struct ev_loop *ev, ev_async *w, int revents)
@@ -211,28 +195,14 @@ static void on_wake(struct ev_loop *ev, ev_async *w, int revents)
     inbox_msg *m = ss->head;
     ss->head = ss->tail = NULL;
     pthread_mutex_unlock(&ss->inbox_lock);
-    bool changed = false;
     while (m) {
         inbox_msg *next = m->next;
-        if (m->resp) {
-            deliver(ss, m->channel_id, m->request_id, m->resp);
-        } else {
-            /* A write on another loop found this engine's lock taken: the
-             * change is applied here, with the value the node has now. */
-            uint8_t mem[2048];
-            uas_arena a;
-            uas_arena_init(&a, mem, sizeof(mem), 16u << 20);
-            uas_datavalue dv;
-            bool have = false;
-            uas__lock(&ss->lock, UAS_LOCK_SUBSCRIPTIONS);
-            changed |= value_changed_locked(ss->loop->server, ss, &m->node, &dv, &have, &a);
-            pthread_mutex_unlock(&ss->lock);
-            uas_arena_free(&a);
-        }
-        inbox_msg_free(m);
+        deliver(ss, m->channel_id, m->request_id, m->resp);
+        uas_delete(m->resp, UAS_TYPE(PUBLISH_RESPONSE));
+        uas_free(m, sizeof(*m));
         m = next;
     }
-    if (atomic_exchange(&ss->rearm, false) || changed)
+    if (atomic_exchange(&ss->rearm, false))
         arm_timer(ss);
 }
 
@@ -290,35 +260,7 @@ static uas_status cb_eu_range(void *ud, const uas_nodeid *node, uas_range *out)
     return uas_aspace_eu_range(s->as, node, out);
 }
 
-/* Hands a written value to ss's engine if it watches anything (true);
- * the value is read once (*have) for all engines. Caller holds ss->lock. */
-static bool value_changed_locked(uas_server *s, uas_sloop_subs *ss, const uas_nodeid *id,
-                                 uas_datavalue *dv, bool *have, uas_arena *a)
-{
-    uas_sub_stats st;
-    uas_sub_engine_get_stats(ss->engine, &st);
-    if (st.watched_nodes == 0)
-        return false;
-    if (!*have) {
-        uas_read_value_id rv;
-        memset(&rv, 0, sizeof(rv));
-        rv.node_id = *id;
-        rv.attribute_id = UAS_SUB_ATTR_VALUE;
-        uas_aspace_read(s->as, &rv, UAS_TIMESTAMPS_TO_RETURN_BOTH, uas_datetime_now(), dv, a);
-        *have = true;
-    }
-    uas_sub_engine_value_changed(ss->engine, id, dv, uas_monotonic_ms());
-    return true;
-}
-
-/* A value was written: hand it to every engine that monitors anything.
- * The engine of this loop is locked as usual (its own loop is the only
- * other user, so that never waits); another loop's engine only if its lock
- * is free at once. When that loop holds it (a tick, a Publish, its own
- * write), the change goes to its inbox and that loop applies it with the
- * node's value of that moment: the writer never waits for another loop,
- * and a queued change can only bring a newer value than one delivered
- * directly, never an older one. */
+/* A value was written: hand it to every engine that monitors anything. */
 static void on_value_changed(void *ud, const uas_nodeid *id)
 {
     uas_server *s = ud;
@@ -327,24 +269,26 @@ static void on_value_changed(void *ud, const uas_nodeid *id)
     uas_arena_init(&a, mem, sizeof(mem), 16u << 20);
     bool have = false;
     uas_datavalue dv;
+    int64_t now = uas_monotonic_ms();
     for (unsigned i = 0; i < s->nloops; i++) {
         uas_sloop_subs *ss = s->loops[i].subs;
-        bool own = uas__current_loop == ss->loop || s->nloops == 1;
-        if (own) {
-            uas__lock(&ss->lock, UAS_LOCK_SUBSCRIPTIONS);
-        } else if (pthread_mutex_trylock(&ss->lock) != 0) {
-            inbox_msg *m = uas_calloc(1, sizeof(*m));
-            if (m && uas_copy(id, &m->node, UAS_TYPE(NODE_ID)) == UAS_GOOD) {
-                inbox_post(ss, m);
-                continue;
+        uas__lock(&ss->lock, UAS_LOCK_SUBSCRIPTIONS);
+        uas_sub_stats st;
+        uas_sub_engine_get_stats(ss->engine, &st);
+        if (st.watched_nodes > 0) {
+            if (!have) {
+                uas_read_value_id rv;
+                memset(&rv, 0, sizeof(rv));
+                rv.node_id = *id;
+                rv.attribute_id = UAS_SUB_ATTR_VALUE;
+                uas_aspace_read(s->as, &rv, UAS_TIMESTAMPS_TO_RETURN_BOTH, uas_datetime_now(), &dv,
+                                &a);
+                have = true;
             }
-            uas_free(m, sizeof(*m));
-            /* Out of memory: deliver it the old way, waiting for the lock. */
-            uas__lock(&ss->lock, UAS_LOCK_SUBSCRIPTIONS);
+            uas_sub_engine_value_changed(ss->engine, id, &dv, now);
         }
-        bool watched = value_changed_locked(s, ss, id, &dv, &have, &a);
         pthread_mutex_unlock(&ss->lock);
-        if (watched)
+        if (st.watched_nodes > 0)
             engine_touched(ss);
     }
     uas_arena_free(&a);
@@ -535,7 +479,8 @@ void uas_subs_free(uas_server *s)
             diag_free(ss->diag);
         for (inbox_msg *m = ss->head; m;) {
             inbox_msg *next = m->next;
-            inbox_msg_free(m);
+            uas_delete(m->resp, UAS_TYPE(PUBLISH_RESPONSE));
+            uas_free(m, sizeof(*m));
             m = next;
         }
         sub_map_free(&ss->conns);
