@@ -30,6 +30,7 @@ struct uas_loop {
 };
 
 static void flush_pending(struct ev_loop *ev, ev_prepare *w, int revents);
+static void drop_pending(uas_loop *l);
 
 uas_loop *uas_loop_new(size_t max_pool_bytes)
 {
@@ -57,6 +58,7 @@ void uas_loop_delete(uas_loop *l)
         ev_ref(l->ev);
         ev_prepare_stop(l->ev, &l->flush_w);
     }
+    drop_pending(l);
     if (l->ev)
         ev_loop_destroy(l->ev);
     uas_bufpool_delete(l->pool);
@@ -200,6 +202,19 @@ static void flush_pending(struct ev_loop *ev, ev_prepare *w, int revents)
             conn_release(c);
             c = next;
         }
+    }
+}
+
+/* At loop deletion: connections closed since the last pass still hold
+ * the pass's reference; giving it back frees them. */
+static void drop_pending(uas_loop *l)
+{
+    while (l->pending) {
+        uas_conn *c = l->pending;
+        l->pending = c->pending_next;
+        c->pending = false;
+        c->pending_next = NULL;
+        conn_release(c);
     }
 }
 
