@@ -17,6 +17,7 @@ endif()
 set(needles "| run record |" "### Summary: ${scenario}")
 if(scenario STREQUAL "capacity")
   set(needles "| run record |" "## Request throughput" "| read | SignAndEncrypt |"
+              "## Fixed-rate Reads" "| uaserver | 10 | 100 |"
               "## Publish and event delivery" "| events |" "| counters |"
               "## Session scalability" "| 20 | SignAndEncrypt | 20 |" "## Capability matrix")
   string(FIND "${out}" "**no**" pos)
