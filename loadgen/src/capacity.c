@@ -26,6 +26,7 @@ typedef struct cap_opts {
     unsigned rounds, max_sessions;
     const char *policy, *out, *exe, *threads;
     const char *server_cpus, *client_cpus; /* passed on to every step */
+    const char *target, *target_pid;       /* --target: the fixed-rate row for another server */
     char args[512];
 } cap_opts;
 
@@ -50,6 +51,9 @@ static void usage(FILE *f)
                "  --server-cpus L   processors of the child servers, e.g. 1 (not pinned)\n"
                "  --client-cpus L   processors of the load generator, e.g. 0 (not pinned)\n"
                "  --out FILE        append every result block and the tables to FILE\n"
+               "  --target URL      also run the fixed-rate row against another server\n"
+               "                    (ns=1;i=1001..1100 Int32, 1,000 sessions allowed)\n"
+               "  --target-pid PID  that server's process, for its CPU per Read\n"
                "The tables go to stdout, progress to stderr. A full run takes about\n"
                "20 minutes on 2 cores; --out keeps the command and result block of each row.\n");
 }
@@ -90,6 +94,10 @@ static int parse(int argc, char **argv, cap_opts *c)
             c->policy = v;
         } else if (!strcmp(a, "--out") && v) {
             c->out = v;
+        } else if (!strcmp(a, "--target") && v) {
+            c->target = v;
+        } else if (!strcmp(a, "--target-pid") && num_ok && n >= 1) {
+            c->target_pid = v;
         } else if ((!strcmp(a, "--server-cpus") || !strcmp(a, "--client-cpus")) && v) {
             uint64_t m;
             if (uas_cpu_list_parse(v, &m) != 0 || m == 0) {
@@ -208,6 +216,52 @@ static void throughput(cap_run *r, FILE *f)
                     r->o.variants[v].security == LG_SEC_NONE ? "None" : "SignAndEncrypt", tp, p50,
                     p99, cpu, ratio, heap, disturbed);
         }
+        fflush(f);
+    }
+    fprintf(f, "\n");
+}
+
+/* Open loop: many sessions each polling at a fixed rate, the load plants
+ * offer (one request per session every 20 ms), against uaserver and, with
+ * --target, another server driven by the same generator. */
+static void fixed_rate(cap_run *r, FILE *f)
+{
+    bool q = r->c->quick;
+    /* --quick: slow enough that a stall of a shared machine (up to about
+     * 100 ms) does not make requests late. */
+    unsigned sessions = q ? 10 : 1000, rate = q ? 100 : 50000;
+    fprintf(f,
+            "## Fixed-rate Reads\n\n"
+            "Open loop: %u sessions, %u Reads/s in all (one per session every %u ms), at most 4 "
+            "in flight per session; latency from the send; one round%s.\n\n"
+            "| server | sessions | offered Reads/s | answered Reads/s | p50 (µs) | p99 (µs) | "
+            "server CPU/Read (µs) | server busy cores | rate kept |\n"
+            "|---|--:|--:|--:|--:|--:|--:|--:|---|\n",
+            sessions, rate, sessions * 1000 / rate, r->c->target ? " per server" : "");
+    for (int peer = 0; peer < (r->c->target ? 2 : 1); peer++) {
+        bool any_failed_before = r->any_failed;
+        char extra[300] = "";
+        if (peer)
+            snprintf(extra, sizeof(extra), " --target %s%s%s", r->c->target,
+                     r->c->target_pid ? " --target-pid " : "",
+                     r->c->target_pid ? r->c->target_pid : "");
+        if (step(r, peer ? "fixed rate (target)" : "fixed rate",
+                 "read --sessions %u --rate %u --inflight 4 %s%s", sessions, rate,
+                 q ? "--duration 3 --warmup 1" : "--duration 8 --warmup 3", extra) != 0)
+            continue;
+        /* A rate the machine cannot keep is this table's finding (its
+         * "rate kept" column), not a failed run of the capacity series. */
+        r->any_failed = any_failed_before;
+        const uas_result *x = &r->res[0][0];
+        char cpu[32] = "n/a", cores[32] = "n/a";
+        if (x->has_server) {
+            snprintf(cpu, sizeof(cpu), "%.2f", x->server_cpu_us_per_op);
+            snprintf(cores, sizeof(cores), "%.2f", x->busy_cores);
+        }
+        fprintf(f, "| %s | %u | %u | %.0f | %.0f | %.0f | %s | %s | %s |\n",
+                peer ? r->c->target : "uaserver", sessions, rate, x->throughput,
+                (double)x->p50_ns / 1e3, (double)x->p99_ns / 1e3, cpu, cores,
+                x->rate_kept ? "yes" : "**no** (see the result block)");
         fflush(f);
     }
     fprintf(f, "\n");
@@ -357,7 +411,7 @@ int lg_capacity_main(int argc, char **argv, const char *exe)
     memset(&run, 0, sizeof(run));
     run.c = &c;
     run.rec = &rec;
-    run.steps = 3 + 4 + 5 + (c.quick ? 2 : 6);
+    run.steps = 3 + (c.target ? 2 : 1) + 4 + 5 + (c.quick ? 2 : 6);
     if (c.out && !(run.out = fopen(c.out, "a"))) {
         fprintf(stderr, "uaserver --self-load capacity: cannot open %s\n", c.out);
         return 2;
@@ -377,7 +431,7 @@ int lg_capacity_main(int argc, char **argv, const char *exe)
                     rec.flags, rec.date, fds);
     /* Each section prints its table as soon as its steps are done, to
      * stdout (and --out, after the result blocks of its steps). */
-    void (*sections[])(cap_run *, FILE *) = {throughput, delivery, scalability, matrix};
+    void (*sections[])(cap_run *, FILE *) = {throughput, fixed_rate, delivery, scalability, matrix};
     for (size_t i = 0; i < sizeof(sections) / sizeof(sections[0]); i++) {
         char *buf = NULL;
         size_t len = 0;

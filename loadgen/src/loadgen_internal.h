@@ -42,6 +42,7 @@ typedef struct lg_opts {
     unsigned keep_alive;               /* requested max keep-alive count */
     unsigned event_rate;               /* events: events per second the child reports */
     uint64_t server_cpus, client_cpus; /* --server-cpus, --client-cpus; 0: not pinned */
+    double rate; /* --rate: requests/s offered in all (open loop); 0: closed loop */
 } lg_opts;
 
 typedef struct lg_child {

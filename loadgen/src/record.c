@@ -82,6 +82,29 @@ void uas_result_explain(uas_result *r, const char *first_error)
     if (first_error && first_error[0])
         WHY("first error: %s", first_error);
 }
+
+void uas_rate_judge(uas_result *r)
+{
+    size_t n = 0;
+    r->why[0] = 0;
+    double due = (double)r->due;
+    if (r->due == 0)
+        WHY("no request was due in the window");
+    if (due > 0 && (double)r->capped > 0.01 * due)
+        WHY("%llu of %llu requests not sent: the session already had --inflight outstanding",
+            (unsigned long long)r->capped, (unsigned long long)r->due);
+    if (due > 0 && (double)r->sent_late > 0.01 * due)
+        WHY("%llu of %llu requests sent more than %.0f ms late (the load generator fell behind)",
+            (unsigned long long)r->sent_late, (unsigned long long)r->due, (double)r->late_ns / 1e6);
+    if (r->throughput < 0.98 * r->offered_rate)
+        WHY("answered %.0f/s of %.0f/s offered", r->throughput, r->offered_rate);
+    if (r->errors)
+        WHY("%llu requests failed", (unsigned long long)r->errors);
+    r->rate_kept = n == 0;
+    snprintf(r->criterion, sizeof(r->criterion),
+             "rate %.0f/s kept (answered >= 98 %%, <= 1 %% late or capped)", r->offered_rate);
+    r->pass = r->rate_kept;
+}
 #undef WHY
 
 /* The verdict with the two figures it rests on, so a reader can judge a
@@ -206,6 +229,15 @@ void uas_result_print(FILE *f, const uas_result *r, const uas_run_record *rec)
         print_notif(f, r);
         print_record(f, rec);
         return;
+    }
+    if (r->has_rate) {
+        fprintf(f, "| verdict | %s: %s%s%s |\n", r->rate_kept ? "RATE KEPT" : "RATE NOT KEPT",
+                r->criterion, r->rate_kept ? "" : ". Failed: ", r->rate_kept ? "" : r->why);
+        fprintf(f,
+                "| open loop | %.0f requests/s offered; %llu due in the window, %llu sent "
+                "late (> %.0f ms), %llu not sent (in-flight cap) |\n",
+                r->offered_rate, (unsigned long long)r->due, (unsigned long long)r->sent_late,
+                (double)r->late_ns / 1e6, (unsigned long long)r->capped);
     }
     fprintf(f, "| operations | %llu (errors %llu) |\n", (unsigned long long)r->requests,
             (unsigned long long)r->errors);

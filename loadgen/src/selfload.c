@@ -1,10 +1,9 @@
-/* `uaserver --self-load SCENARIO ...`: closed-loop request scenarios (read,
- * write, browse) against a child uaserver (or --target URL), measured the
- * way the peer's harness measures: server CPU and heap per operation from
- * the child only, latency from a log-linear histogram, several rounds with
- * variants alternated and reversed every other round, median and range.
- * The subscription scenarios (sub, sessions, counters) live in scn_sub.c
- * and share the options, the rounds and the result block. */
+/* `uaserver --self-load SCENARIO ...`: request scenarios (read, write,
+ * browse), closed loop or at a fixed offered rate (--rate), against a child uaserver (or --target
+ * URL), measured the way the peer's harness measures: server CPU and heap per operation from the
+ * child only, latency from a log-linear histogram, several rounds with variants alternated and
+ * reversed every other round, median and range. The subscription scenarios (sub, sessions,
+ * counters) live in scn_sub.c and share the options, the rounds and the result block. */
 #define _GNU_SOURCE
 #include <ev.h>
 #include <stddef.h>
@@ -40,6 +39,8 @@ struct lg_sess {
     uas_write_value *wv;
     int32_t *vals;
     uas_browse_description bd;
+    unsigned *free_slots; /* open loop: slots with no request outstanding */
+    unsigned nfree;
 };
 
 enum { PH_CONNECT, PH_WARMUP, PH_MEASURE, PH_DRAIN };
@@ -55,9 +56,14 @@ struct lg_run {
     uint64_t answered; /* good responses in every phase, for the progress line */
     uas_status first_error;
     uas_hist hist;
+    /* Open loop (--rate): request k is due at rate_t0 + k / rate and goes
+     * to session k % sessions; due, late and capped count the window. */
+    ev_timer pace;
+    uint64_t rate_t0, rate_next, late_ns;
+    uint64_t due, late, capped;
 };
 
-static void issue(lg_slot *slot);
+static void issue(lg_slot *slot, uint64_t due_ns);
 
 /* A response counts only if it carries what was asked for: one result per
  * node, each Good (and, for reads, an Int32 value). */
@@ -111,15 +117,56 @@ static void on_response(uas_client *c, void *ud, uas_status st, const void *resp
             run->errors++;
         }
     }
-    if (run->phase == PH_WARMUP || run->phase == PH_MEASURE)
-        issue(slot);
+    if (run->o->rate > 0)
+        slot->s->free_slots[slot->s->nfree++] = (unsigned)(slot - slot->s->slots);
+    else if (run->phase == PH_WARMUP || run->phase == PH_MEASURE)
+        issue(slot, lg_now_ns());
 }
 
-static void issue(lg_slot *slot)
+/* Open loop: sends every request due by now. A request whose session has
+ * --inflight outstanding is not sent (and counted): queueing it would turn
+ * the open loop back into a closed one. The pace timer fires every
+ * millisecond (epoll's timeout resolution), so a request normally leaves
+ * within about 1 ms of its time; one later than run->late_ns means the
+ * load generator fell behind and is counted. Latency counts from the send:
+ * the lateness is reported on its own instead of being added to the
+ * server's answer time. */
+static void pace(lg_run *run)
+{
+    const lg_opts *o = run->o;
+    if (run->phase != PH_WARMUP && run->phase != PH_MEASURE)
+        return;
+    uint64_t now = lg_now_ns();
+    double per_ns = 1e9 / o->rate;
+    uint64_t due_by_now = (uint64_t)((double)(now - run->rate_t0) / per_ns) + 1;
+    bool measured = run->phase == PH_MEASURE;
+    while (run->rate_next < due_by_now) {
+        uint64_t at = run->rate_t0 + (uint64_t)((double)run->rate_next * per_ns);
+        lg_sess *s = &run->sess[run->rate_next % o->sessions];
+        run->rate_next++;
+        run->due += measured;
+        if (!s->nfree) {
+            run->capped += measured;
+            continue;
+        }
+        if (now - at > run->late_ns)
+            run->late += measured;
+        issue(&s->slots[s->free_slots[--s->nfree]], now);
+    }
+}
+
+static void on_pace(struct ev_loop *ev, ev_timer *w, int revents)
+{
+    (void)ev;
+    (void)revents;
+    pace(w->data);
+}
+
+static void issue(lg_slot *slot, uint64_t due_ns)
 {
     lg_sess *s = slot->s;
     const lg_opts *o = s->run->o;
-    slot->sent_ns = lg_now_ns();
+    slot->sent_ns = due_ns;
     uas_status st;
     switch (o->scenario) {
     case SC_WRITE:
@@ -134,7 +181,11 @@ static void issue(lg_slot *slot)
     }
     if (st == UAS_GOOD) {
         s->run->outstanding++;
-    } else if (s->run->phase == PH_MEASURE) {
+        return;
+    }
+    if (o->rate > 0)
+        s->free_slots[s->nfree++] = (unsigned)(slot - s->slots);
+    if (s->run->phase == PH_MEASURE) {
         if (!s->run->errors)
             s->run->first_error = st;
         s->run->errors++;
@@ -149,7 +200,8 @@ static int build_requests(lg_sess *s, const lg_opts *o)
     s->wv = calloc(n, sizeof(*s->wv));
     s->vals = calloc(n, sizeof(*s->vals));
     s->slots = calloc(o->inflight, sizeof(*s->slots));
-    if (!s->ids || !s->wv || !s->vals || !s->slots)
+    s->free_slots = calloc(o->inflight, sizeof(*s->free_slots));
+    if (!s->ids || !s->wv || !s->vals || !s->slots || !s->free_slots)
         return -1;
     for (unsigned i = 0; i < n; i++) {
         uint32_t id = 1001 + (s->index * 7 + i) % 100;
@@ -173,8 +225,11 @@ static int build_requests(lg_sess *s, const lg_opts *o)
     s->bd.result_mask = 63;
     s->br.nodes_to_browse_count = 1;
     s->br.nodes_to_browse = &s->bd;
-    for (unsigned i = 0; i < o->inflight; i++)
+    for (unsigned i = 0; i < o->inflight; i++) {
         s->slots[i].s = s;
+        s->free_slots[i] = o->inflight - 1 - i;
+    }
+    s->nfree = o->inflight;
     return 0;
 }
 
@@ -186,6 +241,7 @@ static void free_sess(lg_sess *s)
     free(s->wv);
     free(s->vals);
     free(s->slots);
+    free(s->free_slots);
 }
 
 /* UInt64 variables ns=1;s=<name> of the child, read in one request. */
@@ -287,6 +343,9 @@ static int connect_all(lg_run *run, const char *url, uas_client **ctrl)
     cc.session_name = "self-load";
     cc.max_inflight = o->inflight + 4;
     lg_sec_apply(run->sec, &cc);
+    /* In batches: the server refuses more than 128 sessions per address
+     * that are not activated yet (max_unactivated_per_address). */
+    enum { BATCH = 64 };
     for (unsigned i = 0; i < o->sessions; i++) {
         lg_sess *s = &run->sess[i];
         s->run = run;
@@ -296,6 +355,11 @@ static int connect_all(lg_run *run, const char *url, uas_client **ctrl)
         s->c = uas_client_new(run->loop, &cc, NULL, s);
         if (!s->c || uas_client_connect(s->c) != UAS_GOOD)
             return -1;
+        if (i % BATCH == BATCH - 1)
+            for (unsigned k = i + 1 - BATCH; k <= i; k++)
+                if (uas_client_wait_state(run->sess[k].c, UAS_CLIENT_SESSION_ACTIVE, 30000) !=
+                    UAS_GOOD)
+                    return -1;
     }
     cc.session_timeout_ms = 3600000; /* the control session idles through set-up */
     *ctrl = uas_client_new(run->loop, &cc, NULL, NULL);
@@ -357,9 +421,22 @@ static int run_once(const lg_opts *o, const lg_variant *var, unsigned round, uas
         goto out;
     }
     run->phase = PH_WARMUP;
-    for (unsigned i = 0; i < o->sessions; i++)
-        for (unsigned k = 0; k < o->inflight; k++)
-            issue(&run->sess[i].slots[k]);
+    if (o->rate > 0) {
+        run->rate_t0 = lg_now_ns();
+        /* Late: sent after the session's next request was due (and at
+         * least 10 ms after its time: the pace timer's resolution is 1 ms
+         * and a busy machine delays it by a few). */
+        double interval_ns = 1e9 * o->sessions / o->rate;
+        run->late_ns = interval_ns > UAS_RATE_LATE_NS ? (uint64_t)interval_ns : UAS_RATE_LATE_NS;
+        ev_timer_init(&run->pace, on_pace, 0.001, 0.001);
+        run->pace.data = run;
+        ev_timer_start(uas_loop_ev(run->loop), &run->pace);
+        pace(run);
+    } else {
+        for (unsigned i = 0; i < o->sessions; i++)
+            for (unsigned k = 0; k < o->inflight; k++)
+                issue(&run->sess[i].slots[k], lg_now_ns());
+    }
     run_until(run, lg_now_ns() + (uint64_t)(o->warmup * 1e9), "warm-up", round, o->rounds);
 
     lg_proc_sample a, b;
@@ -374,6 +451,8 @@ static int run_once(const lg_opts *o, const lg_variant *var, unsigned round, uas
     run_until(run, t0 + (uint64_t)(o->duration * 1e9), "measuring", round, o->rounds);
     uint64_t t1 = lg_now_ns();
     run->phase = PH_DRAIN;
+    if (o->rate > 0)
+        ev_timer_stop(uas_loop_ev(run->loop), &run->pace);
     uint64_t ops = run->ops;
     if (r->has_server)
         lg_child_sample(&child, &b);
@@ -392,6 +471,15 @@ static int run_once(const lg_opts *o, const lg_variant *var, unsigned round, uas
     r->p50_ns = uas_hist_quantile(&run->hist, 0.50);
     r->p99_ns = uas_hist_quantile(&run->hist, 0.99);
     r->max_ns = run->hist.max;
+    if (o->rate > 0) {
+        r->has_rate = true;
+        r->offered_rate = o->rate;
+        r->due = run->due;
+        r->sent_late = run->late;
+        r->late_ns = run->late_ns;
+        r->capped = run->capped;
+        uas_rate_judge(r);
+    }
     if (r->has_server && ops > 0) {
         double cpu_ns = (double)(b.cpu_ns - a.cpu_ns);
         r->server_cpu_us_per_op = cpu_ns / 1e3 / (double)ops;
@@ -459,7 +547,15 @@ static void usage(FILE *f)
                "       docs/Benchmarks.md (see uaserver --self-load capacity --help)\n"
                "  --sessions N      concurrent sessions (10; sessions: the target, 500;\n"
                "                    counters: always 1)\n"
-               "  --inflight N      outstanding requests per session, closed loop (10)\n"
+               "  --inflight N      outstanding requests per session, closed loop (10);\n"
+               "                    with --rate, the cap per session\n"
+               "  --rate N          read, write, browse: open loop, N requests/s in all,\n"
+               "                    spread over the sessions (request k is due at k/N s and\n"
+               "                    goes to session k mod sessions); requests sent late (after\n"
+               "                    the session's next was due, >= 10 ms) or refused by the\n"
+               "                    cap are counted; a run that\n"
+               "                    cannot keep the rate\n"
+               "                    says RATE NOT KEPT and why, and exits 1\n"
                "  --nodes N         values per Read/Write request (1); monitored items per\n"
                "                    subscription (sub: 1, on ns=1;i=1001.. wrapping after 100;\n"
                "                    counters: 1000 counters ns=1;i=100001..)\n"
@@ -651,7 +747,11 @@ int lg_parse_opts(int argc, char **argv, lg_opts *o)
             bad = parse_uint(a, v, 1, 1000000, &o->sessions);
         else if (!strcmp(a, "--inflight"))
             bad = parse_uint(a, v, 1, 10000, &o->inflight);
-        else if (!strcmp(a, "--nodes"))
+        else if (!strcmp(a, "--rate")) {
+            unsigned rate = 0;
+            bad = parse_uint(a, v, 1, 10000000, &rate);
+            o->rate = rate;
+        } else if (!strcmp(a, "--nodes"))
             bad = parse_uint(a, v, 1, 100000, &o->nodes);
         else if (!strcmp(a, "--rounds"))
             bad = parse_uint(a, v, 1, MAX_ROUNDS, &o->rounds);
@@ -734,6 +834,10 @@ int lg_parse_opts(int argc, char **argv, lg_opts *o)
                         "--target server where it is started (taskset)\n");
         return -1;
     }
+    if (o->rate > 0 && o->scenario >= SC_SUB) {
+        fprintf(stderr, "uaserver --self-load: --rate is an option of read, write and browse\n");
+        return -1;
+    }
     if (o->nthreads * o->nsecurity > MAX_VARIANTS) {
         fprintf(stderr,
                 "uaserver --self-load: --threads x --security make %u variants, at most %d\n",
@@ -766,9 +870,15 @@ static void print_summary(FILE *f, const lg_opts *o, uas_result res[][MAX_VARIAN
 {
     fprintf(f, "### Summary: %s, %u round%s (%s)\n\n", o->scenario_name, rounds,
             rounds == 1 ? "" : "s", rounds == 1 ? "one round: no range" : "median [min–max]");
-    fprintf(f, "| server | throughput (ops/s) | p50 (µs) | p99 (µs) | server CPU/op (µs) | "
-               "CPU/op ÷ first, paired | server heap B/op | disturbed rounds |\n"
-               "|---|---|---|---|---|---|---|---|\n");
+    bool rate = o->rate > 0;
+    if (rate)
+        fprintf(f, "Open loop: %.0f requests/s offered over %u sessions (in-flight cap %u).\n\n",
+                o->rate, o->sessions, o->inflight);
+    fprintf(f,
+            "| server | throughput (ops/s) | p50 (µs) | p99 (µs) | server CPU/op (µs) | "
+            "CPU/op ÷ first, paired | server heap B/op | disturbed rounds |%s\n"
+            "|---|---|---|---|---|---|---|---|%s\n",
+            rate ? " rate kept |" : "", rate ? "---|" : "");
 
     for (unsigned v = 0; v < o->nvariants; v++) {
         unsigned disturbed = 0;
@@ -785,8 +895,16 @@ static void print_summary(FILE *f, const lg_opts *o, uas_result res[][MAX_VARIAN
                 lg_stat_text(heap, sizeof(heap), res, rounds, v, lg_get_heap, "%.1f");
         }
         lg_cpu_ratio_text(ratio, sizeof(ratio), res, rounds, v);
-        fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %u |\n", name, tp, p50, p99, cpu, ratio,
+        fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %u |", name, tp, p50, p99, cpu, ratio,
                 heap, disturbed);
+        if (rate) {
+            unsigned kept = 0;
+            for (unsigned r = 0; r < rounds; r++)
+                kept += res[r][v].rate_kept;
+            fprintf(f, " %s%u of %u%s |", kept == rounds ? "" : "**", kept, rounds,
+                    kept == rounds ? "" : " (RATE NOT KEPT)**");
+        }
+        fprintf(f, "\n");
     }
     fprintf(f, "\n");
 }
@@ -984,7 +1102,7 @@ int lg_run_rounds(const lg_opts *o, uas_result res[][LG_MAX_VARIANTS], const uas
                          : run_once(o, &o->variants[v], r + 1, &res[r][v]);
             if (rc != 0)
                 return -1;
-            if (sub && !res[r][v].pass)
+            if ((sub || o->rate > 0) && !res[r][v].pass)
                 *verdict_failed = true;
             for (int i = 0; i < 2; i++)
                 if (blocks[i]) {

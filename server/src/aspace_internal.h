@@ -15,11 +15,13 @@
  * responses without copying. Reference arrays do move when they grow, so
  * they are read under the structure lock (the strings they point to do not
  * move). Variable values are replaced under the node's own mutex and copied
- * out under it. */
+ * out under it, except scalars of the fixed-size builtin types, which a Read
+ * copies without any lock through the node's seqlock (as_vfast). */
 #ifndef UAS_ASPACE_INTERNAL_H
 #define UAS_ASPACE_INTERNAL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -106,6 +108,18 @@ struct as_node {
      * has_value false on an overlay means "the static value still holds". */
     pthread_mutex_t value_lock;
     bool value_lock_init;
+    /* The value again, when it is a scalar of a pointer-free builtin type
+     * of at most 8 bytes (Boolean .. Double, DateTime, StatusCode: what
+     * plants mostly read), published by writers under value_lock and read
+     * with no lock through the seqlock vseq (odd while a writer updates;
+     * every field atomic, so readers never see a torn value and the
+     * sanitizers see no race). vtype NULL: no such copy, Reads take
+     * value_lock. */
+    _Atomic uint32_t vseq;
+    _Atomic(const uas_type *) vtype;
+    _Atomic uint64_t vbits;
+    _Atomic uint32_t vstatus;
+    _Atomic int64_t vsrc_ts, vsrv_ts;
     bool has_value;
     uas_variant value; /* heap-owned */
     uas_status status;
@@ -268,6 +282,10 @@ uas_status as_check_value(const uas_nodeid *data_type, int32_t value_rank, const
  * dropped. Caller holds the read lock. source_ts 0: now. */
 void as_swap_value(uas_aspace *as, as_node *d, uas_variant *v, uas_status status,
                    uas_datetime source_ts, uas_datetime now);
+/* Refreshes the lock-free copy of d's value (see as_node.vseq) from
+ * d->value, status and timestamps. Caller holds value_lock, or d is not
+ * published yet. */
+void as_vfast_publish(as_node *d);
 /* The same with a deep copy of v. Good or BadOutOfMemory. */
 uas_status as_store_value(uas_aspace *as, as_node *d, const uas_variant *v, uas_status status,
                           uas_datetime source_ts, uas_datetime now);

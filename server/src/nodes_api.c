@@ -256,6 +256,7 @@ static uas_status variable_attrs(uas_aspace *as, as_node *n, const uas_variable_
     if (has_value) {
         AS_TRY(uas_copy(v, &n->value, UAS_TYPE(VARIANT)));
         n->has_value = true;
+        as_vfast_publish(n); /* n is not in the map yet */
     }
     return UAS_GOOD;
 }

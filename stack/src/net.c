@@ -1,7 +1,7 @@
 /* libev glue: loops and connections. Reads land in a pooled buffer that is
  * handed to the channel (which may verify/decrypt in place); chunks the
- * channel produces are queued and written with writev, coalesced per read
- * callback. A peer that stops reading is dropped once its queue passes the
+ * channel produces are queued and written with writev once per loop
+ * iteration (see flush_pending). A peer that stops reading is dropped once its queue passes the
  * limit, so it never stalls the loop or grows memory without bound. */
 #define _GNU_SOURCE
 #include <ua/log.h>
@@ -26,7 +26,14 @@
 struct uas_loop {
     struct ev_loop *ev;
     uas_bufpool *pool;
+    /* Connections with output queued in this iteration, written by
+     * flush_pending just before the loop sleeps. */
+    ev_prepare flush_w;
+    uas_conn *pending;
 };
+
+static void flush_pending(struct ev_loop *ev, ev_prepare *w, int revents);
+static void drop_pending(uas_loop *l);
 
 uas_loop *uas_loop_new(size_t max_pool_bytes)
 {
@@ -39,6 +46,10 @@ uas_loop *uas_loop_new(size_t max_pool_bytes)
         uas_loop_delete(l);
         return NULL;
     }
+    ev_prepare_init(&l->flush_w, flush_pending);
+    l->flush_w.data = l;
+    ev_prepare_start(l->ev, &l->flush_w);
+    ev_unref(l->ev); /* the flush alone does not keep ev_run going */
     return l;
 }
 
@@ -46,6 +57,11 @@ void uas_loop_delete(uas_loop *l)
 {
     if (!l)
         return;
+    if (l->ev && ev_is_active(&l->flush_w)) {
+        ev_ref(l->ev);
+        ev_prepare_stop(l->ev, &l->flush_w);
+    }
+    drop_pending(l);
     if (l->ev)
         ev_loop_destroy(l->ev);
     uas_bufpool_delete(l->pool);
@@ -108,7 +124,9 @@ struct uas_conn {
     bool connecting; /* client: waiting for connect() to finish */
     bool drop;       /* output was refused: close without flushing */
     bool dead;
-    int64_t close_by; /* closing: shut down by then even if output is left */
+    int64_t close_by;       /* closing: shut down by then even if output is left */
+    bool pending;           /* on loop->pending: holds one busy reference */
+    uas_conn *pending_next; /* the loop's list of connections to flush */
     uas_status reason;
 };
 
@@ -168,6 +186,66 @@ static void set_closing(uas_conn *c, uas_status reason)
     ev_timer_stop(c->loop->ev, &c->timer);
     ev_timer_set(&c->timer, CLOSE_LINGER_MS / 1000.0, 0.0);
     ev_timer_start(c->loop->ev, &c->timer);
+}
+
+static void conn_flush(uas_conn *c);
+
+enum { UAS_NET_FLUSH_NOW_BYTES = 64 * 1024 };
+
+/* The write waits for the end of the loop iteration: every response that
+ * the reads of this iteration produce for c goes out in one writev, and
+ * the loop makes one pass over the written connections instead of a write
+ * per message. The busy reference keeps c's memory until the pass. */
+static void conn_flush_later(uas_conn *c)
+{
+    /* A queue this long is written at once, as before the batching: a
+     * caller queueing many requests outside the loop would otherwise hit
+     * max_output before the iteration ends. */
+    if (c->out_bytes >= UAS_NET_FLUSH_NOW_BYTES) {
+        conn_flush(c);
+        return;
+    }
+    if (c->pending || c->dead)
+        return;
+    c->pending = true;
+    c->busy++;
+    c->pending_next = c->loop->pending;
+    c->loop->pending = c;
+}
+
+static void flush_pending(struct ev_loop *ev, ev_prepare *w, int revents)
+{
+    (void)ev;
+    (void)revents;
+    uas_loop *l = w->data;
+    /* A flush may close a connection, whose owner may queue output on
+     * others: take the list, then loop until no new entries appear. */
+    while (l->pending) {
+        uas_conn *c = l->pending;
+        l->pending = NULL;
+        while (c) {
+            uas_conn *next = c->pending_next;
+            c->pending = false;
+            c->pending_next = NULL;
+            if (!c->dead && !c->connecting)
+                conn_flush(c);
+            conn_release(c);
+            c = next;
+        }
+    }
+}
+
+/* At loop deletion: connections closed since the last pass still hold
+ * the pass's reference; giving it back frees them. */
+static void drop_pending(uas_loop *l)
+{
+    while (l->pending) {
+        uas_conn *c = l->pending;
+        l->pending = c->pending_next;
+        c->pending = false;
+        c->pending_next = NULL;
+        conn_release(c);
+    }
 }
 
 /* Write as much of the queue as the socket takes. */
@@ -265,7 +343,7 @@ static uas_status ch_send(void *ud, uas_buf *chunk)
     c->out_bytes += chunk->len;
     c->out_mem += chunk->cap;
     if (!c->corked && !c->connecting)
-        conn_flush(c);
+        conn_flush_later(c);
     return UAS_GOOD;
 }
 
@@ -327,7 +405,7 @@ static void on_timer(struct ev_loop *ev, ev_timer *w, int revents)
     c->corked = true;
     arm_timer(c);
     c->corked = false;
-    conn_flush(c);
+    conn_flush_later(c);
     conn_release(c);
 }
 
@@ -352,7 +430,7 @@ static void on_readable(struct ev_loop *ev, ev_io *w, int revents)
             set_closing(c, st);
             ev_io_stop(c->loop->ev, &c->rio);
         }
-        conn_flush(c);
+        conn_flush_later(c);
         if (!c->dead)
             arm_timer(c);
     } else {
@@ -583,7 +661,7 @@ uas_status uas_conn_send(uas_conn *c, uint32_t request_id, const void *msg, cons
     uas_status st = uas_channel_send(c->ch, request_id, msg, t);
     c->corked = was_corked;
     if (!was_corked && !c->connecting)
-        conn_flush(c);
+        conn_flush_later(c);
     conn_release(c);
     return st;
 }

@@ -221,6 +221,16 @@ typedef struct uas_result {
     uint64_t lock_waits[4];
     bool has_server; /* false with --target: server-side numbers unknown */
 
+    /* Open loop (--rate): requests were due at fixed times, spread over the
+     * sessions; latency counts from the send, lateness is counted apart. */
+    bool has_rate;
+    double offered_rate; /* requests/s asked for */
+    uint64_t due;        /* requests due in the window */
+    uint64_t sent_late;  /* of them, sent more than late_ns after their time */
+    uint64_t late_ns;    /* max(UAS_RATE_LATE_NS, one session's interval) */
+    uint64_t capped;     /* of them, not sent: the session had --inflight outstanding */
+    bool rate_kept;      /* see uas_rate_judge */
+
     /* Subscription scenarios (sub, sessions, counters): requests, throughput
      * and the latency fields above then count notifications, notif/s and
      * write->notification latency, and the per-op server costs are per
@@ -270,6 +280,14 @@ typedef struct uas_result {
 /* Fills r->why with the parts of a subscription scenario's criterion that
  * r's figures miss (empty when none), and the first error if one is given. */
 void uas_result_explain(uas_result *r, const char *first_error);
+
+/* Whether an open-loop run kept its rate: at most 1 % of the due requests
+ * sent late (after the session's next request was due, and at least
+ * UAS_RATE_LATE_NS after their time) or dropped at the in-flight cap, and
+ * answered throughput at least 98 % of the offered rate. Sets
+ * r->rate_kept, r->pass and r->why. */
+enum { UAS_RATE_LATE_NS = 10000000 };
+void uas_rate_judge(uas_result *r);
 
 /* Markdown result block; every field labelled. */
 void uas_result_print(FILE *f, const uas_result *r, const uas_run_record *rec);

@@ -1,10 +1,12 @@
 /* Write: type and rank checks, access levels, index range writes,
  * callbacks, status and timestamps, local value access and concurrency. */
+#define _GNU_SOURCE
 #include <criterion/criterion.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
 
+#include "aspace_internal.h"
 #include "helper_aspace.h"
 
 #define RW (UAS_ACCESS_LEVEL_TYPE_CURRENT_READ | UAS_ACCESS_LEVEL_TYPE_CURRENT_WRITE)
@@ -431,4 +433,72 @@ Test(write, concurrent_writes_reads_and_adds)
     for (uint32_t i = 0; i < 2000; i += 199)
         cr_assert_eq(*(int32_t *)read_attr(&f, N1(1000 + i), 13, NULL).value.data, (int32_t)i);
     (void)pages;
+}
+
+/* ---- lock-free scalar reads: value, status and timestamp of one write ---- */
+
+#define TS0 ((uas_datetime)133000000000000000)
+
+static void *scalar_writer(void *p)
+{
+    race *r = p;
+    uas_aspace *as = r->f->s->as;
+    uas_nodeid id = N1(2);
+    for (int32_t i = 1; i <= 3000000; i++) {
+        uas_variant v;
+        uas_variant_set_scalar(&v, &i, UAS_TYPE(INT32));
+        as_rdlock(as);
+        as_nv nv = as_lookup(as, &id);
+        if (!nv.d || as_store_value(as, nv.d, &v, (i & 1) ? UAS_UNCERTAIN : UAS_GOOD, TS0 + i,
+                                    TS0 + 2 * (uas_datetime)i) != UAS_GOOD)
+            r->bad++;
+        as_unlock(as);
+    }
+    return NULL;
+}
+
+static void *scalar_reader(void *p)
+{
+    race *r = p;
+    uint8_t first[512];
+    uas_arena a;
+    uas_arena_init(&a, first, sizeof(first), 0);
+    uas_read_value_id rv;
+    memset(&rv, 0, sizeof(rv));
+    rv.node_id = N1(2);
+    rv.attribute_id = 13;
+    while (!atomic_load(&r->stop)) {
+        uas_datavalue d;
+        uas_aspace_read(r->f->s->as, &rv, UAS_TIMESTAMPS_TO_RETURN_BOTH, 0, &d, &a);
+        int32_t i = d.value.type == UAS_TYPE(INT32) ? *(int32_t *)d.value.data : -1;
+        uas_status st = d.has_status ? d.status : UAS_GOOD;
+        if (i < 0 || (i > 0 && (d.source_timestamp != TS0 + i ||
+                                st != ((i & 1) ? UAS_UNCERTAIN : UAS_GOOD))))
+            r->bad++;
+        uas_arena_reset(&a);
+    }
+    uas_arena_free(&a);
+    return NULL;
+}
+
+Test(write, concurrent_scalar_reads_see_one_write_whole)
+{
+    int32_t zero = 0;
+    uas_variant v;
+    uas_variant_set_scalar(&v, &zero, UAS_TYPE(INT32));
+    cr_assert_eq(add_var(&f, N1(2), "I32", &v, N0(UAS_NS0ID_INT32), -1, RW), UAS_GOOD);
+    race r = {&f, false, 0};
+    /* One writer (two would mostly wait for each other on value_lock), two
+     * readers. A torn read is rare even when the seqlock is broken: with
+     * the reader's sequence checks removed, 3 million writes gave 77 and
+     * 124,306 torn reads in two runs, 1 million gave none. */
+    pthread_t w, rd[2];
+    for (int i = 0; i < 2; i++)
+        pthread_create(&rd[i], NULL, scalar_reader, &r);
+    pthread_create(&w, NULL, scalar_writer, &r);
+    pthread_join(w, NULL);
+    atomic_store(&r.stop, true);
+    for (int i = 0; i < 2; i++)
+        pthread_join(rd[i], NULL);
+    cr_assert_eq(atomic_load(&r.bad), 0, "%d reads mixed two writes", atomic_load(&r.bad));
 }
