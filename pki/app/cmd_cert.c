@@ -47,9 +47,10 @@ static void cell(const char *s)
 int cmd_create(uapki *a, int argc, char **argv)
 {
     (void)argv;
-    int rc = only_options(
-        a, OPT_URI | OPT_NAME | OPT_ORG | OPT_DNS | OPT_IP | OPT_BITS | OPT_DAYS | OPT_FORCE,
-        "create");
+    int rc = only_options(a,
+                          OPT_URI | OPT_NAME | OPT_ORG | OPT_DNS | OPT_IP | OPT_BITS |
+                              OPT_KEY_TYPE | OPT_DAYS | OPT_FORCE,
+                          "create");
     if (rc)
         return rc;
     if (argc != 0)
@@ -84,6 +85,7 @@ int cmd_create(uapki *a, int argc, char **argv)
     p.ip_addresses = a->ip;
     p.ip_count = (size_t)a->nip;
     p.key_bits = a->bits;
+    p.key_type = a->key_type;
     p.validity_days = a->days;
     p.file_name = file;
     p.overwrite = a->force;
@@ -112,7 +114,10 @@ int cmd_create(uapki *a, int argc, char **argv)
     printf("        %s/own/private/%s.pem (mode 0600)\n", uas_pki_store_dir(s), file);
     printf("subject:    %s\n", info.subject);
     printf("uri:        %s\n", info.application_uri);
-    printf("key:        RSA %u bits\n", info.key_bits);
+    if (a->key_type && strncmp(a->key_type, "rsa", 3) != 0)
+        printf("key:        %s\n", a->key_type);
+    else
+        printf("key:        RSA %u bits\n", info.key_bits);
     printf("valid to:   %s UTC\n", until);
     printf("thumbprint: %s\n", info.thumbprint);
     uas_pki_store_close(s);

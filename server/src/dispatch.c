@@ -285,6 +285,8 @@ void uas_dispatch_accept(uas_sloop *l, int fd)
     cc.channel.hello_timeout_ms = s->cfg.hello_timeout_ms;
     cc.channel.decode_limits = &s->cfg.decode_limits;
     cc.channel.cred = s->cred;
+    cc.channel.more_creds = s->ecc_creds;
+    cc.channel.more_cred_count = s->ecc_cred_count;
     cc.channel.offers = s->offers;
     cc.channel.offer_count = s->channel_offer_count;
     cc.channel.validate_peer = uas_server_validate_client;

@@ -219,8 +219,9 @@ static uas_status sign_client(uas_request_ctx *ctx, const uas_create_session_req
 static uint8_t *activation_data(uas_request_ctx *ctx, size_t *len)
 {
     size_t n = 0;
-    const uint8_t *cert =
-        ctx->server->cred ? uas_secpol_cred_cert(ctx->server->cred, &n) : (const uint8_t *)"";
+    const uint8_t *cert = uas_channel_local_cert(channel_obj(ctx), &n);
+    if (!cert)
+        cert = (const uint8_t *)"";
     size_t nonce = sizeof(ctx->session->server_nonce);
     uint8_t *data = uas_arena_alloc(ctx->arena, n + nonce);
     if (data) {
@@ -284,8 +285,11 @@ void uas_svc_create_session(uas_request_ctx *ctx, const void *vreq, void *vresp)
         se->client_cert.length = req->client_certificate.length;
     }
     if (ctx->server->cred) {
+        /* The certificate of the channel's type (RSA or an ECC curve). */
         size_t n;
-        const uint8_t *cert = uas_secpol_cred_cert(ctx->server->cred, &n);
+        const uint8_t *cert = uas_channel_local_cert(ch, &n);
+        if (!cert)
+            cert = uas_secpol_cred_cert(ctx->server->cred, &n);
         resp->server_certificate.data = (uint8_t *)cert;
         resp->server_certificate.length = n;
     }
