@@ -74,6 +74,10 @@ struct uas_session {
      * (heap copy, NULL on a None channel), whom the session was activated
      * for (user name or certificate thumbprint, for logs). */
     uas_bytestring client_cert;
+    /* CreateSession's clientNonce: the ECC policies with channel-bound
+     * signatures sign it again in ActivateSession. */
+    uint8_t client_nonce[64];
+    uint8_t client_nonce_len;
     char user[72];
     uint32_t roles; /* authz.h: the roles of the activated identity */
     /* Per-session state of the View services (continuation points); owned
