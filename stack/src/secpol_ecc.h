@@ -75,7 +75,8 @@ typedef struct uas_ecc_eph {
     bool have;
 } uas_ecc_eph;
 
-/* Makes a fresh ephemeral key; pub receives the nonce encoding (x | y for
+/* Makes a fresh ephemeral key, replacing (and wiping) the one e holds; e
+ * must be zeroed before its first use. pub receives the nonce encoding (x | y for
  * the Weierstrass curves, the raw key for X25519/X448). */
 uas_status uas__ecc_eph_new(uas_ecc_curve c, uas_ecc_eph *e, uint8_t *pub, size_t pub_len);
 void uas__ecc_eph_clear(uas_ecc_eph *e);

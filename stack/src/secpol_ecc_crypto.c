@@ -208,13 +208,19 @@ uas_status uas__ecc_hkdf(const char *md, const uint8_t *ikm, size_t ikm_len, con
     char mdname[16];
     strncpy(mdname, md, sizeof(mdname) - 1);
     mdname[sizeof(mdname) - 1] = 0;
-    OSSL_PARAM params[] = {
-        OSSL_PARAM_utf8_string(OSSL_KDF_PARAM_DIGEST, mdname, 0),
-        OSSL_PARAM_octet_string(OSSL_KDF_PARAM_KEY, (void *)ikm, ikm_len),
-        OSSL_PARAM_octet_string(OSSL_KDF_PARAM_SALT, (void *)salt, salt_len),
-        OSSL_PARAM_octet_string(OSSL_KDF_PARAM_INFO, (void *)info, info_len),
-        OSSL_PARAM_END,
-    };
+    /* An empty salt or info is left out: HKDF then uses its default (a
+     * salt of HashLen zeros, RFC 5869 2.2). */
+    OSSL_PARAM params[5];
+    size_t np = 0;
+    params[np++] = OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, mdname, 0);
+    params[np++] = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, (void *)ikm, ikm_len);
+    if (salt_len)
+        params[np++] =
+            OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_SALT, (void *)salt, salt_len);
+    if (info_len)
+        params[np++] =
+            OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO, (void *)info, info_len);
+    params[np] = OSSL_PARAM_construct_end();
     EVP_KDF_CTX *k = EVP_KDF_CTX_new(g_hkdf);
     uas_status st =
         k && EVP_KDF_derive(k, out, out_len, params) == 1 ? UAS_GOOD : UAS_BAD_INTERNAL_ERROR;
