@@ -183,15 +183,21 @@ uas_status uas__ecc_shared(uas_ecc_curve c, const uas_ecc_eph *e, const uint8_t 
     }
     uas_status st = UAS_BAD_NONCE_INVALID;
     EVP_PKEY *pk = peer_key(c, peer, peer_len);
-    EVP_PKEY_CTX *dc = pk ? EVP_PKEY_CTX_new_from_pkey(NULL, e->pkey, NULL) : NULL;
+    /* The import refused a point off the curve; the quick check refuses
+     * the point at infinity and coordinates out of range. The full check
+     * (set_peer_ex with validate 1) would add a scalar multiplication by
+     * the group order, which proves nothing on these curves of cofactor
+     * 1 (P-256, P-384, brainpool r1) and X448 has no such check. */
+    EVP_PKEY_CTX *kc = pk ? EVP_PKEY_CTX_new_from_pkey(NULL, pk, NULL) : NULL;
+    bool valid = kc && (c == UAS_ECC_CURVE448 || EVP_PKEY_public_check_quick(kc) == 1);
+    EVP_PKEY_CTX *dc = valid ? EVP_PKEY_CTX_new_from_pkey(NULL, e->pkey, NULL) : NULL;
     size_t n = UAS_ECC_SECRET_MAX;
-    /* set_peer_ex validates the peer's key: on the curve, not the point at
-     * infinity. */
-    if (dc && EVP_PKEY_derive_init(dc) == 1 && EVP_PKEY_derive_set_peer_ex(dc, pk, 1) == 1 &&
+    if (dc && EVP_PKEY_derive_init(dc) == 1 && EVP_PKEY_derive_set_peer_ex(dc, pk, 0) == 1 &&
         EVP_PKEY_derive(dc, secret, &n) == 1) {
         *secret_len = n;
         st = UAS_GOOD;
     }
+    EVP_PKEY_CTX_free(kc);
     EVP_PKEY_CTX_free(dc);
     EVP_PKEY_free(pk);
     ERR_clear_error();
@@ -386,6 +392,9 @@ uas_status uas__aead_seal(uas_aead_key *k, uas_aead a, uint32_t token_id, uint32
 {
     uint8_t nonce[UAS_AEAD_IV_LEN];
     uas__aead_nonce(k->iv, token_id, seq, nonce);
+    uint8_t none[1];
+    if (!data) /* Sign: nothing to encrypt, but the libraries want a buffer */
+        data = none;
     if (a == UAS_AEAD_CHACHA20_POLY1305) {
         unsigned long long tl = 0;
         return crypto_aead_chacha20poly1305_ietf_encrypt_detached(
@@ -410,6 +419,9 @@ uas_status uas__aead_open(uas_aead_key *k, uas_aead a, uint32_t token_id, uint32
 {
     uint8_t nonce[UAS_AEAD_IV_LEN];
     uas__aead_nonce(k->iv, token_id, seq, nonce);
+    uint8_t none[1];
+    if (!data)
+        data = none;
     if (a == UAS_AEAD_CHACHA20_POLY1305) {
         return crypto_aead_chacha20poly1305_ietf_decrypt_detached(data, NULL, data, data_len, tag,
                                                                   aad, aad_len, nonce, k->key) == 0

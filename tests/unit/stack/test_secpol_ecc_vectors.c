@@ -112,6 +112,19 @@ Test(ecc_vectors, x448_rfc7748_6_2)
     uas__ecc_eph_clear(&e);
 }
 
+Test(ecc_vectors, x448_low_order_point_is_refused)
+{
+    uas_ecc_eph e;
+    memset(&e, 0, sizeof(e));
+    uint8_t pub[56];
+    cr_assert_eq(uas__ecc_eph_new(UAS_ECC_CURVE448, &e, pub, sizeof(pub)), UAS_GOOD);
+    uint8_t zero[56] = {0};
+    uint8_t out[UAS_ECC_SECRET_MAX];
+    size_t n = 0;
+    cr_assert_eq(uas__ecc_shared(UAS_ECC_CURVE448, &e, zero, 56, out, &n), UAS_BAD_NONCE_INVALID);
+    uas__ecc_eph_clear(&e);
+}
+
 Test(ecc_vectors, p256_both_sides_agree_and_a_point_off_the_curve_is_refused)
 {
     uas_ecc_eph a, b;
