@@ -127,7 +127,7 @@ extern const uas_secpol uas_secpol_ecc_curve448;
 const uas_secpol *uas_secpol_find(const uint8_t *uri, size_t len);
 
 /* Every policy compiled in (None first, then the RSA ones strongest
- * first, Basic256 last); *count receives their number. */
+ * first, then the ECC ones, Basic256 last); *count receives their number. */
 const uas_secpol *const *uas_secpol_all(size_t *count);
 
 /* The compiled-in policy with this URI, or NULL; a deprecated policy only

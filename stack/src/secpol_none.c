@@ -51,7 +51,6 @@ static const uas_secpol *const policies[] = {
     &uas_secpol_aes256_sha256_rsapss,
     &uas_secpol_basic256sha256,
     &uas_secpol_aes128_sha256_rsaoaep,
-    &uas_secpol_basic256,
     &uas_secpol_ecc_nistp256_aesgcm,
     &uas_secpol_ecc_nistp256_chachapoly,
     &uas_secpol_ecc_nistp384_aesgcm,
@@ -62,6 +61,7 @@ static const uas_secpol *const policies[] = {
     &uas_secpol_ecc_brainpoolp384r1_chachapoly,
     &uas_secpol_ecc_curve25519,
     &uas_secpol_ecc_curve448,
+    &uas_secpol_basic256,
 #endif
 };
 
