@@ -261,6 +261,29 @@ static void print_usages(X509 *x)
     ERR_clear_error();
 }
 
+/* The key's kind as the certificate types are named (uapki create
+ * --key-type): RSA, or the ECC curve. */
+static const char *key_kind(EVP_PKEY *pk)
+{
+    if (!pk)
+        return "no";
+    if (EVP_PKEY_is_a(pk, "RSA"))
+        return "RSA";
+    if (EVP_PKEY_is_a(pk, "ED25519"))
+        return "curve25519 (Ed25519)";
+    if (EVP_PKEY_is_a(pk, "ED448"))
+        return "curve448 (Ed448)";
+    char group[64];
+    size_t n = 0;
+    static char buf[80];
+    if (EVP_PKEY_is_a(pk, "EC") &&
+        EVP_PKEY_get_utf8_string_param(pk, "group", group, sizeof(group), &n) == 1) {
+        snprintf(buf, sizeof(buf), "EC %s", group);
+        return buf;
+    }
+    return "non-RSA";
+}
+
 int cmd_show(uapki *a, int argc, char **argv)
 {
     int rc = only_options(a, 0, "show");
@@ -307,9 +330,7 @@ int cmd_show(uapki *a, int argc, char **argv)
            : info.not_before > now ? " (not yet valid)"
                                    : "");
     printf("%-12s%s\n", "thumbprint:", info.thumbprint);
-    printf("%-12s%s %u bits\n",
-           "key:", EVP_PKEY_get_base_id(X509_get0_pubkey(x)) == EVP_PKEY_RSA ? "RSA" : "non-RSA",
-           info.key_bits);
+    printf("%-12s%s %u bits\n", "key:", key_kind(X509_get0_pubkey(x)), info.key_bits);
     print_names(x);
     print_usages(x);
     X509_free(x);
