@@ -187,7 +187,7 @@ Test(ecc, user_name_over_ecc_is_refused_with_a_clear_message, .timeout = 60)
     eenv_stop(&s);
 }
 
-Test(ecc, every_policy_and_mode_reads_with_a_session, .timeout = 120)
+Test(ecc, every_policy_and_mode_reads_with_a_session, .timeout = 60)
 {
     char list[2048] = "";
     for (size_t i = 0; i < N_ECC; i++) {
