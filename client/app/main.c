@@ -48,6 +48,7 @@ static void usage(FILE *f)
           "  --security POLICY:MODE\n"
           "                     secure the connection, e.g. Basic256Sha256:SignAndEncrypt,\n"
           "                     Aes128_Sha256_RsaOaep:Sign, Aes256_Sha256_RsaPss:SignAndEncrypt\n"
+          "                     ECC_nistP256_AesGcm:SignAndEncrypt, ECC_curve25519:Sign\n"
           "                     (the server's certificate comes from its endpoint)\n"
           "  --pki DIR          client PKI store: own certificate (made on first use) and\n"
           "                     trusted server certificates (default\n"

@@ -65,6 +65,15 @@ static uas_status load_pki_cred(uas_client *c, const char *dir)
     p.application_uri = CLIENT_APP_URI;
     p.application_name = "uastack client";
     p.file_name = "uastack_client";
+    /* An ECC policy needs a certificate of its curve: one more own pair
+     * per type, uastack_client_<type>. */
+    const char *type = uas_secpol_cert_type(c->policy);
+    char file[64];
+    if (type && strcmp(type, "rsa") != 0) {
+        snprintf(file, sizeof(file), "uastack_client_%s", type);
+        p.file_name = file;
+        p.key_type = type;
+    }
     static const char *const dns[] = {"localhost"};
     p.dns_names = dns;
     p.dns_count = 1;

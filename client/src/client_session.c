@@ -92,6 +92,26 @@ static uas_status adopt_endpoint_cert(uas_client *c, const uas_create_session_re
     return st;
 }
 
+/* The channel-bound data of the ECC policies with SecureChannelEnhancements
+ * (Part 4, 5.6.2 / 5.6.3 of 1.05.07):
+ *   CreateSession:   TP | clientNonce | H(serverCert) | H(clientCert) | serverNonce
+ *   ActivateSession: TP | serverNonce | H(serverCert) | H(serverCert) | H(clientCert) |
+ *                    clientNonce */
+static uas_status bound_data(uas_client *c, bool activate, const uint8_t *server_nonce,
+                             size_t server_nonce_len, uint8_t **out, size_t *n)
+{
+    uas_channel *ch = uas_conn_channel(c->conn);
+    size_t cl = 0;
+    const uint8_t *client = uas_channel_local_cert(ch, &cl);
+    const uint8_t *certs[3] = {c->server_cert.data, c->server_cert.data, client};
+    size_t lens[3] = {c->server_cert.length, c->server_cert.length, cl};
+    if (activate)
+        return uas_channel_bound_data(ch, server_nonce, server_nonce_len, certs, lens, 3,
+                                      c->client_nonce, sizeof(c->client_nonce), out, n);
+    return uas_channel_bound_data(ch, c->client_nonce, sizeof(c->client_nonce), certs + 1, lens + 1,
+                                  2, server_nonce, server_nonce_len, out, n);
+}
+
 /* Part 4 5.6.3: clientSignature over serverCertificate + serverNonce. */
 static uas_status sign_client(uas_client *c, uas_signature_data *sd, uint8_t *sig, size_t cap)
 {
@@ -99,12 +119,19 @@ static uas_status sign_client(uas_client *c, uas_signature_data *sd, uint8_t *si
     if (!uas__security_on(c) || !c->conn)
         return UAS_GOOD;
     size_t n = c->server_cert.length + c->server_nonce_len;
-    uint8_t *data = uas_malloc(n ? n : 1);
-    if (!data)
-        return UAS_BAD_OUT_OF_MEMORY;
-    memcpy(data, c->server_cert.data, c->server_cert.length);
-    if (c->server_nonce_len)
-        memcpy(data + c->server_cert.length, c->server_nonce, c->server_nonce_len);
+    uint8_t *data = NULL;
+    if (uas_channel_enhanced(uas_conn_channel(c->conn))) {
+        uas_status bst = bound_data(c, true, c->server_nonce, c->server_nonce_len, &data, &n);
+        if (bst != UAS_GOOD)
+            return bst;
+    } else {
+        data = uas_malloc(n ? n : 1);
+        if (!data)
+            return UAS_BAD_OUT_OF_MEMORY;
+        memcpy(data, c->server_cert.data, c->server_cert.length);
+        if (c->server_nonce_len)
+            memcpy(data + c->server_cert.length, c->server_nonce, c->server_nonce_len);
+    }
     size_t sig_len = 0;
     uas_status st = uas_channel_sign(uas_conn_channel(c->conn), data, n, sig, cap, &sig_len);
     uas_free(data, n ? n : 1);
@@ -194,11 +221,19 @@ static uas_status check_server(uas_client *c, const uas_create_session_response 
     size_t cert_len = 0;
     const uint8_t *cert = uas_channel_local_cert(ch, &cert_len);
     size_t n = cert_len + sizeof(c->client_nonce);
-    uint8_t *data = uas_malloc(n);
-    if (!data)
-        return UAS_BAD_OUT_OF_MEMORY;
-    memcpy(data, cert, cert_len);
-    memcpy(data + cert_len, c->client_nonce, sizeof(c->client_nonce));
+    uint8_t *data = NULL;
+    if (uas_channel_enhanced(ch)) {
+        uas_status bst = bound_data(c, false, r->server_nonce.data,
+                                    r->server_nonce.data ? r->server_nonce.length : 0, &data, &n);
+        if (bst != UAS_GOOD)
+            return bst;
+    } else {
+        data = uas_malloc(n);
+        if (!data)
+            return UAS_BAD_OUT_OF_MEMORY;
+        memcpy(data, cert, cert_len);
+        memcpy(data + cert_len, c->client_nonce, sizeof(c->client_nonce));
+    }
     uas_status st = uas_channel_verify(ch, data, n, r->server_signature.signature.data,
                                        r->server_signature.signature.length);
     uas_free(data, n);

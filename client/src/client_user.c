@@ -27,6 +27,13 @@ static uas_status token_secpol(const uas_client *c, const uas_secpol **pol)
                 c->cfg.endpoint_url, token_policy(c));
         return UAS_BAD_SECURITY_POLICY_REJECTED;
     }
+    if ((*pol)->ecc) {
+        uas_log(UAS_LOG_ERROR, "client",
+                "%s: a user name over %s needs an EccEncryptedSecret, which uastack does not "
+                "implement (use an RSA endpoint or an anonymous login)",
+                c->cfg.endpoint_url, token_policy(c));
+        return UAS_BAD_SECURITY_POLICY_REJECTED;
+    }
     return UAS_GOOD;
 }
 

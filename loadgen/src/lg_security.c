@@ -73,6 +73,8 @@ int lg_sec_open(lg_sec *s, const lg_opts *o, int level)
         p.application_uri = "urn:uastack:client";
         p.application_name = "uastack self-load";
         p.file_name = "selfload";
+        /* An ECC policy needs a certificate of its curve. */
+        p.key_type = uas_secpol_cert_type(uas_security_policy(s->policy_uri, true));
         static const char *const dns[] = {"localhost"};
         p.dns_names = dns;
         p.dns_count = 1;

@@ -47,9 +47,10 @@ static void cell(const char *s)
 int cmd_create(uapki *a, int argc, char **argv)
 {
     (void)argv;
-    int rc = only_options(
-        a, OPT_URI | OPT_NAME | OPT_ORG | OPT_DNS | OPT_IP | OPT_BITS | OPT_DAYS | OPT_FORCE,
-        "create");
+    int rc = only_options(a,
+                          OPT_URI | OPT_NAME | OPT_ORG | OPT_DNS | OPT_IP | OPT_BITS |
+                              OPT_KEY_TYPE | OPT_DAYS | OPT_FORCE,
+                          "create");
     if (rc)
         return rc;
     if (argc != 0)
@@ -84,6 +85,7 @@ int cmd_create(uapki *a, int argc, char **argv)
     p.ip_addresses = a->ip;
     p.ip_count = (size_t)a->nip;
     p.key_bits = a->bits;
+    p.key_type = a->key_type;
     p.validity_days = a->days;
     p.file_name = file;
     p.overwrite = a->force;
@@ -112,7 +114,10 @@ int cmd_create(uapki *a, int argc, char **argv)
     printf("        %s/own/private/%s.pem (mode 0600)\n", uas_pki_store_dir(s), file);
     printf("subject:    %s\n", info.subject);
     printf("uri:        %s\n", info.application_uri);
-    printf("key:        RSA %u bits\n", info.key_bits);
+    if (a->key_type && strncmp(a->key_type, "rsa", 3) != 0)
+        printf("key:        %s\n", a->key_type);
+    else
+        printf("key:        RSA %u bits\n", info.key_bits);
     printf("valid to:   %s UTC\n", until);
     printf("thumbprint: %s\n", info.thumbprint);
     uas_pki_store_close(s);
@@ -256,6 +261,29 @@ static void print_usages(X509 *x)
     ERR_clear_error();
 }
 
+/* The key's kind as the certificate types are named (uapki create
+ * --key-type): RSA, or the ECC curve. */
+static const char *key_kind(EVP_PKEY *pk)
+{
+    if (!pk)
+        return "no";
+    if (EVP_PKEY_is_a(pk, "RSA"))
+        return "RSA";
+    if (EVP_PKEY_is_a(pk, "ED25519"))
+        return "curve25519 (Ed25519)";
+    if (EVP_PKEY_is_a(pk, "ED448"))
+        return "curve448 (Ed448)";
+    char group[64];
+    size_t n = 0;
+    static char buf[80];
+    if (EVP_PKEY_is_a(pk, "EC") &&
+        EVP_PKEY_get_utf8_string_param(pk, "group", group, sizeof(group), &n) == 1) {
+        snprintf(buf, sizeof(buf), "EC %s", group);
+        return buf;
+    }
+    return "non-RSA";
+}
+
 int cmd_show(uapki *a, int argc, char **argv)
 {
     int rc = only_options(a, 0, "show");
@@ -302,9 +330,7 @@ int cmd_show(uapki *a, int argc, char **argv)
            : info.not_before > now ? " (not yet valid)"
                                    : "");
     printf("%-12s%s\n", "thumbprint:", info.thumbprint);
-    printf("%-12s%s %u bits\n",
-           "key:", EVP_PKEY_get_base_id(X509_get0_pubkey(x)) == EVP_PKEY_RSA ? "RSA" : "non-RSA",
-           info.key_bits);
+    printf("%-12s%s %u bits\n", "key:", key_kind(X509_get0_pubkey(x)), info.key_bits);
     print_names(x);
     print_usages(x);
     X509_free(x);

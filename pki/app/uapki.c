@@ -21,7 +21,10 @@ static void usage(FILE *f)
           "\n"
           "certificates (store DIR, default ./uastack-pki):\n"
           "  create --uri URI [--name NAME] [--org ORG] [--dns HOST]... [--ip ADDR]...\n"
-          "         [--bits N] [--days N] [--force]\n"
+          "         [--bits N] [--key-type TYPE] [--days N] [--force]\n"
+          "                            TYPE: rsa2048 (default), rsa3072, rsa4096, nistP256,\n"
+          "                            nistP384, brainpoolP256r1, brainpoolP384r1, curve25519,\n"
+          "                            curve448\n"
           "                            make the application instance certificate and key\n"
           "                            (own/certs/NAME.der, own/private/NAME.pem, mode 0600)\n"
           "  list [own|trusted|issuers|rejected]\n"
@@ -212,6 +215,13 @@ static int parse(uapki *a, int argc, char **argv, char **pos, int *npos)
             if (!v || !parse_u32(v, &a->bits))
                 return usage_error("--bits needs a number (2048..8192)");
             a->seen |= OPT_BITS;
+        } else if (opt(argc, argv, &i, "--key-type", &v)) {
+            if (!v || !uas_pki_key_type_valid(v))
+                return usage_error("--key-type needs rsa2048, rsa3072, rsa4096, nistP256, "
+                                   "nistP384, brainpoolP256r1, brainpoolP384r1, curve25519 or "
+                                   "curve448");
+            a->key_type = v;
+            a->seen |= OPT_KEY_TYPE;
         } else if (opt(argc, argv, &i, "--days", &v)) {
             if (!v || !parse_u32(v, &a->days) || a->days == 0)
                 return usage_error("--days needs a positive number");

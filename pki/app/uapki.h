@@ -30,6 +30,7 @@ enum {
     OPT_MIN_BITS = 1u << 12,
     OPT_MAX_BITS = 1u << 13,
     OPT_LENIENT = 1u << 14,
+    OPT_KEY_TYPE = 1u << 15,
 };
 
 typedef struct uapki {
@@ -42,6 +43,7 @@ typedef struct uapki {
     const char *ip[MAX_SAN];
     int nip;
     uint32_t bits, days, min_bits, max_bits;
+    const char *key_type; /* create --key-type */
     bool force, issuer, password_stdin, lenient;
     unsigned seen;
     char users_buf[4096];

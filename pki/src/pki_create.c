@@ -205,6 +205,15 @@ static bool set_serial(X509 *x)
     return ok;
 }
 
+static const EVP_MD *sign_md(EVP_PKEY *key)
+{
+    if (EVP_PKEY_is_a(key, "ED25519") || EVP_PKEY_is_a(key, "ED448"))
+        return NULL;
+    if (EVP_PKEY_is_a(key, "EC") && EVP_PKEY_get_bits(key) > 256)
+        return EVP_sha384();
+    return EVP_sha256();
+}
+
 static X509 *make_cert(EVP_PKEY *key, const uas_pki_create_params *p, uas_datetime now)
 {
     X509 *x = X509_new();
@@ -236,13 +245,17 @@ static X509 *make_cert(EVP_PKEY *key, const uas_pki_create_params *p, uas_dateti
     X509V3_set_ctx(&ctx, x, x, NULL, NULL, 0);
     if (!add_ext(x, &ctx, NID_basic_constraints, "critical,CA:FALSE") ||
         !add_ext(x, &ctx, NID_key_usage,
-                 "critical,digitalSignature,nonRepudiation,keyEncipherment,dataEncipherment,"
-                 "keyCertSign") ||
+                 EVP_PKEY_is_a(key, "RSA")
+                     ? "critical,digitalSignature,nonRepudiation,keyEncipherment,"
+                       "dataEncipherment,keyCertSign"
+                     : "critical,digitalSignature,nonRepudiation,keyCertSign") ||
         !add_ext(x, &ctx, NID_ext_key_usage, "serverAuth,clientAuth") ||
         !add_ext(x, &ctx, NID_subject_key_identifier, "hash") ||
         !add_ext(x, &ctx, NID_authority_key_identifier, "keyid:always") || !add_san(x, p))
         goto fail;
-    if (X509_sign(x, key, EVP_sha256()) <= 0)
+    /* EdDSA signs the message itself (no digest); ECDSA on a 384-bit
+     * curve takes SHA-384. */
+    if (X509_sign(x, key, sign_md(key)) <= 0)
         goto fail;
     X509_NAME_free(name);
     return x;
@@ -250,6 +263,60 @@ fail:
     uas_log(UAS_LOG_ERROR, PKI_LOG, "cannot make the certificate: %s", pki_ssl_error());
     X509_NAME_free(name);
     X509_free(x);
+    return NULL;
+}
+
+/* The ECC certificate types (Part 12 / Part 6 names) and their keys. */
+static const struct {
+    const char *type;
+    const char *alg;
+    const char *group;
+} ecc_types[] = {
+    {"nistP256", "EC", "P-256"},
+    {"nistP384", "EC", "P-384"},
+    {"brainpoolP256r1", "EC", "brainpoolP256r1"},
+    {"brainpoolP384r1", "EC", "brainpoolP384r1"},
+    {"curve25519", "ED25519", NULL},
+    {"curve448", "ED448", NULL},
+};
+
+static bool rsa_type(const char *t, uint32_t *bits)
+{
+    if (!t || !strcmp(t, "rsa"))
+        return true;
+    if (!strcmp(t, "rsa2048"))
+        *bits = 2048;
+    else if (!strcmp(t, "rsa3072"))
+        *bits = 3072;
+    else if (!strcmp(t, "rsa4096"))
+        *bits = 4096;
+    else
+        return false;
+    return true;
+}
+
+bool uas_pki_key_type_valid(const char *t)
+{
+    uint32_t bits = 0;
+    if (rsa_type(t, &bits))
+        return true;
+    for (size_t i = 0; i < sizeof(ecc_types) / sizeof(ecc_types[0]); i++)
+        if (!strcmp(t, ecc_types[i].type))
+            return true;
+    return false;
+}
+
+static EVP_PKEY *gen_key(const char *t, uint32_t bits)
+{
+    if (rsa_type(t, &bits))
+        return EVP_RSA_gen(bits);
+    for (size_t i = 0; i < sizeof(ecc_types) / sizeof(ecc_types[0]); i++) {
+        if (strcmp(t, ecc_types[i].type) != 0)
+            continue;
+        if (ecc_types[i].group)
+            return EVP_PKEY_Q_keygen(NULL, NULL, "EC", ecc_types[i].group);
+        return EVP_PKEY_Q_keygen(NULL, NULL, ecc_types[i].alg);
+    }
     return NULL;
 }
 
@@ -290,11 +357,20 @@ uas_status uas_pki_create_own(uas_pki_store *s, const uas_pki_create_params *p, 
         return UAS_BAD_ENTRY_EXISTS;
     }
     uint32_t bits = p->key_bits ? p->key_bits : DEFAULT_BITS;
-    EVP_PKEY *key = EVP_RSA_gen(bits);
+    const char *type = p->key_type ? p->key_type : "rsa";
+    if (!uas_pki_key_type_valid(type)) {
+        uas_log(UAS_LOG_ERROR, PKI_LOG,
+                "unknown key type '%.32s' (rsa2048, rsa3072, rsa4096, nistP256, nistP384, "
+                "brainpoolP256r1, brainpoolP384r1, curve25519, curve448)",
+                type);
+        return UAS_BAD_INVALID_ARGUMENT;
+    }
+    EVP_PKEY *key = gen_key(type, bits);
     if (!key) {
-        uas_log(UAS_LOG_ERROR, PKI_LOG, "RSA key generation failed: %s", pki_ssl_error());
+        uas_log(UAS_LOG_ERROR, PKI_LOG, "%s key generation failed: %s", type, pki_ssl_error());
         return UAS_BAD_INTERNAL_ERROR;
     }
+    rsa_type(type, &bits);
     X509 *x = make_cert(key, p, now);
     pki_buf der = {NULL, 0, 0};
     if (!x) {
@@ -315,8 +391,12 @@ uas_status uas_pki_create_own(uas_pki_store *s, const uas_pki_create_params *p, 
     }
     char tp[UAS_PKI_THUMBPRINT_HEX];
     pki_x509_thumbprint(x, tp);
-    uas_log(UAS_LOG_INFO, PKI_LOG, "created %s (RSA %u, thumbprint %s) and %s", cert_path, bits, tp,
-            key_path);
+    if (EVP_PKEY_is_a(key, "RSA"))
+        uas_log(UAS_LOG_INFO, PKI_LOG, "created %s (RSA %u, thumbprint %s) and %s", cert_path, bits,
+                tp, key_path);
+    else
+        uas_log(UAS_LOG_INFO, PKI_LOG, "created %s (%s, thumbprint %s) and %s", cert_path, type, tp,
+                key_path);
 out:
     pki_buf_free(&der, false);
     X509_free(x);

@@ -78,6 +78,10 @@ static uas_status check_leaf_key(vctx *c, X509 *leaf, uint32_t min_bits, uint32_
     EVP_PKEY *pk = X509_get0_pubkey(leaf);
     int id = pk ? EVP_PKEY_get_base_id(pk) : NID_undef;
     ERR_clear_error();
+    /* ECC keys (the ECC policies): the policy checks the curve, whose size
+     * is fixed (uas_secpol_check_cert). */
+    if (id == EVP_PKEY_EC || id == EVP_PKEY_ED25519 || id == EVP_PKEY_ED448)
+        return UAS_GOOD;
     if (id != EVP_PKEY_RSA)
         return verdict(c, UAS_BAD_CERTIFICATE_POLICY_CHECK_FAILED, 0, "key type %s is not RSA",
                        OBJ_nid2sn(id));
@@ -200,10 +204,15 @@ static uas_status check_usage(vctx *c, uas_pki_usage usage)
     X509 *leaf = c->chain.cert[0];
     uint32_t flags = X509_get_extension_flags(leaf);
     uint32_t ku = X509_get_key_usage(leaf);
-    const uint32_t need = KU_DIGITAL_SIGNATURE | KU_KEY_ENCIPHERMENT;
+    /* An ECC key only signs: keyEncipherment does not apply to it. */
+    EVP_PKEY *pk = X509_get0_pubkey(leaf);
+    int id = pk ? EVP_PKEY_get_base_id(pk) : NID_undef;
+    bool ecc = id == EVP_PKEY_EC || id == EVP_PKEY_ED25519 || id == EVP_PKEY_ED448;
+    const uint32_t need = KU_DIGITAL_SIGNATURE | (ecc ? 0 : KU_KEY_ENCIPHERMENT);
     if (!(flags & EXFLAG_KUSAGE) || (ku & need) != need)
         return verdict(c, UAS_BAD_CERTIFICATE_USE_NOT_ALLOWED, 0,
-                       "keyUsage lacks digitalSignature or keyEncipherment");
+                       ecc ? "keyUsage lacks digitalSignature"
+                           : "keyUsage lacks digitalSignature or keyEncipherment");
     if (flags & EXFLAG_XKUSAGE) {
         uint32_t xku = X509_get_extended_key_usage(leaf);
         uint32_t want = usage == UAS_PKI_USAGE_SERVER ? XKU_SSL_SERVER : XKU_SSL_CLIENT;

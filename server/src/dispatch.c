@@ -228,10 +228,36 @@ static void on_message_error(uas_conn *c, uint32_t request_id, uas_status status
     (void)send_fault(sc, request_id, 0, status);
 }
 
+/* A channel closed by a failed security check (signature, AEAD tag,
+ * sequence number, ephemeral key, certificate) is worth a warning: it is an
+ * attack or a misconfigured peer. Rate-limited, since a stranger can make
+ * as many as it likes. */
+static bool security_failure(uas_status reason)
+{
+    switch (reason) {
+    case UAS_BAD_SECURITY_CHECKS_FAILED:
+    case UAS_BAD_NONCE_INVALID:
+    case UAS_BAD_SECURITY_POLICY_REJECTED:
+    case UAS_BAD_SECURITY_MODE_REJECTED:
+    case UAS_BAD_CERTIFICATE_INVALID:
+    case UAS_BAD_CERTIFICATE_POLICY_CHECK_FAILED:
+    case UAS_BAD_CERTIFICATE_UNTRUSTED:
+    case UAS_BAD_CERTIFICATE_TIME_INVALID:
+    case UAS_BAD_CERTIFICATE_REVOKED:
+        return true;
+    default:
+        return false;
+    }
+}
+
 static void on_state(uas_conn *c, uas_channel_state state, uas_status reason)
 {
     uas_sconn *sc = uas_conn_ud(c);
-    if (state == UAS_CHANNEL_CLOSED && uas_is_bad(reason) && reason != UAS_BAD_CONNECTION_CLOSED)
+    if (state == UAS_CHANNEL_CLOSED && security_failure(reason))
+        UAS_LOG_LIMITED(UAS_LOG_WARN, "channel", "channel %u closed: %s",
+                        uas_channel_get_id(uas_conn_channel(c)), uas_status_name(reason));
+    else if (state == UAS_CHANNEL_CLOSED && uas_is_bad(reason) &&
+             reason != UAS_BAD_CONNECTION_CLOSED)
         uas_log(UAS_LOG_INFO, "channel", "channel %u closed: %s",
                 uas_channel_get_id(uas_conn_channel(c)), uas_status_name(reason));
     (void)sc;
@@ -309,6 +335,8 @@ void uas_dispatch_accept(uas_sloop *l, int fd, const void *peer)
     cc.channel.hello_timeout_ms = s->cfg.hello_timeout_ms;
     cc.channel.decode_limits = &s->cfg.decode_limits;
     cc.channel.cred = s->cred;
+    cc.channel.more_creds = s->ecc_creds;
+    cc.channel.more_cred_count = s->ecc_cred_count;
     cc.channel.offers = s->offers;
     cc.channel.offer_count = s->channel_offer_count;
     cc.channel.validate_peer = uas_server_validate_client;

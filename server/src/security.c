@@ -2,6 +2,7 @@
  * application certificate and key, the trust lists (applications in
  * <pki_dir>, X509 user tokens in <pki_dir>/user) and the users file; and the
  * check of client certificates on OpenSecureChannel. */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,7 +63,7 @@ static bool parse_offer(const char *tok, size_t len, bool allow_deprecated, uas_
         else
             snprintf(err, errlen,
                      "unknown security policy '%.64s' (None, Basic256Sha256, "
-                     "Aes128_Sha256_RsaOaep, Aes256_Sha256_RsaPss, Basic256)",
+                     "Aes128_Sha256_RsaOaep, Aes256_Sha256_RsaPss, Basic256, ECC_*)",
                      buf);
         return false;
     }
@@ -294,7 +295,65 @@ static uas_status load_credentials(uas_server *s)
     uas_pki_bytes_free(&key);
     return st;
 }
+
+/* One application instance certificate per ECC certificate type an
+ * endpoint needs: own/certs/<application name>_<type>.der, created on
+ * first start like the RSA one. */
+static uas_status load_ecc_credentials(uas_server *s)
+{
+    for (size_t i = 0; i < s->offer_count; i++) {
+        const uas_secpol *pol = s->offers[i].policy;
+        if (!pol->ecc || uas_secpol_cred_fits(pol, uas_server_cred_for(s, pol)))
+            continue;
+        if (s->ecc_cred_count == sizeof(s->ecc_creds) / sizeof(s->ecc_creds[0]))
+            return UAS_BAD_CONFIGURATION_ERROR;
+        const char *type = uas_secpol_cert_type(pol);
+        const char *app = s->cfg.application_name && *s->cfg.application_name
+                              ? s->cfg.application_name
+                              : "uastack";
+        char file[96];
+        size_t k = 0;
+        for (const char *c = app; *c && k < 48; c++, k++)
+            file[k] = (isalnum((unsigned char)*c) || *c == '.' || *c == '-') ? *c : '_';
+        snprintf(file + k, sizeof(file) - k, "_%s", type);
+        const char *dns[1] = {s->hostname};
+        const char *ips[1] = {"127.0.0.1"};
+        uas_pki_create_params p;
+        memset(&p, 0, sizeof(p));
+        p.application_uri = s->cfg.application_uri;
+        p.application_name = app;
+        p.dns_names = dns;
+        p.dns_count = 1;
+        p.ip_addresses = ips;
+        p.ip_count = 1;
+        p.key_type = type;
+        p.file_name = file;
+        uas_bytestring cert = {0, NULL}, key = {0, NULL};
+        uas_status st = uas_pki_ensure_own(s->pki, &p, uas_datetime_now(), &cert, &key);
+        if (st == UAS_GOOD)
+            st = uas_secpol_cred_new(cert.data, cert.length, key.data, key.length,
+                                     &s->ecc_creds[s->ecc_cred_count]);
+        uas_pki_bytes_free(&cert);
+        uas_pki_bytes_free(&key);
+        if (st != UAS_GOOD) {
+            uas_log(UAS_LOG_ERROR, "security", "cannot create or load the %s certificate %s: %s",
+                    type, file, uas_status_name(st));
+            return st;
+        }
+        uas_log(UAS_LOG_INFO, "security", "%s certificate %s loaded for %s", type, file, pol->uri);
+        s->ecc_cred_count++;
+    }
+    return UAS_GOOD;
+}
 #endif /* UAS_ENABLE_ENCRYPTION */
+
+uas_secpol_cred *uas_server_cred_for(const uas_server *s, const uas_secpol *pol)
+{
+    for (size_t i = 0; i < s->ecc_cred_count; i++)
+        if (uas_secpol_cred_fits(pol, s->ecc_creds[i]))
+            return s->ecc_creds[i];
+    return s->cred;
+}
 
 uas_status uas_server_security_init(uas_server *s)
 {
@@ -344,6 +403,8 @@ uas_status uas_server_security_init(uas_server *s)
         }
     }
     st = load_credentials(s);
+    if (st == UAS_GOOD)
+        st = load_ecc_credentials(s);
     if (st != UAS_GOOD)
         return st == UAS_BAD_OUT_OF_MEMORY ? st : UAS_BAD_CONFIGURATION_ERROR;
     /* X509 user tokens: a trust list of their own, never auto-accepted. */
@@ -404,6 +465,9 @@ void uas_server_security_free(uas_server *s)
     s->offer_anonymous = NULL;
     uas_secpol_cred_unref(s->cred);
     s->cred = NULL;
+    for (size_t i = 0; i < s->ecc_cred_count; i++)
+        uas_secpol_cred_unref(s->ecc_creds[i]);
+    s->ecc_cred_count = 0;
 #ifdef UAS_ENABLE_ENCRYPTION
     uas_user_store_close(s->users);
     s->users = NULL;
@@ -466,6 +530,11 @@ const uas_secpol *uas_server_user_token_policy(uas_server *s, const uas_secpol *
         return NULL;
     if (!p || !uas_security_policy_signature_uri(p))
         return uas_security_policy(POLICY_PREFIX "Basic256Sha256", false);
+    /* The ECC policies protect a password with an EccEncryptedSecret
+     * (Part 4, 7.41.2.3), which is not implemented: no user name token on
+     * their endpoints rather than one nobody can use. */
+    if (p->ecc)
+        return NULL;
     return p;
 }
 

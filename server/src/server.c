@@ -389,10 +389,11 @@ uas_status uas_server_endpoints(uas_server *s, uas_arena *a, size_t *count,
     uas_string *urls = uas_arena_alloc(a, sizeof(uas_string));
     if (!e || !urls)
         return UAS_BAD_OUT_OF_MEMORY;
-    size_t cert_len = 0;
-    const uint8_t *cert = s->cred ? uas_secpol_cred_cert(s->cred, &cert_len) : NULL;
     for (size_t i = 0; i < n; i++) {
         const uas_channel_offer *o = &s->offers[i];
+        /* Each endpoint with the certificate of its policy's type. */
+        size_t cert_len = 0;
+        const uint8_t *cert = uas_secpol_cred_cert(uas_server_cred_for(s, o->policy), &cert_len);
         uas_endpoint_description *d = &e[i];
         uas_server_app_description(s, &d->server);
         if (d->server.discovery_urls_count) {

@@ -74,6 +74,10 @@ struct uas_session {
      * (heap copy, NULL on a None channel), whom the session was activated
      * for (user name or certificate thumbprint, for logs). */
     uas_bytestring client_cert;
+    /* CreateSession's clientNonce: the ECC policies with channel-bound
+     * signatures sign it again in ActivateSession. */
+    uint8_t client_nonce[64];
+    uint8_t client_nonce_len;
     char user[72];
     uint32_t roles; /* authz.h: the roles of the activated identity */
     /* Per-session state of the View services (continuation points); owned
@@ -195,6 +199,10 @@ struct uas_server {
     bool none_offered;     /* sessions allowed on None channels */
     bool *offer_anonymous; /* per entry of offers: anonymous sessions accepted */
     uas_secpol_cred *cred;
+    /* One certificate per further type the endpoints need (ECC curves),
+     * created in the PKI store on first start (security.c). */
+    uas_secpol_cred *ecc_creds[6];
+    size_t ecc_cred_count;
     uas_pki_store *pki;      /* application trust list */
     uas_pki_store *user_pki; /* <pki_dir>/user: trust list of X509 user tokens */
     uas_user_store *users;   /* NULL: no users file, user names refused */
@@ -221,6 +229,9 @@ void uas_server_security_free(uas_server *s);
 /* validate_peer of the server channels: the client certificate against the
  * trust list (ud is the server). Logs the reason of a refusal. */
 uas_status uas_server_validate_client(void *ud, const uint8_t *der, size_t len);
+/* The credentials of the certificate type a policy needs (an ECC curve's,
+ * else the RSA one); may be NULL. */
+uas_secpol_cred *uas_server_cred_for(const uas_server *s, const uas_secpol *pol);
 /* Whether the endpoint of this policy and mode accepts anonymous
  * sessions (allow_anonymous and anonymous_endpoints); false for an
  * endpoint not offered. */

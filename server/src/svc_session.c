@@ -192,17 +192,57 @@ static uas_status check_client(uas_request_ctx *ctx, const uas_create_session_re
 #endif
 }
 
-/* serverSignature = Sign(clientCertificate + clientNonce) with our key. */
+/* The channel-bound data of the ECC policies with SecureChannelEnhancements
+ * (Part 4, 5.6.2 / 5.6.3 of 1.05.07), copied into the arena:
+ *   CreateSession:   TP | clientNonce | H(serverCert) | H(clientCert) | serverNonce
+ *   ActivateSession: TP | serverNonce | H(serverCert) | H(serverCert) | H(clientCert) |
+ *                    clientNonce
+ * (our application and channel certificate are the same one). */
+static uint8_t *bound_data(uas_request_ctx *ctx, uas_channel *ch, bool activate,
+                           const uint8_t *client_nonce, size_t client_nonce_len, size_t *len)
+{
+    size_t sl = 0, cl = 0;
+    const uint8_t *server = uas_channel_local_cert(ch, &sl);
+    const uas_bytestring *cc = &ctx->session->client_cert;
+    const uint8_t *client = cc->data;
+    cl = cc->length;
+    const uint8_t *certs[3] = {server, server, client};
+    size_t lens[3] = {sl, sl, cl};
+    const uint8_t *sn = ctx->session->server_nonce;
+    size_t snl = sizeof(ctx->session->server_nonce);
+    uint8_t *d = NULL;
+    size_t n = 0;
+    uas_status st = activate ? uas_channel_bound_data(ch, sn, snl, certs, lens, 3, client_nonce,
+                                                      client_nonce_len, &d, &n)
+                             : uas_channel_bound_data(ch, client_nonce, client_nonce_len, certs + 1,
+                                                      lens + 1, 2, sn, snl, &d, &n);
+    if (st != UAS_GOOD)
+        return NULL;
+    uint8_t *out = uas_arena_alloc(ctx->arena, n);
+    if (out)
+        memcpy(out, d, n);
+    uas_free(d, n ? n : 1);
+    *len = n;
+    return out;
+}
+
+/* serverSignature = Sign(clientCertificate + clientNonce) with our key;
+ * channel-bound data for the enhanced ECC policies. */
 static uas_status sign_client(uas_request_ctx *ctx, const uas_create_session_request *req,
                               uas_channel *ch, uas_create_session_response *resp)
 {
     size_t n = req->client_certificate.length + req->client_nonce.length;
-    uint8_t *data = uas_arena_alloc(ctx->arena, n);
+    uint8_t *data = NULL;
     uint8_t *sig = uas_arena_alloc(ctx->arena, UAS_RSA_MAX_BYTES);
+    if (uas_channel_enhanced(ch)) {
+        data = bound_data(ctx, ch, false, req->client_nonce.data, req->client_nonce.length, &n);
+    } else if ((data = uas_arena_alloc(ctx->arena, n ? n : 1))) {
+        memcpy(data, req->client_certificate.data, req->client_certificate.length);
+        memcpy(data + req->client_certificate.length, req->client_nonce.data,
+               req->client_nonce.length);
+    }
     if (!data || !sig)
         return UAS_BAD_OUT_OF_MEMORY;
-    memcpy(data, req->client_certificate.data, req->client_certificate.length);
-    memcpy(data + req->client_certificate.length, req->client_nonce.data, req->client_nonce.length);
     size_t sig_len = 0;
     uas_status st = uas_channel_sign(ch, data, n, sig, UAS_RSA_MAX_BYTES, &sig_len);
     if (st != UAS_GOOD)
@@ -219,8 +259,9 @@ static uas_status sign_client(uas_request_ctx *ctx, const uas_create_session_req
 static uint8_t *activation_data(uas_request_ctx *ctx, size_t *len)
 {
     size_t n = 0;
-    const uint8_t *cert =
-        ctx->server->cred ? uas_secpol_cred_cert(ctx->server->cred, &n) : (const uint8_t *)"";
+    const uint8_t *cert = uas_channel_local_cert(channel_obj(ctx), &n);
+    if (!cert)
+        cert = (const uint8_t *)"";
     size_t nonce = sizeof(ctx->session->server_nonce);
     uint8_t *data = uas_arena_alloc(ctx->arena, n + nonce);
     if (data) {
@@ -271,21 +312,35 @@ void uas_svc_create_session(uas_request_ctx *ctx, const void *vreq, void *vresp)
     }
     se->max_response_size = req->max_response_message_size;
     if (secure) {
-        st = sign_client(ctx, req, ch, resp);
-        if (st == UAS_GOOD && !(se->client_cert.data = uas_malloc(req->client_certificate.length)))
+        if (req->client_nonce.length <= sizeof(se->client_nonce)) {
+            memcpy(se->client_nonce, req->client_nonce.data, req->client_nonce.length);
+            se->client_nonce_len = (uint8_t)req->client_nonce.length;
+        }
+        if (!(se->client_cert.data = uas_malloc(req->client_certificate.length)))
             st = UAS_BAD_OUT_OF_MEMORY;
+        else {
+            memcpy(se->client_cert.data, req->client_certificate.data,
+                   req->client_certificate.length);
+            se->client_cert.length = req->client_certificate.length;
+        }
+        if (st == UAS_GOOD) {
+            uas_request_ctx sctx = *ctx;
+            sctx.session = se;
+            st = sign_client(&sctx, req, ch, resp);
+        }
         if (st != UAS_GOOD) {
             uas_sessions_remove(ctx->server->sessions, se);
             uas_session_unref(ctx->server, se);
             set_result(resp, st);
             return;
         }
-        memcpy(se->client_cert.data, req->client_certificate.data, req->client_certificate.length);
-        se->client_cert.length = req->client_certificate.length;
     }
     if (ctx->server->cred) {
+        /* The certificate of the channel's type (RSA or an ECC curve). */
         size_t n;
-        const uint8_t *cert = uas_secpol_cred_cert(ctx->server->cred, &n);
+        const uint8_t *cert = uas_channel_local_cert(ch, &n);
+        if (!cert)
+            cert = uas_secpol_cred_cert(ctx->server->cred, &n);
         resp->server_certificate.data = (uint8_t *)cert;
         resp->server_certificate.length = n;
     }
@@ -556,12 +611,16 @@ static uas_status check_client_signature(uas_request_ctx *ctx,
         return refuse(r, UAS_BAD_SECURITY_CHECKS_FAILED,
                       "the channel's certificate is not the session's");
     const char *alg = uas_security_policy_signature_uri(uas_channel_policy(ch));
-    if (!uas_string_eq_cstr(&req->client_signature.algorithm, alg) ||
+    /* The ECC policies have no algorithm URI: the field is null or empty
+     * and ignored (Part 4, 7.37 of 1.05.07). */
+    if ((*alg && !uas_string_eq_cstr(&req->client_signature.algorithm, alg)) ||
         !req->client_signature.signature.data)
         return refuse(r, UAS_BAD_APPLICATION_SIGNATURE_INVALID,
                       "client signature missing or of another algorithm");
-    size_t len;
-    uint8_t *data = activation_data(ctx, &len);
+    size_t len = 0;
+    uint8_t *data = uas_channel_enhanced(ch)
+                        ? bound_data(ctx, ch, true, se->client_nonce, se->client_nonce_len, &len)
+                        : activation_data(ctx, &len);
     if (!data)
         return UAS_BAD_OUT_OF_MEMORY;
     if (uas_channel_verify(ch, data, len, req->client_signature.signature.data,

@@ -105,7 +105,9 @@ uas_channel *uas_channel_new(const uas_channel_config *cfg, const uas_channel_ca
     ch->channel_id = cfg->role == UAS_CHANNEL_SERVER ? cfg->channel_id : 0;
     ch->send_buffer = cfg->send_buffer_size;
     ch->recv_buffer = cfg->recv_buffer_size;
-    ch->send_seq = 1;
+    /* Sequence numbers start at 1, at 0 for the ECC policies (Part 6,
+     * 6.7.2.4); a server learns its policy from the first OPN. */
+    ch->send_seq = cfg->role == UAS_CHANNEL_CLIENT && cfg->policy && cfg->policy->ecc ? 0 : 1;
     ch->next_request_id = 1;
     ch->hello_deadline = cfg->role == UAS_CHANNEL_SERVER && cfg->hello_timeout_ms
                              ? now_ms + cfg->hello_timeout_ms
@@ -181,6 +183,20 @@ uas_status uas_channel_sign(const uas_channel *ch, const uint8_t *data, size_t l
     if (!ch->keys)
         return UAS_BAD_INVALID_STATE;
     return uas_secpol_keys_sign(ch->keys, data, len, sig, cap, sig_len);
+}
+
+bool uas_channel_enhanced(const uas_channel *ch)
+{
+    return ch->keys && uas_secpol_keys_enhanced(ch->keys);
+}
+
+uas_status uas_channel_bound_data(const uas_channel *ch, const uint8_t *nonce_a, size_t nonce_a_len,
+                                  const uint8_t *const *certs, const size_t *cert_lens,
+                                  size_t n_certs, const uint8_t *nonce_b, size_t nonce_b_len,
+                                  uint8_t **out, size_t *out_len)
+{
+    return uas_secpol_keys_bound_data(ch->keys, nonce_a, nonce_a_len, certs, cert_lens, n_certs,
+                                      nonce_b, nonce_b_len, out, out_len);
 }
 
 uas_status uas_channel_verify(const uas_channel *ch, const uint8_t *data, size_t len,
@@ -526,6 +542,17 @@ static uas_status on_symmetric(uas_channel *ch, uint8_t *chunk, size_t len, uint
     return UAS_GOOD;
 }
 
+/* Server: the credentials of the certificate type the policy needs. */
+static uas_secpol_cred *cred_for(const uas_channel *ch, const uas_secpol *p)
+{
+    if (uas_secpol_cred_fits(p, ch->cfg.cred))
+        return ch->cfg.cred;
+    for (size_t i = 0; i < ch->cfg.more_cred_count; i++)
+        if (uas_secpol_cred_fits(p, ch->cfg.more_creds[i]))
+            return ch->cfg.more_creds[i];
+    return ch->cfg.cred;
+}
+
 /* The policy an OPN names, if this channel may use it: a client only its
  * own; a server one of its offers (None when it offers nothing). */
 static const uas_secpol *channel_policy(uas_channel *ch, const uint8_t *uri, size_t len)
@@ -569,9 +596,11 @@ static uas_status on_open(uas_channel *ch, uint8_t *chunk, size_t len, uint8_t c
     size_t header_len = (size_t)(r.p - chunk);
     if (policy != &uas_secpol_none) {
         if (!ch->keys) {
-            uas_status kst = uas_secpol_keys_new(policy, ch->cfg.cred, &ch->keys);
+            uas_status kst = uas_secpol_keys_new(policy, cred_for(ch, policy), &ch->keys);
             if (kst != UAS_GOOD)
                 return uas__channel_fail(ch, kst, "no credentials for this policy");
+            if (policy->ecc)
+                ch->send_seq = 0;
         }
         /* The PKI judges the sender before any private-key work.
          * Renewals are judged again: a certificate revoked or removed

@@ -69,7 +69,7 @@ struct uas_channel {
     bool last_send_aborted; /* the last uas_channel_send ended with an abort chunk */
     bool closed_by_peer;    /* client: the server's ERR closed the channel */
     int32_t mode;           /* uas_message_security_mode once OPEN */
-    uint8_t local_nonce[64];
+    uint8_t local_nonce[UAS_SECPOL_NONCE_MAX];
     size_t local_nonce_len;
 
     /* Receiving. */

@@ -96,8 +96,9 @@ static uas_status finish_chunk(chunk_writer *w, uint8_t chunk_type, size_t end)
     p[3] = chunk_type;
     uint32_t seq = ch->send_seq;
     /* Part 6, 6.7.2.4: no wrap until the number is greater than
-     * UINT32_MAX - 1024; then one below 1024. */
-    ch->send_seq = seq > UINT32_MAX - 1024 ? 1 : seq + 1;
+     * UINT32_MAX - 1024; then one below 1024. The ECC policies wrap from
+     * UINT32_MAX to 0 instead. */
+    ch->send_seq = seq > UINT32_MAX - 1024 && !(ch->policy && ch->policy->ecc) ? 1 : seq + 1;
     put_u32(p + w->header_len, seq);
     put_u32(p + w->header_len + 4, w->request_id);
     size_t len = end;
@@ -310,7 +311,7 @@ uas_status uas__channel_send_opn_request(uas_channel *ch, int32_t request_type)
     req.requested_lifetime = ch->cfg.requested_lifetime_ms;
     size_t nonce_len = ch->policy->nonce_len;
     if (nonce_len) {
-        uas_status st = uas_secpol_make_nonce(ch->policy, ch->local_nonce, nonce_len);
+        uas_status st = uas_secpol_keys_make_nonce(ch->keys, ch->local_nonce, nonce_len);
         if (st != UAS_GOOD)
             return st;
         ch->local_nonce_len = nonce_len;
@@ -373,7 +374,7 @@ uas_status uas__channel_on_opn_request(uas_channel *ch, uint32_t request_id, con
     int32_t mode = req.security_mode;
     uint32_t lifetime = req.requested_lifetime;
     size_t nonce_len = ch->policy->nonce_len;
-    uint8_t client_nonce[64];
+    uint8_t client_nonce[UAS_SECPOL_NONCE_MAX];
     bool nonce_ok =
         nonce_len == 0 || (req.client_nonce.data && req.client_nonce.length == nonce_len &&
                            nonce_len <= sizeof(client_nonce));
@@ -410,9 +411,9 @@ uas_status uas__channel_on_opn_request(uas_channel *ch, uint32_t request_id, con
     /* 25 % grace after the lifetime before the channel is dropped. */
     ch->expires_at = now_ms + (int64_t)lifetime + (int64_t)lifetime / 4;
 
-    uint8_t server_nonce[64];
+    uint8_t server_nonce[UAS_SECPOL_NONCE_MAX];
     if (nonce_len) {
-        st = uas_secpol_make_nonce(ch->policy, server_nonce, nonce_len);
+        st = uas_secpol_keys_make_nonce(ch->keys, server_nonce, nonce_len);
         if (st == UAS_GOOD)
             st = uas_secpol_derive_keys(ch->keys, ch->token_id, server_nonce, nonce_len,
                                         client_nonce, nonce_len, true);
@@ -473,7 +474,7 @@ uas_status uas__channel_on_opn_response(uas_channel *ch, uint32_t request_id, ui
     }
     uas_channel_security_token tok = resp.ok.security_token;
     size_t nonce_len = ch->policy->nonce_len;
-    uint8_t server_nonce[64];
+    uint8_t server_nonce[UAS_SECPOL_NONCE_MAX];
     bool nonce_ok =
         nonce_len == 0 || (resp.ok.server_nonce.data && resp.ok.server_nonce.length == nonce_len &&
                            nonce_len <= sizeof(server_nonce) && ch->local_nonce_len == nonce_len);

@@ -41,6 +41,11 @@
 #include <ua/status.h>
 
 struct uas_secpol_algs; /* the algorithm suite of an RSA policy (secpol_rsa.c) */
+struct uas_ecc_suite;   /* the suite of an ECC policy (secpol_ecc.h) */
+
+/* The largest SecureChannel nonce of any policy: an ECC ephemeral key on a
+ * 384-bit curve (x | y). */
+#define UAS_SECPOL_NONCE_MAX 96
 
 typedef struct uas_secpol {
     const char *uri;
@@ -83,6 +88,11 @@ typedef struct uas_secpol {
     const char *asym_signature_uri;  /* SignatureData.algorithm (Part 4, 7.37) */
     const char *asym_encryption_uri; /* EncryptionAlgorithm of user tokens */
     const struct uas_secpol_algs *algs;
+    /* ECC policies (Part 6, 6.8): the nonces are ephemeral public keys,
+     * OPN chunks are signed only, symmetric chunks use an AEAD, and the
+     * sequence numbers start at 0 and wrap from UINT32_MAX to 0 (not the
+     * legacy 1 / "< 1024" rule). NULL for None and RSA. */
+    const struct uas_ecc_suite *ecc;
 } uas_secpol;
 
 extern const uas_secpol uas_secpol_none;
@@ -91,6 +101,16 @@ extern const uas_secpol uas_secpol_basic256sha256;
 extern const uas_secpol uas_secpol_aes128_sha256_rsaoaep;
 extern const uas_secpol uas_secpol_aes256_sha256_rsapss;
 extern const uas_secpol uas_secpol_basic256; /* deprecated */
+extern const uas_secpol uas_secpol_ecc_nistp256_aesgcm;
+extern const uas_secpol uas_secpol_ecc_nistp256_chachapoly;
+extern const uas_secpol uas_secpol_ecc_nistp384_aesgcm;
+extern const uas_secpol uas_secpol_ecc_nistp384_chachapoly;
+extern const uas_secpol uas_secpol_ecc_brainpoolp256r1_aesgcm;
+extern const uas_secpol uas_secpol_ecc_brainpoolp256r1_chachapoly;
+extern const uas_secpol uas_secpol_ecc_brainpoolp384r1_aesgcm;
+extern const uas_secpol uas_secpol_ecc_brainpoolp384r1_chachapoly;
+extern const uas_secpol uas_secpol_ecc_curve25519;
+extern const uas_secpol uas_secpol_ecc_curve448;
 #endif
 
 #define UAS_SECPOL_NONE_URI           "http://opcfoundation.org/UA/SecurityPolicy#None"
@@ -107,7 +127,7 @@ extern const uas_secpol uas_secpol_basic256; /* deprecated */
 const uas_secpol *uas_secpol_find(const uint8_t *uri, size_t len);
 
 /* Every policy compiled in (None first, then the RSA ones strongest
- * first, Basic256 last); *count receives their number. */
+ * first, then the ECC ones, Basic256 last); *count receives their number. */
 const uas_secpol *const *uas_secpol_all(size_t *count);
 
 /* The compiled-in policy with this URI, or NULL; a deprecated policy only
@@ -179,6 +199,31 @@ bool uas_secpol_keys_peer_is(const uas_secpol_keys *k, const uint8_t *der, size_
 /* A fresh nonce of the policy's SecureChannelNonceLength; len must be that
  * length (BadInvalidArgument otherwise). */
 uas_status uas_secpol_make_nonce(const uas_secpol *pol, uint8_t *out, size_t len);
+/* The channel's nonce for an OPN: random bytes for RSA; for ECC a fresh
+ * ephemeral key pair whose public key is the nonce, its private half kept
+ * in k until uas_secpol_derive_keys uses (and forgets) it. */
+uas_status uas_secpol_keys_make_nonce(uas_secpol_keys *k, uint8_t *out, size_t len);
+
+/* Whether the policy is an ECC policy with the SecureChannelEnhancements of
+ * 1.05.07 (ECC_nistP256_AesGcm and friends): the session signatures cover
+ * uas_secpol_keys_bound_data instead of certificate | nonce. */
+bool uas_secpol_keys_enhanced(const uas_secpol_keys *k);
+/* The channel-bound signature data of the enhanced policies:
+ *   ChannelThumbprint | nonce_a | H(cert_0) | ... | H(cert_n-1) | nonce_b
+ * with H the policy's hash of each certificate's leaf (DER, a chain is
+ * cut to its first certificate). *out is uas_malloc'ed (*out_len bytes;
+ * uas_free it). BadInvalidState before the ChannelThumbprint is known,
+ * BadCertificateInvalid, BadOutOfMemory. */
+uas_status uas_secpol_keys_bound_data(const uas_secpol_keys *k, const uint8_t *nonce_a,
+                                      size_t nonce_a_len, const uint8_t *const *certs,
+                                      const size_t *cert_lens, size_t n_certs,
+                                      const uint8_t *nonce_b, size_t nonce_b_len, uint8_t **out,
+                                      size_t *out_len);
+/* Whether a credential's key is the one an ECC policy needs (its curve), or
+ * an RSA key for an RSA policy; the server picks its certificate per
+ * endpoint by this. */
+bool uas_secpol_cred_fits(const uas_secpol *pol, const uas_secpol_cred *c);
+/* uas_secpol_cert_type: ua/security.h. */
 
 /* Derives the symmetric keys of a new security token (Part 6, 6.7.5):
  * client keys = P_SHA256(secret = ServerNonce, seed = ClientNonce),

@@ -7,6 +7,7 @@
 
 #include "crypto_util.h"
 #include "secpol.h"
+#include "secpol_ecc.h"
 
 /* The algorithm suite of an RSA policy (Part 7). */
 struct uas_secpol_algs {
@@ -25,6 +26,11 @@ struct uas_secpol_cred {
     uint8_t thumb[UAS_SHA1_LEN];
     size_t cert_len;
     uint8_t *cert;
+    /* ECC keys: the curve, and for Ed25519 libsodium's form of the key
+     * (seed | public key), wiped on free. */
+    bool is_ecc;
+    uas_ecc_curve curve;
+    uint8_t ed_sk[64];
 };
 
 enum {
@@ -73,8 +79,17 @@ struct uas_secpol_keys {
     uint16_t peer_size; /* bytes: the peer's signature and ciphertext block size */
     uint8_t peer_thumb[UAS_SHA1_LEN];
     int32_t mode;
-    uas_sym_gen gen[2]; /* [0] newest token, [1] the previous one */
+    uas_sym_gen gen[2];       /* [0] newest token, [1] the previous one */
+    struct uas_ecc_chan *ecc; /* ECC policies only (secpol_ecc.c) */
 };
+
+/* ---- ECC policies (secpol_ecc.c), called by secpol_keys.c ---- */
+uas_status uas__ecc_chan_new(uas_secpol_keys *k);
+void uas__ecc_chan_free(uas_secpol_keys *k);
+uas_status uas__ecc_make_nonce(uas_secpol_keys *k, uint8_t *out, size_t len);
+uas_status uas__ecc_derive(uas_secpol_keys *k, uint32_t token_id, const uint8_t *local_nonce,
+                           const uint8_t *remote_nonce, size_t len, bool is_server);
+void uas__ecc_drop_prev(uas_secpol_keys *k);
 
 /* The keys of the token with this id, or NULL. Not const: securing a
  * chunk moves the state of the token's AES contexts. */

@@ -7,6 +7,7 @@
 
 #include <openssl/err.h>
 #include <openssl/x509.h>
+#include <sodium.h>
 
 #include <ua/mem.h>
 #include <ua/types.h>
@@ -34,7 +35,9 @@ uas_status uas_secpol_cred_new(const uint8_t *cert, size_t cert_len, const uint8
     st = uas_crypto_load_private_key(key, key_len, &pk);
     if (st != UAS_GOOD)
         goto out;
-    if (uas_crypto_rsa_bits(pk) == 0 || X509_check_private_key(x, pk) != 1) {
+    uas_ecc_curve curve = UAS_ECC_NISTP256;
+    bool ecc = uas__ecc_key_curve(pk, &curve);
+    if ((!ecc && uas_crypto_rsa_bits(pk) == 0) || X509_check_private_key(x, pk) != 1) {
         st = UAS_BAD_INVALID_ARGUMENT;
         goto out;
     }
@@ -43,6 +46,20 @@ uas_status uas_secpol_cred_new(const uint8_t *cert, size_t cert_len, const uint8
         st = UAS_BAD_OUT_OF_MEMORY;
         goto out;
     }
+    c->is_ecc = ecc;
+    c->curve = curve;
+    if (ecc && curve == UAS_ECC_CURVE25519) {
+        /* libsodium signs Ed25519 from the 32-byte seed OpenSSL holds. */
+        uint8_t seed[32], pub[32];
+        size_t n = sizeof(seed);
+        int ok = EVP_PKEY_get_raw_private_key(pk, seed, &n) == 1 && n == sizeof(seed) &&
+                 crypto_sign_ed25519_seed_keypair(pub, c->ed_sk, seed) == 0;
+        sodium_memzero(seed, sizeof(seed));
+        if (!ok) {
+            st = UAS_BAD_INVALID_ARGUMENT;
+            goto out;
+        }
+    }
     memcpy(c->cert, cert, cert_len);
     c->cert_len = cert_len;
     st = uas_crypto_digest(UAS_DIGEST_SHA1, cert, cert_len, c->thumb);
@@ -50,7 +67,7 @@ uas_status uas_secpol_cred_new(const uint8_t *cert, size_t cert_len, const uint8
         goto out;
     c->key = pk;
     pk = NULL;
-    c->key_bits = uas_crypto_rsa_bits(c->key);
+    c->key_bits = ecc ? (uint32_t)EVP_PKEY_get_bits(c->key) : uas_crypto_rsa_bits(c->key);
     atomic_init(&c->refs, 1);
     *out = c;
     c = NULL;
@@ -79,6 +96,7 @@ void uas_secpol_cred_unref(uas_secpol_cred *c)
     /* EVP_PKEY_free clears the key's numbers (OpenSSL's BN_clear_free). */
     EVP_PKEY_free(c->key);
     uas_free(c->cert, c->cert_len);
+    sodium_memzero(c->ed_sk, sizeof(c->ed_sk));
     uas_free(c, sizeof(*c));
 }
 
@@ -103,6 +121,15 @@ static bool key_fits(const uas_secpol *pol, uint32_t bits)
     return bits != 0 && bits >= pol->min_key_bits && bits <= pol->max_key_bits;
 }
 
+bool uas_secpol_cred_fits(const uas_secpol *pol, const uas_secpol_cred *c)
+{
+    if (!pol || !c)
+        return false;
+    if (pol->ecc)
+        return c->is_ecc && c->curve == pol->ecc->curve;
+    return pol->algs && !c->is_ecc && key_fits(pol, c->key_bits);
+}
+
 uas_status uas__secpol_peer_key(const uas_secpol *pol, const uint8_t *der, size_t len,
                                 EVP_PKEY **pub, uint8_t thumb[UAS_SHA1_LEN])
 {
@@ -114,7 +141,10 @@ uas_status uas__secpol_peer_key(const uas_secpol *pol, const uint8_t *der, size_
     EVP_PKEY *k = uas_crypto_public_key(der, der_len, true);
     if (!k)
         return UAS_BAD_CERTIFICATE_INVALID;
-    if (!key_fits(pol, uas_crypto_rsa_bits(k)) || uas_crypto_rsa_size(k) > UAS_RSA_MAX_BYTES) {
+    /* An ECC policy takes exactly its curve's key (Part 7). */
+    if (pol->ecc ? !uas__ecc_key_is(pol->ecc->curve, k)
+                 : !key_fits(pol, uas_crypto_rsa_bits(k)) ||
+                       uas_crypto_rsa_size(k) > UAS_RSA_MAX_BYTES) {
         EVP_PKEY_free(k);
         return UAS_BAD_CERTIFICATE_POLICY_CHECK_FAILED;
     }
@@ -129,7 +159,7 @@ uas_status uas__secpol_peer_key(const uas_secpol *pol, const uint8_t *der, size_
 
 uas_status uas_secpol_check_cert(const uas_secpol *pol, const uint8_t *der, size_t len)
 {
-    if (!pol || !pol->algs)
+    if (!pol || (!pol->algs && !pol->ecc))
         return UAS_BAD_CERTIFICATE_POLICY_CHECK_FAILED;
     EVP_PKEY *k;
     uint8_t thumb[UAS_SHA1_LEN];
@@ -143,13 +173,20 @@ uas_status uas_secpol_check_cert(const uas_secpol *pol, const uint8_t *der, size
 uas_status uas_secpol_keys_new(const uas_secpol *pol, uas_secpol_cred *cred, uas_secpol_keys **out)
 {
     *out = NULL;
-    if (!pol || !pol->algs)
+    if (!pol || (!pol->algs && !pol->ecc))
         return UAS_BAD_SECURITY_POLICY_REJECTED;
-    if (!cred || !key_fits(pol, cred->key_bits))
+    if (!uas_secpol_cred_fits(pol, cred))
         return UAS_BAD_CERTIFICATE_POLICY_CHECK_FAILED;
     uas_secpol_keys *k = uas_calloc(1, sizeof(*k));
     if (!k)
         return UAS_BAD_OUT_OF_MEMORY;
+    if (pol->ecc) {
+        k->pol = pol;
+        if (uas__ecc_chan_new(k) != UAS_GOOD) {
+            uas_free(k, sizeof(*k));
+            return UAS_BAD_OUT_OF_MEMORY;
+        }
+    }
     k->pol = pol;
     k->cred = cred;
     uas_secpol_cred_ref(cred);
@@ -173,7 +210,7 @@ static void gen_clear(uas_sym_gen *g)
  * there yet. */
 static uas_status gen_ciphers(const uas_secpol_keys *k, uas_sym_gen *g)
 {
-    if (!g->valid || k->mode != UAS_MESSAGE_SECURITY_MODE_SIGN_AND_ENCRYPT)
+    if (!k->pol->algs || !g->valid || k->mode != UAS_MESSAGE_SECURITY_MODE_SIGN_AND_ENCRYPT)
         return UAS_GOOD;
     size_t el = k->pol->algs->sym_enc_key_len;
     uas_status st = UAS_GOOD;
@@ -190,6 +227,7 @@ void uas_secpol_keys_free(uas_secpol_keys *k)
         return;
     gen_clear(&k->gen[0]);
     gen_clear(&k->gen[1]);
+    uas__ecc_chan_free(k);
     if (k->peer_spki)
         uas_free(k->peer_spki, k->peer_spki_len);
     uas_secpol_cred_unref(k->cred);
@@ -297,6 +335,15 @@ uas_status uas_secpol_make_nonce(const uas_secpol *pol, uint8_t *out, size_t len
     return uas_crypto_random(out, len);
 }
 
+uas_status uas_secpol_keys_make_nonce(uas_secpol_keys *k, uint8_t *out, size_t len)
+{
+    if (!k)
+        return UAS_BAD_INVALID_ARGUMENT;
+    if (k->pol->ecc)
+        return uas__ecc_make_nonce(k, out, len);
+    return uas_secpol_make_nonce(k->pol, out, len);
+}
+
 /* P_hash(secret, seed) split into SigningKey | EncryptingKey | IV. */
 static uas_status derive_dir(const struct uas_secpol_algs *a, const uint8_t *secret,
                              size_t secret_len, const uint8_t *seed, size_t seed_len,
@@ -325,6 +372,8 @@ uas_status uas_secpol_derive_keys(uas_secpol_keys *k, uint32_t token_id, const u
     if (!local_nonce || !remote_nonce || local_len != pol->nonce_len ||
         remote_len != pol->nonce_len)
         return UAS_BAD_NONCE_INVALID;
+    if (pol->ecc)
+        return uas__ecc_derive(k, token_id, local_nonce, remote_nonce, local_len, is_server);
     const uint8_t *client = is_server ? remote_nonce : local_nonce;
     const uint8_t *server = is_server ? local_nonce : remote_nonce;
     size_t n = pol->nonce_len;
@@ -367,6 +416,8 @@ void uas_secpol_keys_drop_prev(uas_secpol_keys *k)
 {
     if (k)
         gen_clear(&k->gen[1]);
+    if (k)
+        uas__ecc_drop_prev(k);
 }
 
 uas_sym_gen *uas__secpol_gen(uas_secpol_keys *k, uint32_t token_id)
@@ -386,6 +437,15 @@ uas_status uas_secpol_keys_sign(const uas_secpol_keys *k, const uint8_t *data, s
     *sig_len = 0;
     if (!k)
         return UAS_BAD_INVALID_ARGUMENT;
+    if (k->pol->ecc) {
+        const struct uas_ecc_suite *s = k->pol->ecc;
+        if (sig_cap < s->sig_len)
+            return UAS_BAD_ENCODING_LIMITS_EXCEEDED;
+        uas_status st = uas__ecc_sign(s, k->cred->key, k->cred->ed_sk, data, len, NULL, 0, sig);
+        if (st == UAS_GOOD)
+            *sig_len = s->sig_len;
+        return st;
+    }
     size_t ks = uas_crypto_rsa_size(k->cred->key);
     if (sig_cap < ks)
         return UAS_BAD_ENCODING_LIMITS_EXCEEDED;
@@ -401,6 +461,11 @@ uas_status uas_secpol_keys_verify(const uas_secpol_keys *k, const uint8_t *data,
     EVP_PKEY *pub = uas__secpol_peer_pkey(k);
     if (!pub)
         return UAS_BAD_SECURITY_CHECKS_FAILED;
+    if (k->pol->ecc) {
+        uas_status est = uas__ecc_verify(k->pol->ecc, pub, data, len, NULL, 0, sig, sig_len);
+        EVP_PKEY_free(pub);
+        return est;
+    }
     uas_status st = uas_crypto_rsa_verify(k->pol->algs->asym_sig, pub, data, len, sig, sig_len);
     EVP_PKEY_free(pub);
     return st;

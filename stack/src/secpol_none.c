@@ -51,6 +51,16 @@ static const uas_secpol *const policies[] = {
     &uas_secpol_aes256_sha256_rsapss,
     &uas_secpol_basic256sha256,
     &uas_secpol_aes128_sha256_rsaoaep,
+    &uas_secpol_ecc_nistp256_aesgcm,
+    &uas_secpol_ecc_nistp256_chachapoly,
+    &uas_secpol_ecc_nistp384_aesgcm,
+    &uas_secpol_ecc_nistp384_chachapoly,
+    &uas_secpol_ecc_brainpoolp256r1_aesgcm,
+    &uas_secpol_ecc_brainpoolp256r1_chachapoly,
+    &uas_secpol_ecc_brainpoolp384r1_aesgcm,
+    &uas_secpol_ecc_brainpoolp384r1_chachapoly,
+    &uas_secpol_ecc_curve25519,
+    &uas_secpol_ecc_curve448,
     &uas_secpol_basic256,
 #endif
 };
@@ -157,6 +167,47 @@ uas_status uas_secpol_check_cert(const uas_secpol *pol, const uint8_t *der, size
     (void)pol;
     (void)der;
     (void)len;
+    return UAS_BAD_NOT_SUPPORTED;
+}
+const char *uas_secpol_cert_type(const uas_secpol *pol)
+{
+    (void)pol;
+    return NULL;
+}
+bool uas_secpol_cred_fits(const uas_secpol *pol, const uas_secpol_cred *c)
+{
+    (void)pol;
+    (void)c;
+    return false;
+}
+uas_status uas_secpol_keys_make_nonce(uas_secpol_keys *k, uint8_t *out, size_t len)
+{
+    (void)k;
+    (void)out;
+    (void)len;
+    return UAS_BAD_NOT_SUPPORTED;
+}
+bool uas_secpol_keys_enhanced(const uas_secpol_keys *k)
+{
+    (void)k;
+    return false;
+}
+uas_status uas_secpol_keys_bound_data(const uas_secpol_keys *k, const uint8_t *nonce_a,
+                                      size_t nonce_a_len, const uint8_t *const *certs,
+                                      const size_t *cert_lens, size_t n_certs,
+                                      const uint8_t *nonce_b, size_t nonce_b_len, uint8_t **out,
+                                      size_t *out_len)
+{
+    (void)k;
+    (void)nonce_a;
+    (void)nonce_a_len;
+    (void)certs;
+    (void)cert_lens;
+    (void)n_certs;
+    (void)nonce_b;
+    (void)nonce_b_len;
+    *out = NULL;
+    *out_len = 0;
     return UAS_BAD_NOT_SUPPORTED;
 }
 uas_status uas_secpol_keys_new(const uas_secpol *pol, uas_secpol_cred *cred, uas_secpol_keys **out)

@@ -169,7 +169,12 @@ typedef struct uas_pki_create_params {
     size_t dns_count;
     const char *const *ip_addresses; /* IPv4 or IPv6 text */
     size_t ip_count;
-    uint32_t key_bits;      /* 0: 2048; else 2048..8192 */
+    uint32_t key_bits; /* 0: 2048; else 2048..8192 */
+    /* The key type: NULL or "rsa" (RSA of key_bits), "rsa2048", "rsa3072",
+     * "rsa4096", or an ECC certificate type: "nistP256", "nistP384",
+     * "brainpoolP256r1", "brainpoolP384r1", "curve25519" (Ed25519),
+     * "curve448" (Ed448). */
+    const char *key_type;
     uint32_t validity_days; /* 0: 730 (two years); at most 36500 */
     /* Base of the file names (own/certs/<name>.der, own/private/<name>.pem);
      * NULL: application_name with characters other than [A-Za-z0-9._-]
@@ -184,6 +189,9 @@ typedef struct uas_pki_create_params {
  * and written before the certificate, so a certificate never exists without
  * its key. now: validity start (uas_datetime_now() normally). */
 uas_status uas_pki_create_own(uas_pki_store *s, const uas_pki_create_params *p, uas_datetime now);
+/* Whether uas_pki_create_params.key_type names a type uas_pki_create_own
+ * knows. */
+bool uas_pki_key_type_valid(const char *key_type);
 
 /* Loads own/certs/<name>.der and own/private/<name>.pem and checks that the
  * key belongs to the certificate. cert receives the DER certificate, key

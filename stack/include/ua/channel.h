@@ -56,6 +56,11 @@ typedef struct uas_channel_config {
 
     /* Security. Without cred only policy None is possible. */
     uas_secpol_cred *cred;
+    /* Server: more credentials, one per further certificate type (the ECC
+     * curves); an OPN's policy uses the first of cred and these whose key
+     * it takes. */
+    uas_secpol_cred *const *more_creds;
+    size_t more_cred_count;
     /* Server: the (policy, mode) pairs an OPN may ask for; none listed:
      * policy None only. mode is a uas_message_security_mode. */
     const uas_channel_offer *offers;
@@ -162,6 +167,17 @@ const uint8_t *uas_channel_local_cert(const uas_channel *ch, size_t *len);
  * BadSecurityChecksFailed on a bad signature; BadInvalidState for None. */
 uas_status uas_channel_sign(const uas_channel *ch, const uint8_t *data, size_t len, uint8_t *sig,
                             size_t cap, size_t *sig_len);
+/* The ECC policies with the SecureChannelEnhancements of 1.05.07
+ * (ECC_nistP256_AesGcm ...) bind the session signatures to the channel:
+ * they cover ChannelThumbprint | nonce_a | H(cert_0) .. H(cert_n-1) |
+ * nonce_b (Part 4, 5.6.2 / 5.6.3) instead of certificate | nonce.
+ * uas_channel_bound_data builds that (*out from uas_malloc, *out_len
+ * bytes); BadInvalidState on other policies. */
+bool uas_channel_enhanced(const uas_channel *ch);
+uas_status uas_channel_bound_data(const uas_channel *ch, const uint8_t *nonce_a, size_t nonce_a_len,
+                                  const uint8_t *const *certs, const size_t *cert_lens,
+                                  size_t n_certs, const uint8_t *nonce_b, size_t nonce_b_len,
+                                  uint8_t **out, size_t *out_len);
 uas_status uas_channel_verify(const uas_channel *ch, const uint8_t *data, size_t len,
                               const uint8_t *sig, size_t sig_len);
 

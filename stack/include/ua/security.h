@@ -27,6 +27,10 @@ const char *uas_security_policy_uri(const uas_secpol *p);
 const char *uas_security_policy_signature_uri(const uas_secpol *p);
 /* SecureChannelNonceLength (0 for None). */
 size_t uas_security_policy_nonce_length(const uas_secpol *p);
+/* The certificate type a policy needs, as uapki names it: "rsa" for the
+ * RSA policies, "nistP256", "nistP384", "brainpoolP256r1",
+ * "brainpoolP384r1", "curve25519", "curve448"; NULL for None. */
+const char *uas_secpol_cert_type(const uas_secpol *pol);
 
 /* Certificate (DER) and private key (DER or PEM) of this application.
  * Reference-counted; shared by every channel. */

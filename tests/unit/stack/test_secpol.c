@@ -184,7 +184,7 @@ Test(secpol, lookup_offers_basic256_only_on_opt_in_and_never_basic128rsa15)
     cr_assert_null(uas_secpol_lookup((const uint8_t *)r15, strlen(r15), true));
     size_t n;
     const uas_secpol *const *all = uas_secpol_all(&n);
-    cr_assert_eq(n, 5);
+    cr_assert_eq(n, 15); /* None, 3 RSA, 10 ECC (issue #14), Basic256 */
     cr_assert_eq(all[0], &uas_secpol_none);
     cr_assert_eq(all[n - 1], &uas_secpol_basic256);
 }
@@ -238,11 +238,22 @@ Test(secpol, credentials_load_der_and_pem_keys_and_refuse_mismatches)
     uas_secpol_cred_ref(c);
     uas_secpol_cred_unref(c);
     uas_secpol_cred_unref(c);
-    /* Another certificate's key, an EC key, garbage, a chain. */
+    /* Another certificate's key, garbage, a chain. */
     cr_assert_eq(uas_secpol_cred_new(a->cert, a->cert_len, b->key_der, b->key_len, &c),
                  UAS_BAD_INVALID_ARGUMENT);
     cr_assert_null(c);
+    /* An EC key is a credential since the ECC policies (issue #14), for
+     * them only; an RSA key does not go with an EC certificate. */
     cr_assert_eq(uas_secpol_cred_new(ec->cert, ec->cert_len, ec->key_der, ec->key_len, &c),
+                 UAS_GOOD);
+    uas_secpol_keys *k = NULL;
+    cr_assert_eq(uas_secpol_keys_new(&uas_secpol_basic256sha256, c, &k),
+                 UAS_BAD_CERTIFICATE_POLICY_CHECK_FAILED);
+    cr_assert_eq(uas_secpol_keys_new(&uas_secpol_ecc_nistp256_aesgcm, c, &k), UAS_GOOD);
+    uas_secpol_keys_free(k);
+    uas_secpol_cred_unref(c);
+    c = NULL;
+    cr_assert_eq(uas_secpol_cred_new(ec->cert, ec->cert_len, a->key_der, a->key_len, &c),
                  UAS_BAD_INVALID_ARGUMENT);
     cr_assert_eq(uas_secpol_cred_new(a->key_der, a->key_len, a->key_der, a->key_len, &c),
                  UAS_BAD_CERTIFICATE_INVALID);
