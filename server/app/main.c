@@ -46,6 +46,8 @@ static void usage(FILE *f)
                "  --bind ADDR          listen address (default 0.0.0.0)\n"
                "  --hostname NAME      host name in advertised endpoint URLs\n"
                "  --threads N          event loops (default: one per core)\n"
+               "  --nodeset FILE       load a NodeSet2 information model (repeatable, any\n"
+               "                       order; added to the nodesets key of the config)\n"
                "  --log-level L        error, warn, info or debug (default info)\n"
                "  --contract           benchmark contract: namespace urn:o6:benchmark:server,\n"
                "                       BenchmarkValue0..99 at ns=1;i=1001..1100\n"
@@ -177,6 +179,7 @@ int main(int argc, char **argv)
         }
     }
     int rc = 2;
+    char *nodesets = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         uint32_t n;
@@ -222,6 +225,22 @@ int main(int argc, char **argv)
             i++;
         } else if (!strcmp(a, "--security") && v) {
             cfg.security = v;
+            i++;
+        } else if (!strcmp(a, "--nodeset") && v) {
+            /* Appended to the configuration's list (comma-separated). */
+            if (!nodesets && cfg.nodesets && !(nodesets = strdup(cfg.nodesets)))
+                goto out;
+            size_t old = nodesets ? strlen(nodesets) : 0;
+            char *g = realloc(nodesets, old + strlen(v) + 2);
+            if (!g)
+                goto out;
+            if (!nodesets)
+                g[0] = 0;
+            else if (old)
+                strcat(g, ",");
+            strcat(g, v);
+            nodesets = g;
+            cfg.nodesets = nodesets;
             i++;
         } else if (!strcmp(a, "--pki") && v) {
             cfg.pki_dir = v;
@@ -358,6 +377,7 @@ int main(int argc, char **argv)
     uas_server_delete(s);
     rc = st == UAS_GOOD ? 0 : 1;
 out:
+    free(nodesets);
     if (tmp_pki[0])
         remove_tree(tmp_pki);
     uas_config_file_free(file);

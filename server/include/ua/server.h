@@ -118,6 +118,13 @@ typedef struct uas_server_config {
     uint32_t pki_max_rejected;               /* files in rejected/certs [100] */
     uint32_t pki_rejected_max_cert_size;     /* bytes of a recorded certificate [16384] */
     uint32_t pki_rejected_writes_per_minute; /* new rejected files [10] */
+    /* Information models (docs/Configuration.md, [nodesets]): NodeSet2
+     * files loaded by uas_server_new, comma-separated, any order (required
+     * models first); NULL: none. Limits of one load: */
+    const char *nodesets;
+    size_t nodeset_max_file_size; /* bytes of one file (64 MiB) */
+    uint32_t nodeset_max_nodes;   /* nodes of one load (1000000) */
+    uint32_t nodeset_max_depth;   /* XML element nesting (64) */
 } uas_server_config;
 
 #define UAS_SECURITY_ALL                                                                           \
@@ -267,6 +274,23 @@ typedef struct uas_lock_stats {
     uint64_t waits[UAS_LOCK_KINDS];
 } uas_lock_stats;
 void uas_server_lock_stats(uas_lock_stats *out);
+
+/* Loads NodeSet2 files (Part 6, Annex F) into the address space: required
+ * models are loaded first (from this call's files or an earlier load),
+ * namespaces mapped onto the server's array, every node class with its
+ * references, values in the XML encoding, DataTypeDefinitions from
+ * <Definition>. All or nothing: on any error no node of any file is added
+ * and the reason is logged as "file:line: reason". Limits from the
+ * configuration (nodeset_max_*). Good, BadNotFound (a file), BadDecodingError
+ * (XML), BadNodeIdInvalid, BadNodeIdExists, BadTargetNodeIdInvalid,
+ * BadReferenceTypeIdInvalid, BadTypeMismatch, BadTypeDefinitionInvalid
+ * (hierarchy), BadConfigurationError (models), BadEncodingLimitsExceeded,
+ * BadOutOfMemory. */
+uas_status uas_server_load_nodesets(uas_server *s, const char *const *paths, size_t count);
+/* Binds the handler of a method node (e.g. declared in a NodeSet); NULL
+ * unbinds. A Call of an unbound method answers BadNotImplemented.
+ * BadNodeIdUnknown, BadNodeClassInvalid, BadOutOfMemory. */
+uas_status uas_server_bind_method(uas_server *s, const uas_nodeid *id, uas_method_fn fn, void *ud);
 
 /* Local value update (thread-safe, no AccessLevel check); the value is
  * copied. BadNodeIdUnknown, BadNodeClassInvalid, BadTypeMismatch. */
