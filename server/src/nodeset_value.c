@@ -94,8 +94,8 @@ static uas_status parse_int(vctx *c, const ns_dom *d, const uas_type *t, void *d
                 t->kind == UAS_KIND_ENUM;
     long long sv = 0;
     unsigned long long uv = 0;
-    if (t->kind == UAS_KIND_ENUM) {
-        const char *us = strrchr(s, '_'); /* "Name_3" */
+    if (t->kind == UAS_KIND_ENUM || t->kind == UAS_BUILTIN_INT32) {
+        const char *us = strrchr(s, '_'); /* an enumeration: "Name_3" */
         if (us)
             s = us + 1;
     }
