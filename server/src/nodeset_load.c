@@ -727,7 +727,7 @@ uas_status uas_nodeset_load_config(uas_server *s, const char *list)
         return UAS_GOOD;
     size_t n = 1;
     for (const char *p = list; *p; p++)
-        n += *p == ',';
+        n += *p == ',' || *p == '\n';
     char *copy = strdup(list);
     const char **paths = calloc(n, sizeof(char *));
     if (!copy || !paths) {
@@ -736,7 +736,8 @@ uas_status uas_nodeset_load_config(uas_server *s, const char *list)
         return UAS_BAD_OUT_OF_MEMORY;
     }
     size_t k = 0;
-    for (char *save = NULL, *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    for (char *save = NULL, *t = strtok_r(copy, ",\n", &save); t;
+         t = strtok_r(NULL, ",\n", &save)) {
         while (*t == ' ' || *t == '\t')
             t++;
         char *e = t + strlen(t);
