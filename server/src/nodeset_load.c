@@ -252,10 +252,12 @@ static uas_status order_files(ns_load *l)
             const ns_model *m = &l->files[i].models[k];
             const ns_model *other;
             ns_file *p = provider(l, m->uri, &other);
-            if (registered(l, m->uri) || (p && p != &l->files[i]))
+            if (registered(l, m->uri))
                 return ns_fail(l, &l->files[i], 1, UAS_BAD_CONFIGURATION_ERROR,
-                               "model %s is already loaded%s%s", m->uri, p ? " from " : "",
-                               p ? p->name : "");
+                               "model %s is already loaded", m->uri);
+            if (p && p != &l->files[i])
+                return ns_fail(l, &l->files[i], 1, UAS_BAD_CONFIGURATION_ERROR,
+                               "model %s is also in %s", m->uri, p->name);
         }
     ns_file **order = uas_arena_alloc(&l->arena, l->file_count * sizeof(ns_file *));
     if (!order)

@@ -26,8 +26,8 @@ typedef struct vctx {
 
 static uas_status bad(vctx *c, const ns_dom *d, const char *what)
 {
-    return ns_fail(c->l, c->f, d ? d->line : 0, UAS_BAD_TYPE_MISMATCH, "type mismatch: %s%s%s",
-                   what, d ? " in <" : "", d ? d->name : "");
+    return ns_fail(c->l, c->f, d ? d->line : 0, UAS_BAD_TYPE_MISMATCH, "type mismatch: %s%s%s%s",
+                   what, d ? " in <" : "", d ? d->name : "", d ? ">" : "");
 }
 
 /* Text without the surrounding whitespace, as a C string in the arena. */

@@ -88,7 +88,10 @@ uas_status ns_fail(ns_load *l, const ns_file *f, uint32_t line, uas_status st, c
     l->st = st;
     size_t n = 0;
     if (l->err && l->err_len) {
-        int k = f ? snprintf(l->err, l->err_len, "%s:%u: ", f->name, (unsigned)line) : 0;
+        /* Whole-file errors (cannot open, too large) have no line. */
+        int k = !f     ? 0
+                : line ? snprintf(l->err, l->err_len, "%s:%u: ", f->name, (unsigned)line)
+                       : snprintf(l->err, l->err_len, "%s: ", f->name);
         n = k > 0 ? (size_t)k : 0;
         if (n < l->err_len) {
             va_list ap;
