@@ -76,6 +76,9 @@ void as_dyn_free(uas_aspace *as)
     uas_free(as->dyn_reftypes, as->dyn_reftype_cap * sizeof(uas_nodeid));
     uas_free(as->dyn_reftype_super, as->dyn_reftype_cap * sizeof(uint32_t));
     as->dyn_reftype_cap = 0;
+    for (size_t i = 0; i < as->dead_target_count; i++)
+        uas_clear(&as->dead_targets[i], UAS_TYPE(EXPANDED_NODE_ID));
+    uas_free(as->dead_targets, as->dead_target_cap * sizeof(uas_expandednodeid));
     while (as->graveyard) {
         as_node *n = as->graveyard;
         as->graveyard = n->graveyard_next;
@@ -152,7 +155,6 @@ void as_bury(uas_aspace *as, as_node *n)
 uas_status as_remove_ref(uas_aspace *as, as_nv *nv, uint32_t type, const uas_expandednodeid *target,
                          bool forward, bool *found)
 {
-    (void)as;
     *found = false;
     as_node *d = nv->d;
     if (!d)
@@ -161,7 +163,18 @@ uas_status as_remove_ref(uas_aspace *as, as_nv *nv, uint32_t type, const uas_exp
         as_ref *r = &d->refs[i];
         if (r->type == type && r->forward == forward && r->target.server_index == 0 &&
             as_nodeid_eq(&r->target.nodeid, &target->nodeid)) {
-            uas_clear(&r->target, UAS_TYPE(EXPANDED_NODE_ID));
+            /* A response built under the read lock may still point at the
+             * target's strings: they move to a list freed with the aspace. */
+            if (as->dead_target_count == as->dead_target_cap) {
+                size_t cap = as->dead_target_cap ? as->dead_target_cap * 2 : 16;
+                uas_expandednodeid *g = uas_realloc(
+                    as->dead_targets, as->dead_target_cap * sizeof(*g), cap * sizeof(*g));
+                if (!g)
+                    return UAS_BAD_OUT_OF_MEMORY;
+                as->dead_targets = g;
+                as->dead_target_cap = cap;
+            }
+            as->dead_targets[as->dead_target_count++] = r->target;
             memmove(r, r + 1, (d->ref_count - i - 1) * sizeof(as_ref));
             d->ref_count--;
             *found = true;

@@ -162,6 +162,9 @@ struct uas_aspace {
     /* Deleted nodes: unlinked but not freed while the server runs, so
      * pointers services took under the lock stay valid (see above). */
     as_node *graveyard;
+    /* Targets of removed references, kept for the same reason. */
+    uas_expandednodeid *dead_targets;
+    size_t dead_target_count, dead_target_cap;
 };
 #define AS_DYN_REFTYPE 0x80000000u
 
@@ -261,8 +264,10 @@ uas_status as_check_value_any(uas_aspace *as, const uas_nodeid *data_type, int32
                               const uas_variant *v);
 /* Take a heap node out of the map onto the graveyard. Write lock. */
 void as_bury(uas_aspace *as, as_node *n);
-/* Remove the references of nv of this type to target (both kinds of
- * node: a static reference is hidden through its overlay). Write lock. */
+/* Remove the references of nv of this type and direction to target that
+ * were added at run time (static rows' references cannot be removed; the
+ * caller refuses those). *found: whether one was. Write lock. Good or
+ * BadOutOfMemory. */
 uas_status as_remove_ref(uas_aspace *as, as_nv *nv, uint32_t type, const uas_expandednodeid *target,
                          bool forward, bool *found);
 

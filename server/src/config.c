@@ -93,6 +93,8 @@ static const key_def keys[] = {
     K("security", "pki_rejected_max_cert_size", T_U32, pki_rejected_max_cert_size, 0, 262144),
     K("security", "pki_rejected_writes_per_minute", T_U32, pki_rejected_writes_per_minute, 0,
       100000),
+    K("limits", "max_nodes_per_node_management", T_U32, max_nodes_per_node_management, 1,
+      UINT32_MAX),
     K("nodesets", "nodesets", T_LIST, nodesets, 0, 0),
     K("nodesets", "max_file_size", T_SIZE, nodeset_max_file_size, 1024, (size_t)1 << 32),
     K("nodesets", "max_nodes", T_U32, nodeset_max_nodes, 1, UINT32_MAX),

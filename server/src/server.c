@@ -67,6 +67,7 @@ void uas_server_config_default(uas_server_config *c)
     c->max_filter_steps = 100000;
     c->max_filter_scratch = 65536;
     c->decode_limits = uas_limits_default;
+    c->max_nodes_per_node_management = 1000;
     c->nodeset_max_file_size = (size_t)64 << 20;
     c->nodeset_max_nodes = 1000000;
     c->nodeset_max_depth = 64;

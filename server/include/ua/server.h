@@ -45,13 +45,14 @@ typedef struct uas_server_config {
     uint32_t max_session_timeout_ms;         /* 1 h */
     uint32_t max_browse_continuation_points; /* per session (10) */
     /* Operation limits (advertised in ServerCapabilities/OperationLimits). */
-    uint32_t max_nodes_per_read;        /* 10000 */
-    uint32_t max_nodes_per_write;       /* 10000 */
-    uint32_t max_nodes_per_browse;      /* 5000 */
-    uint32_t max_references_per_node;   /* per Browse result before a continuation (1000) */
-    uint32_t max_nodes_per_translate;   /* 1000 */
-    uint32_t max_nodes_per_method_call; /* 1000 */
-    uint32_t max_nodes_per_register;    /* 5000 */
+    uint32_t max_nodes_per_read;            /* 10000 */
+    uint32_t max_nodes_per_write;           /* 10000 */
+    uint32_t max_nodes_per_browse;          /* 5000 */
+    uint32_t max_references_per_node;       /* per Browse result before a continuation (1000) */
+    uint32_t max_nodes_per_translate;       /* 1000 */
+    uint32_t max_nodes_per_method_call;     /* 1000 */
+    uint32_t max_nodes_per_register;        /* 5000 */
+    uint32_t max_nodes_per_node_management; /* AddNodes ... DeleteReferences items (1000) */
     /* Event filters of event monitored items (docs/Security.md). */
     uint32_t max_filter_elements;     /* where clause elements (64) */
     uint32_t max_like_pattern_length; /* bytes of a Like pattern (1024) */
