@@ -139,9 +139,17 @@ uas_status as_check_value_any(uas_aspace *as, const uas_nodeid *data_type, int32
     if (!base)
         return UAS_BAD_TYPE_MISMATCH;
     uas_nodeid b = uas_nodeid_numeric(0, base);
-    /* A structure of a loaded type travels as an ExtensionObject; an
-     * enumeration as Int32 (checked against Enumeration). */
-    return as_check_value(&b, value_rank, v);
+    /* A structure of a loaded type travels as an ExtensionObject whose body
+     * its run-time type decodes; an enumeration as Int32 (checked against
+     * Enumeration). */
+    AS_TRY(as_check_value(&b, value_rank, v));
+    if (v->type == UAS_TYPE(EXTENSION_OBJECT) && v->data) {
+        const uas_extensionobject *x = v->data;
+        size_t n = v->is_array ? v->array_length : 1;
+        for (size_t i = 0; i < n; i++)
+            AS_TRY(as_rt_check(as, data_type, &x[i]));
+    }
+    return UAS_GOOD;
 }
 
 void as_bury(uas_aspace *as, as_node *n)

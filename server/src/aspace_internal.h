@@ -262,6 +262,12 @@ uint32_t as_ns0_ancestor(uas_aspace *as, const uas_nodeid *type);
 /* as_check_value for DataTypes of any namespace. */
 uas_status as_check_value_any(uas_aspace *as, const uas_nodeid *data_type, int32_t value_rank,
                               const uas_variant *v);
+/* A structure value of a loaded model's DataType (an ExtensionObject with
+ * a binary body) decoded against the type's DataTypeDefinition, the
+ * run-time type descriptor (nodeset_types.c): its Default Binary encoding
+ * id and a body that decodes completely. Good (also for DataTypes without
+ * a loaded definition) or BadTypeMismatch. Read lock. */
+uas_status as_rt_check(uas_aspace *as, const uas_nodeid *data_type, const uas_extensionobject *x);
 /* Take a heap node out of the map onto the graveyard. Write lock. */
 void as_bury(uas_aspace *as, as_node *n);
 /* Remove the references of nv of this type and direction to target that

@@ -383,3 +383,104 @@ uas_status ns_encode_struct(ns_load *l, ns_file *f, const uas_nodeid *data_type,
     }
     return UAS_GOOD;
 }
+
+/* ---- binary decoding of structure values (Write, Call arguments) ---- */
+
+/* The wire type of a field's DataType for the decoder; NULL: a structure
+ * or enumeration of a loaded model (*def set, or *is_enum). */
+static const uas_type *rt_field_type(uas_aspace *as, const uas_nodeid *dt,
+                                     const uas_structure_definition **def, bool *is_enum)
+{
+    *def = NULL;
+    *is_enum = false;
+    if (dt->ns == 0 && dt->kind == UAS_NODEID_NUMERIC)
+        return ns0_wire_type(dt->id.numeric);
+    as_nv nv = as_lookup(as, dt);
+    if (nv.d && nv.d->definition.type == UAS_TYPE(STRUCTURE_DEFINITION)) {
+        *def = nv.d->definition.data;
+        return NULL;
+    }
+    uint32_t base = as_ns0_ancestor(as, dt);
+    if (base == UAS_NS0ID_ENUMERATION) {
+        *is_enum = true;
+        return UAS_TYPE(INT32);
+    }
+    return base ? ns0_wire_type(base) : NULL;
+}
+
+static uas_status rt_decode(uas_aspace *as, uas_decoder *d, const uas_structure_definition *sd,
+                            uint32_t depth);
+
+static uas_status rt_field(uas_aspace *as, uas_decoder *d, const uas_structure_field *f,
+                           uint32_t depth)
+{
+    const uas_structure_definition *def;
+    bool is_enum;
+    const uas_type *t = rt_field_type(as, &f->data_type, &def, &is_enum);
+    if (!t && !def)
+        return UAS_BAD_TYPE_MISMATCH;
+    int32_t n = 1;
+    if (f->value_rank >= 0) {
+        AS_TRY(uas_decode(d, &n, UAS_TYPE(INT32)));
+        if (n < -1 || (uint32_t)(n < 0 ? 0 : n) > d->limits->max_array_length)
+            return UAS_BAD_DECODING_ERROR;
+    }
+    for (int32_t i = 0; i < n; i++) {
+        if (def) {
+            AS_TRY(rt_decode(as, d, def, depth + 1));
+        } else {
+            void *v = uas_arena_alloc(d->arena, t->size);
+            if (!v)
+                return UAS_BAD_OUT_OF_MEMORY;
+            AS_TRY(uas_decode(d, v, t));
+        }
+    }
+    return UAS_GOOD;
+}
+
+static uas_status rt_decode(uas_aspace *as, uas_decoder *d, const uas_structure_definition *sd,
+                            uint32_t depth)
+{
+    if (depth > d->limits->max_depth)
+        return UAS_BAD_ENCODING_LIMITS_EXCEEDED;
+    uint32_t v;
+    if (sd->structure_type == UAS_STRUCTURE_TYPE_UNION) {
+        AS_TRY(uas_decode(d, &v, UAS_TYPE(UINT32)));
+        if (v == 0)
+            return UAS_GOOD;
+        if (v > sd->fields_count)
+            return UAS_BAD_DECODING_ERROR;
+        return rt_field(as, d, &sd->fields[v - 1], depth);
+    }
+    uint32_t mask = UINT32_MAX, bit = 0;
+    if (sd->structure_type == UAS_STRUCTURE_TYPE_STRUCTURE_WITH_OPTIONAL_FIELDS)
+        AS_TRY(uas_decode(d, &mask, UAS_TYPE(UINT32)));
+    for (size_t i = 0; i < sd->fields_count; i++) {
+        if (sd->fields[i].is_optional && !(mask & (1u << bit++)))
+            continue;
+        AS_TRY(rt_field(as, d, &sd->fields[i], depth));
+    }
+    return UAS_GOOD;
+}
+
+uas_status as_rt_check(uas_aspace *as, const uas_nodeid *data_type, const uas_extensionobject *x)
+{
+    as_nv nv = as_lookup(as, data_type);
+    if (!nv.d || nv.d->definition.type != UAS_TYPE(STRUCTURE_DEFINITION))
+        return UAS_GOOD; /* not a structure of a loaded model */
+    const uas_structure_definition *sd = nv.d->definition.data;
+    if (x->encoding != UAS_EXTOBJ_BYTESTRING ||
+        !as_nodeid_eq(&x->content.encoded.type_id, &sd->default_encoding_id))
+        return UAS_BAD_TYPE_MISMATCH;
+    uint8_t first[4096];
+    uas_arena a;
+    uas_arena_init(&a, first, sizeof(first), (size_t)1 << 20);
+    uas_decoder d;
+    uas_decoder_init(&d, x->content.encoded.body.data, x->content.encoded.body.length, &a,
+                     &uas_limits_default);
+    uas_status st = rt_decode(as, &d, sd, 0);
+    if (st == UAS_GOOD && d.pos != d.end)
+        st = UAS_BAD_DECODING_ERROR; /* trailing bytes: not this type */
+    uas_arena_free(&a);
+    return uas_is_bad(st) ? UAS_BAD_TYPE_MISMATCH : UAS_GOOD;
+}

@@ -301,14 +301,29 @@ test("structured values of a model's own types decode with dynamic extension obj
         assert.equal(color.value.value, 1);
         assert.equal(origin.value.value.x, 7);
         assert.equal(origin.value.value.y, 8);
-        // Written back through the same run-time type.
-        const obj = await session.constructExtensionObject(opcua.resolveNodeId(`ns=${ns};i=3002`), { x: 4, y: 5 });
-        const st = await session.write({
-            nodeId: `ns=${ns};i=6005`,
-            attributeId: AttributeIds.Value,
-            value: { value: { dataType: opcua.DataType.ExtensionObject, value: obj } },
+        // Written back: node-opcua encodes with the definition it read, the
+        // server decodes with its run-time type.
+        const writeExt = async (nodeId, value) =>
+            session.write({
+                nodeId,
+                attributeId: AttributeIds.Value,
+                value: { value: { dataType: opcua.DataType.ExtensionObject, value } },
+            });
+        const pt = await session.constructExtensionObject(opcua.resolveNodeId(`ns=${ns};i=3002`), { x: 4, y: 5 });
+        assert.equal(await writeExt(`ns=${ns};i=6005`, pt), StatusCodes.BadNotWritable, "Origin is read-only");
+        const shape2 = await session.constructExtensionObject(opcua.resolveNodeId(`ns=${ns};i=3003`), {
+            name: "square",
+            color: 0,
+            origin: { x: 1, y: 1 },
+            points: [{ x: 2, y: 3 }],
+            comment: "written by node-opcua",
         });
-        assert.equal(st, StatusCodes.BadNotWritable, "Origin is read-only in the model");
+        assert.equal(await writeExt(`ns=${ns};i=6002`, shape2), StatusCodes.Good);
+        const back = (await session.read({ nodeId: `ns=${ns};i=6002`, attributeId: AttributeIds.Value })).value.value;
+        assert.equal(back.name, "square");
+        assert.equal(back.comment, "written by node-opcua");
+        assert.deepEqual([back.points[0].x, back.points[0].y], [2, 3]);
+        assert.equal(await writeExt(`ns=${ns};i=6002`, pt), StatusCodes.BadTypeMismatch, "a PointType is no ShapeType");
     });
 });
 

@@ -503,3 +503,25 @@ Test(nodeset, every_companion_specification_loads_in_any_order)
     for (size_t i = 0; i < n; i++)
         free(paths[i]);
 }
+
+Test(nodeset, written_structures_are_decoded_against_their_runtime_type)
+{
+    uint16_t ns = load_test_model();
+    const uas_extensionobject *cur = value_eo(uas_nodeid_numeric(ns, 6002));
+    uas_extensionobject x = *cur;
+    uas_variant v;
+    uas_variant_set_scalar(&v, &x, UAS_TYPE(EXTENSION_OBJECT));
+    cr_assert_eq(write_value(&f, uas_nodeid_numeric(ns, 6002), &v, NULL), UAS_GOOD);
+    /* One byte short: the body does not decode as a ShapeType. */
+    x.content.encoded.body.length--;
+    cr_assert_eq(write_value(&f, uas_nodeid_numeric(ns, 6002), &v, NULL), UAS_BAD_TYPE_MISMATCH);
+    /* A ChoiceType's body and encoding id. */
+    const uas_extensionobject *choice = value_eo(uas_nodeid_numeric(ns, 6003));
+    x = *choice;
+    cr_assert_eq(write_value(&f, uas_nodeid_numeric(ns, 6002), &v, NULL), UAS_BAD_TYPE_MISMATCH);
+    /* An enumeration of the model takes Int32. */
+    int32_t blue = 2;
+    uas_variant e;
+    uas_variant_set_scalar(&e, &blue, UAS_TYPE(INT32));
+    cr_assert_eq(write_value(&f, uas_nodeid_numeric(ns, 6004), &e, NULL), UAS_GOOD);
+}
