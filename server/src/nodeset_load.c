@@ -569,6 +569,18 @@ static void undo(commit *c)
     as_dyn_reftype_truncate(l->as, c->reftypes_before);
 }
 
+static void shrink_refs(as_node *d)
+{
+    if (d->ref_cap > d->ref_count && d->ref_count) {
+        as_ref *r =
+            uas_realloc(d->refs, d->ref_cap * sizeof(as_ref), d->ref_count * sizeof(as_ref));
+        if (r) {
+            d->refs = r;
+            d->ref_cap = d->ref_count;
+        }
+    }
+}
+
 static uas_status do_commit(ns_load *l)
 {
     uas_server *s = l->server;
@@ -598,10 +610,15 @@ static uas_status do_commit(ns_load *l)
     if (st != UAS_GOOD) {
         undo(&c);
     } else {
-        /* The address space owns the nodes now. */
+        /* The address space owns the nodes now. Their reference arrays
+         * grew by doubling: cut them to size (a model is mostly read). */
         for (size_t fi = 0; fi < l->file_count; fi++)
-            for (size_t i = 0; i < l->files[fi].item_count; i++)
+            for (size_t i = 0; i < l->files[fi].item_count; i++) {
+                shrink_refs(l->files[fi].items[i].n);
                 l->files[fi].items[i].n = NULL;
+            }
+        for (size_t i = 0; i < c.tn; i++)
+            shrink_refs(c.t[i].d);
     }
     as_unlock(as);
     uas_free(c.t, c.tcap * sizeof(touched));
