@@ -437,11 +437,9 @@ static uas_status parse_variant_elem(vctx *c, const ns_dom *d, uas_variant *v)
     memset(v, 0, sizeof(*v));
     bool list = !strncmp(d->name, "ListOf", 6);
     const uas_type *t = builtin_named(list ? d->name + 6 : d->name);
-    if (!t) {
-        char b[96];
-        snprintf(b, sizeof(b), "unknown value element <%s>", d->name);
-        return bad(c, NULL, b);
-    }
+    if (!t)
+        return ns_fail(c->l, c->f, d->line, UAS_BAD_TYPE_MISMATCH,
+                       "type mismatch: unknown value element <%s>", d->name);
     if (++c->depth > c->l->limits.max_depth)
         return ns_fail(c->l, c->f, d->line, UAS_BAD_ENCODING_LIMITS_EXCEEDED,
                        "value nested too deeply");

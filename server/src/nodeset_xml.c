@@ -301,7 +301,7 @@ uas_status ns_parse_nodeid(ns_load *l, ns_file *f, const char *text, uint32_t li
         return UAS_GOOD;
     default:
         out->kind = UAS_NODEID_BYTESTRING;
-        if (ns_base64(v, vn, &out->id.bytestring) != UAS_GOOD || vn == 0)
+        if (vn == 0 || ns_base64(v, vn, &out->id.bytestring) != UAS_GOOD)
             return ns_fail(l, f, line, UAS_BAD_NODE_ID_INVALID, "bad NodeId '%.*s'", (int)n, s);
         return UAS_GOOD;
     }
