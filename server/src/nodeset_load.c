@@ -602,6 +602,14 @@ static uas_status do_commit(ns_load *l)
         for (size_t i = 0; i < l->files[fi].item_count && st == UAS_GOOD; i++)
             if (l->files[fi].items[i].n->node_class == UAS_NODE_CLASS_REFERENCE_TYPE)
                 st = register_reftype(&c, &l->files[fi].items[i], 0);
+    /* A program may add nodes between the checks and here (a load while
+     * the server runs): the ids are looked up again under the write lock. */
+    for (size_t fi = 0; fi < l->file_count && st == UAS_GOOD; fi++)
+        for (size_t i = 0; i < l->files[fi].item_count && st == UAS_GOOD; i++) {
+            as_nv nv = as_lookup(as, &l->files[fi].items[i].n->id);
+            if (as_nv_found(&nv))
+                st = UAS_BAD_NODE_ID_EXISTS;
+        }
     for (size_t fi = 0; fi < l->file_count && st == UAS_GOOD; fi++)
         for (size_t i = 0; i < l->files[fi].item_count && st == UAS_GOOD; i++)
             st = as_insert(as, l->files[fi].items[i].n);
@@ -623,6 +631,8 @@ static uas_status do_commit(ns_load *l)
     as_unlock(as);
     uas_free(c.t, c.tcap * sizeof(touched));
     uas_free(c.set, c.set_cap * sizeof(*c.set));
+    if (st == UAS_BAD_NODE_ID_EXISTS)
+        return ns_fail(l, NULL, 0, st, "a node of the files was added meanwhile by the program");
     if (st != UAS_GOOD)
         return ns_fail(l, NULL, 0, st, "committing the nodes failed (out of memory)");
     return UAS_GOOD;
@@ -678,6 +688,10 @@ static void free_load(ns_load *l)
 uas_status uas__nodeset_load(uas_server *s, const char *const *paths, size_t count,
                              const ns_limits *limits, char *err, size_t err_len)
 {
+    if (err_len)
+        err[0] = 0;
+    if (count == 0)
+        return UAS_GOOD;
     ns_load l;
     memset(&l, 0, sizeof(l));
     l.server = s;
