@@ -21,6 +21,7 @@ if(UA_ENABLE_ENCRYPTION)
   pkg_check_modules(UAS_I_SODIUM REQUIRED IMPORTED_TARGET libsodium)
 endif()
 pkg_check_modules(UAS_I_INIH REQUIRED IMPORTED_TARGET inih)
+pkg_check_modules(UAS_I_EXPAT REQUIRED IMPORTED_TARGET expat)
 
 # A linker version script exporting exactly the uas_* names the given
 # headers declare; every other symbol of the library becomes local.
@@ -91,7 +92,8 @@ if(UA_ENABLE_ENCRYPTION)
 endif()
 uas_shared_library(uaserver_shared uaserver_lib server uaserver HEADERS ${UAS_SERVER_HEADERS}
   PUBLIC uastack_shared
-  PRIVATE ${UAS_SECURITY_DEPS} PkgConfig::UAS_I_INIH ${LIBEV_LIBRARY} Threads::Threads m)
+  PRIVATE ${UAS_SECURITY_DEPS} PkgConfig::UAS_I_INIH PkgConfig::UAS_I_EXPAT ${LIBEV_LIBRARY}
+          Threads::Threads m)
 uas_shared_library(uaclient_shared uaclient_lib client uaclient HEADERS ${UAS_CLIENT_HEADERS}
   PUBLIC uastack_shared PRIVATE ${UAS_SECURITY_DEPS} ${LIBEV_LIBRARY} Threads::Threads m)
 list(APPEND UAS_SHARED_TARGETS uaserver_shared uaclient_shared)
@@ -135,7 +137,7 @@ install(FILES ${UAS_EXPORT_DIR}/uastackConfig.cmake ${UAS_EXPORT_DIR}/uastackCon
 # Private dependencies as plain -l flags for --static: Debian's libev ships
 # no .pc file, and a shared build needs none of them.
 set(UAS_PC_STACK_LIBS_PRIVATE "-lev -lpthread -lm")
-set(UAS_PC_SERVER_LIBS_PRIVATE "-luastack -linih -lev -lpthread -lm")
+set(UAS_PC_SERVER_LIBS_PRIVATE "-luastack -linih -lexpat -lev -lpthread -lm")
 set(UAS_PC_CLIENT_LIBS_PRIVATE "-luastack -lev -lpthread -lm")
 set(UAS_PC_MODULES uastack uastack-server uastack-client)
 if(UA_ENABLE_ENCRYPTION)

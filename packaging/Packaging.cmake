@@ -45,14 +45,14 @@ set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA ${UAS_PKG_DIR}/debian/postinst ${UAS_PKG_
     ${UAS_PKG_DIR}/debian/postrm ${UAS_PKG_DIR}/debian/conffiles)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 # Runtime libraries from dpkg-shlibdeps (libssl3, libev4, libsodium23,
-# libinih1, libc6) when it is there, else named.
+# libinih1, libexpat1, libc6) when it is there, else named.
 find_program(UAS_DPKG_SHLIBDEPS dpkg-shlibdeps)
 if(UAS_DPKG_SHLIBDEPS)
   set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
   set(CPACK_DEBIAN_PACKAGE_DEPENDS "adduser | systemd")
 else()
   set(CPACK_DEBIAN_PACKAGE_DEPENDS
-      "libc6, libev4, libinih1, adduser | systemd")
+      "libc6, libev4, libinih1, libexpat1, adduser | systemd")
   if(UA_ENABLE_ENCRYPTION)
     string(APPEND CPACK_DEBIAN_PACKAGE_DEPENDS ", libssl3, libsodium23")
   endif()

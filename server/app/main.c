@@ -48,6 +48,8 @@ static void usage(FILE *f)
                "  --bind ADDR          listen address (default 0.0.0.0)\n"
                "  --hostname NAME      host name in advertised endpoint URLs\n"
                "  --threads N          event loops (default: one per core)\n"
+               "  --nodeset FILE       load a NodeSet2 information model (repeatable, any\n"
+               "                       order; added to the nodesets key of the config)\n"
                "  --log-level L        error, warn, info or debug (default info)\n"
                "  --contract           benchmark contract: namespace urn:o6:benchmark:server,\n"
                "                       BenchmarkValue0..99 at ns=1;i=1001..1100\n"
@@ -146,7 +148,16 @@ typedef struct app_opts {
     uint32_t sizes[16];
     size_t nsizes;
     uint32_t ncounters, event_rate;
+    char *nodesets; /* the file's list and every --nodeset, when any flag gave one */
 } app_opts;
+
+static void app_opts_free(app_opts *o)
+{
+    free(o->nodesets);
+    o->nodesets = NULL;
+    uas_config_file_free(o->file);
+    o->file = NULL;
+}
 
 /* 0: go on; 1: done (help, version); 2: bad options, said on stderr. Run
  * again on SIGHUP, so it must have no effect but on o. */
@@ -217,6 +228,22 @@ static int parse_options(int argc, char **argv, app_opts *o)
             i++;
         } else if (!strcmp(a, "--security") && v) {
             cfg->security = v;
+            i++;
+        } else if (!strcmp(a, "--nodeset") && v) {
+            /* Appended to the configuration's list (comma-separated). */
+            if (!o->nodesets && cfg->nodesets && !(o->nodesets = strdup(cfg->nodesets)))
+                return 2;
+            size_t old = o->nodesets ? strlen(o->nodesets) : 0;
+            char *g = realloc(o->nodesets, old + strlen(v) + 2);
+            if (!g)
+                return 2;
+            if (!o->nodesets)
+                g[0] = 0;
+            else if (old)
+                strcat(g, ",");
+            strcat(g, v);
+            o->nodesets = g;
+            cfg->nodesets = o->nodesets;
             i++;
         } else if (!strcmp(a, "--pki") && v) {
             cfg->pki_dir = v;
@@ -334,7 +361,7 @@ static void reload(hup_ctx *h)
     }
     /* Whatever the file says: the stores are files of their own. */
     uas_server_reload_security(h->server);
-    uas_config_file_free(o.file);
+    app_opts_free(&o);
 }
 
 static void *hup_main(void *arg)
@@ -381,7 +408,6 @@ int main(int argc, char **argv)
     app_opts opts;
     int rc = parse_options(argc, argv, &opts);
     uas_server_config cfg = opts.cfg;
-    uas_config_file *file = opts.file;
     bool contract = opts.contract, print_config = opts.print_config;
     char tmp_pki[64] = "";
     if (rc != 0) {
@@ -477,6 +503,6 @@ int main(int argc, char **argv)
 out:
     if (tmp_pki[0])
         remove_tree(tmp_pki);
-    uas_config_file_free(file);
+    app_opts_free(&opts);
     return rc;
 }

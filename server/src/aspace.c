@@ -156,6 +156,8 @@ void as_node_free(as_node *n)
     if (n->value_lock_init)
         pthread_mutex_destroy(&n->value_lock);
     as_rp_free(n->rp);
+    uas_clear(&n->inverse_name, UAS_TYPE(LOCALIZED_TEXT));
+    uas_clear(&n->definition, UAS_TYPE(VARIANT));
     uas_free(n, sizeof(*n));
 }
 
@@ -173,6 +175,7 @@ void uas_aspace_delete(uas_aspace *as)
     }
     for (size_t i = 0; i < uas_ns0_node_count; i++)
         as_node_free(as->overlay[i]);
+    as_dyn_free(as);
     free_tables(as);
     pthread_rwlock_destroy(&as->lock);
     uas_free(as, sizeof(*as));
@@ -461,10 +464,15 @@ static long reftype_index(const uas_aspace *as, uint32_t id)
 
 bool as_is_reftype(const uas_aspace *as, const uas_nodeid *id)
 {
-    return id->ns == 0 && id->kind == UAS_NODEID_NUMERIC && reftype_index(as, id->id.numeric) >= 0;
+    if (id->ns == 0 && id->kind == UAS_NODEID_NUMERIC && reftype_index(as, id->id.numeric) >= 0)
+        return true;
+    for (size_t i = 0; i < as->dyn_reftype_count; i++)
+        if (as_nodeid_eq(&as->dyn_reftypes[i], id))
+            return true;
+    return false;
 }
 
-bool as_reftype_sub(const uas_aspace *as, uint32_t sub, uint32_t super)
+bool as_reftype_sub_static(const uas_aspace *as, uint32_t sub, uint32_t super)
 {
     if (sub == super)
         return true;
@@ -480,11 +488,12 @@ bool as_ref_matches(const uas_aspace *as, uint32_t ref_type, const uas_nodeid *f
 {
     if (as_nodeid_is_null(filter))
         return true;
-    if (filter->ns != 0 || filter->kind != UAS_NODEID_NUMERIC)
+    uint32_t want;
+    if (!as_reftype_id(as, filter, &want))
         return false;
-    if (ref_type == filter->id.numeric)
+    if (ref_type == want)
         return true;
-    return include_subtypes && as_reftype_sub(as, ref_type, filter->id.numeric);
+    return include_subtypes && as_reftype_sub(as, ref_type, want);
 }
 
 bool as_ns_known(uas_aspace *as, uint16_t ns)

@@ -26,6 +26,11 @@ void uas_svc_translate(uas_request_ctx *ctx, const void *req, void *resp);
 void uas_svc_register_nodes(uas_request_ctx *ctx, const void *req, void *resp);
 void uas_svc_unregister_nodes(uas_request_ctx *ctx, const void *req, void *resp);
 void uas_svc_call(uas_request_ctx *ctx, const void *req, void *resp);
+/* NodeManagement (svc_nodemgmt.c). */
+void uas_svc_add_nodes(uas_request_ctx *ctx, const void *req, void *resp);
+void uas_svc_add_references(uas_request_ctx *ctx, const void *req, void *resp);
+void uas_svc_delete_nodes(uas_request_ctx *ctx, const void *req, void *resp);
+void uas_svc_delete_references(uas_request_ctx *ctx, const void *req, void *resp);
 
 /* Frees the continuation points a session holds (session close/timeout). */
 void uas_view_session_release(uas_session *se);

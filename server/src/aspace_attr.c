@@ -161,15 +161,16 @@ uas_status as_read_attr(uas_aspace *as, const as_nv *nv, uint32_t attr, uint32_t
         return scalar(v, arena, UAS_TYPE(UINT32), &m);
     }
     case AS_ATTR_IS_ABSTRACT:
-        return boolean(v, arena, s && (s->flags & UAS_NS0_ABSTRACT));
+        return boolean(v, arena, s ? (s->flags & UAS_NS0_ABSTRACT) != 0 : d->is_abstract);
     case AS_ATTR_SYMMETRIC:
-        return boolean(v, arena, s && (s->flags & UAS_NS0_SYMMETRIC));
+        return boolean(v, arena, s ? (s->flags & UAS_NS0_SYMMETRIC) != 0 : d->symmetric);
     case AS_ATTR_INVERSE_NAME: {
-        uas_localizedtext t = static_text(s ? s->inverse_name : UAS_NS0_NONE);
+        uas_localizedtext t = s ? static_text(s->inverse_name) : d->inverse_name;
         return scalar(v, arena, UAS_TYPE(LOCALIZED_TEXT), &t);
     }
     case AS_ATTR_CONTAINS_NO_LOOPS:
-        return boolean(v, arena, s && (s->flags & UAS_NS0_CONTAINS_NO_LOOPS));
+        return boolean(v, arena,
+                       s ? (s->flags & UAS_NS0_CONTAINS_NO_LOOPS) != 0 : d->contains_no_loops);
     case AS_ATTR_EVENT_NOTIFIER: {
         uint8_t e = s ? s->event_notifier : d->event_notifier;
         return scalar(v, arena, UAS_TYPE(BYTE), &e);
@@ -213,6 +214,12 @@ uas_status as_read_attr(uas_aspace *as, const as_nv *nv, uint32_t attr, uint32_t
     case AS_ATTR_DATA_TYPE_DEFINITION: {
         size_t len;
         const uint8_t *p = s ? uas_ns0_definition(s, &len) : NULL;
+        if (!s && d->definition.type) {
+            /* Shallow: the node's memory outlives the response (heap
+             * nodes are never freed while the server runs). */
+            *v = d->definition;
+            return UAS_GOOD;
+        }
         if (!p)
             return UAS_BAD_ATTRIBUTE_ID_INVALID;
         return decode_blob(p, len, v, arena);

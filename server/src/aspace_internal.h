@@ -138,6 +138,15 @@ struct as_node {
     /* RolePermissions of the node's own (authz_node.h); NULL: the
      * NodeSet's for an overlay, else the namespace default. */
     struct as_rp *rp;
+    /* Attributes of type and view nodes that only a NodeSet or AddNodes
+     * gives a heap node (nodeset*.c, svc_nodemgmt.c). */
+    bool is_abstract;
+    bool symmetric;
+    bool contains_no_loops;
+    bool deleted; /* DeleteNodes: unlinked, kept until the server ends */
+    uas_localizedtext inverse_name;
+    uas_variant definition; /* DataTypeDefinition of DataTypes, heap */
+    as_node *graveyard_next;
 };
 
 struct uas_aspace {
@@ -158,7 +167,20 @@ struct uas_aspace {
     uas_datetime start_time;
     uas_aspace_change_fn on_change;
     void *on_change_ud;
+    /* ReferenceTypes outside the static table (NodeSets, AddNodes): they
+     * get ids AS_DYN_REFTYPE + index in the uint32 reference type space of
+     * as_ref, with their supertype's id (either space). Write lock. */
+    uas_nodeid *dyn_reftypes;
+    uint32_t *dyn_reftype_super;
+    size_t dyn_reftype_count, dyn_reftype_cap;
+    /* Deleted nodes: unlinked but not freed while the server runs, so
+     * pointers services took under the lock stay valid (see above). */
+    as_node *graveyard;
+    /* Targets of removed references, kept for the same reason. */
+    uas_expandednodeid *dead_targets;
+    size_t dead_target_count, dead_target_cap;
 };
+#define AS_DYN_REFTYPE 0x80000000u
 
 /* A node as services see it: a static row, a heap node, or both (an
  * overlay). Both NULL: no such node. */
@@ -232,6 +254,42 @@ bool as_reftype_sub(const uas_aspace *as, uint32_t sub, uint32_t super);
 bool as_ns0_is_subtype(uint32_t sub, uint32_t super);
 /* Is ns a namespace index the server knows. */
 bool as_ns_known(uas_aspace *as, uint16_t ns);
+
+/* The closure of the static ReferenceTypes (ids below AS_DYN_REFTYPE). */
+bool as_reftype_sub_static(const uas_aspace *as, uint32_t sub, uint32_t super);
+/* Frees the dynamic reference types and the graveyard (aspace delete). */
+void as_dyn_free(uas_aspace *as);
+/* Dynamic ReferenceTypes (aspace_dyn.c). The uint32 id of a reference type
+ * NodeId (static or dynamic); false when it is none. Read lock. */
+bool as_reftype_id(const uas_aspace *as, const uas_nodeid *id, uint32_t *out);
+/* The NodeId of a uint32 reference type id (strings point into the
+ * aspace). */
+uas_nodeid as_reftype_nodeid(const uas_aspace *as, uint32_t type);
+/* Register a ReferenceType node with the id of its supertype. Write lock.
+ * Good or BadOutOfMemory; *out: its uint32 id. */
+uas_status as_dyn_reftype_add(uas_aspace *as, const uas_nodeid *id, uint32_t super, uint32_t *out);
+/* Forget the last count registered (undo of a failed load). */
+void as_dyn_reftype_truncate(uas_aspace *as, size_t count);
+/* The ns0 DataType a DataType derives from, walking HasSubtype up through
+ * heap nodes; 0 when it reaches none. Read lock. */
+uint32_t as_ns0_ancestor(uas_aspace *as, const uas_nodeid *type);
+/* as_check_value for DataTypes of any namespace. */
+uas_status as_check_value_any(uas_aspace *as, const uas_nodeid *data_type, int32_t value_rank,
+                              const uas_variant *v);
+/* A structure value of a loaded model's DataType (an ExtensionObject with
+ * a binary body) decoded against the type's DataTypeDefinition, the
+ * run-time type descriptor (nodeset_types.c): its Default Binary encoding
+ * id and a body that decodes completely. Good (also for DataTypes without
+ * a loaded definition) or BadTypeMismatch. Read lock. */
+uas_status as_rt_check(uas_aspace *as, const uas_nodeid *data_type, const uas_extensionobject *x);
+/* Take a heap node out of the map onto the graveyard. Write lock. */
+void as_bury(uas_aspace *as, as_node *n);
+/* Remove the references of nv of this type and direction to target that
+ * were added at run time (static rows' references cannot be removed; the
+ * caller refuses those). *found: whether one was. Write lock. Good or
+ * BadOutOfMemory. */
+uas_status as_remove_ref(uas_aspace *as, as_nv *nv, uint32_t type, const uas_expandednodeid *target,
+                         bool forward, bool *found);
 
 /* The lock held by services; dropped around user callbacks. */
 /* Waits are counted as in lock_stats.h. */

@@ -228,10 +228,11 @@ static uas_status variable_attrs(uas_aspace *as, as_node *n, const uas_variable_
     as_nv dtn = as_lookup(as, &dt);
     if (as_nv_class(&dtn) != UAS_NODE_CLASS_DATA_TYPE)
         return UAS_BAD_TYPE_MISMATCH;
-    n->data_type = dt; /* namespace 0 numeric: nothing to copy */
+    /* Loaded models' DataTypes may have string ids: a copy of its own. */
+    AS_TRY(uas_copy(&dt, &n->data_type, UAS_TYPE(NODE_ID)));
     n->value_rank = SPEC(a, VALUE_RANK, a->value_rank != 0) ? a->value_rank : rank_of_value(v);
     if (has_value)
-        AS_TRY(as_check_value(&n->data_type, n->value_rank, v));
+        AS_TRY(as_check_value_any(as, &n->data_type, n->value_rank, v));
     if (SPEC(a, ARRAY_DIMENSIONS, a->array_dimensions_count > 0) && a->array_dimensions_count) {
         n->array_dims = uas_calloc(a->array_dimensions_count, sizeof(uint32_t));
         if (!n->array_dims)

@@ -71,6 +71,10 @@ void uas_server_config_default(uas_server_config *c)
     c->max_filter_steps = 100000;
     c->max_filter_scratch = 65536;
     c->decode_limits = uas_limits_default;
+    c->max_nodes_per_node_management = 1000;
+    c->nodeset_max_file_size = (size_t)64 << 20;
+    c->nodeset_max_nodes = 1000000;
+    c->nodeset_max_depth = 64;
     c->log_level = UAS_LOG_INFO;
     c->security = "None";
     c->pki_dir = "uastack-pki";
@@ -232,6 +236,13 @@ uas_server *uas_server_new(const uas_server_config *cfg, uas_status *status)
         *status = UAS_BAD_OUT_OF_MEMORY;
         return NULL;
     }
+    /* Information models of the configuration: a server never starts
+     * with half of them (the reason is logged). */
+    if ((st = uas_nodeset_load_config(s, cfg->nodesets)) != UAS_GOOD) {
+        uas_server_delete(s);
+        *status = st;
+        return NULL;
+    }
     *status = UAS_GOOD;
     return s;
 }
@@ -263,6 +274,7 @@ void uas_server_delete(uas_server *s)
     if (s->loops)
         uas_free(s->loops, s->nloops * sizeof(uas_sloop));
     uas_aspace_delete(s->as);
+    uas_nodeset_registry_free(s);
     uas_server_security_free(s);
     uas_authz_delete(s->authz);
     for (size_t i = 0; i < s->namespace_count; i++)

@@ -211,7 +211,14 @@ struct uas_server {
     pthread_mutex_t ns_lock;
     char **namespaces;
     size_t namespace_count;
+    struct ns_registry *nodesets; /* models loaded from NodeSet2 files (nodeset_load.c) */
 };
+
+/* ---- NodeSet2 files (nodeset_load.c) ---- */
+
+/* The comma-separated list of the nodesets key, loaded at once. */
+uas_status uas_nodeset_load_config(uas_server *s, const char *list);
+void uas_nodeset_registry_free(uas_server *s);
 
 /* ---- security (security.c) ---- */
 

@@ -152,7 +152,7 @@ static bool describe(uas_aspace *as, const as_filter *f, uint32_t roles, const a
     uint32_t m = f->result_mask;
     rd->node_id = r->target;
     if (m & UAS_BROWSE_RESULT_MASK_REFERENCE_TYPE_ID)
-        rd->reference_type_id = uas_nodeid_numeric(0, r->type);
+        rd->reference_type_id = as_reftype_nodeid(as, r->type);
     if (m & UAS_BROWSE_RESULT_MASK_IS_FORWARD)
         rd->is_forward = r->forward;
     if (!as_nv_found(&t))
@@ -237,8 +237,10 @@ static uas_status browse_one(uas_request_ctx *ctx, const uas_browse_description 
         .node_class_mask = bd->node_class_mask,
         .result_mask = bd->result_mask,
     };
-    if (!as_nodeid_is_null(&bd->reference_type_id))
-        f.ref_type = bd->reference_type_id; /* ns0 numeric: nothing to copy */
+    uint32_t rt;
+    if (!as_nodeid_is_null(&bd->reference_type_id) &&
+        as_reftype_id(as, &bd->reference_type_id, &rt))
+        f.ref_type = uas_nodeid_numeric(0, rt); /* the uint32 form: nothing to copy */
     size_t offset = 0;
     AS_TRY(browse_refs(as, &nv, &f, roles, max, &offset, br, ctx->arena));
     if (offset == SIZE_MAX)

@@ -115,8 +115,8 @@ static uas_status call_one(uas_request_ctx *ctx, const uas_call_method_request *
         res->input_argument_results_count = nin;
         bool bad = false;
         for (size_t i = 0; i < nin; i++) {
-            uas_status st =
-                as_check_value(&args[i].data_type, args[i].value_rank, &cm->input_arguments[i]);
+            uas_status st = as_check_value_any(as, &args[i].data_type, args[i].value_rank,
+                                               &cm->input_arguments[i]);
             res->input_argument_results[i] = st;
             bad |= st != UAS_GOOD;
         }

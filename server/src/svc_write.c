@@ -47,7 +47,7 @@ static uas_status write_one(uas_aspace *as, const uas_write_value *wv, uint32_t 
     uas_nodeid dt = as_nv_data_type(&nv);
     /* A range writes part of an array: the elements must fit the DataType;
      * as_range_write checks they match the current array. */
-    AS_TRY(as_check_value(&dt, range.dims ? -2 : as_nv_value_rank(&nv), v));
+    AS_TRY(as_check_value_any(as, &dt, range.dims ? -2 : as_nv_value_rank(&nv), v));
     as_node *d = as_overlay_upgrade(as, &nv);
     if (!d)
         return UAS_BAD_OUT_OF_MEMORY;
@@ -130,7 +130,7 @@ uas_status uas_server_write_value(uas_server *s, const uas_nodeid *id, const uas
         st = UAS_BAD_NODE_CLASS_INVALID;
     if (st == UAS_GOOD) {
         uas_nodeid dt = as_nv_data_type(&nv);
-        st = as_check_value(&dt, as_nv_value_rank(&nv), value);
+        st = as_check_value_any(as, &dt, as_nv_value_rank(&nv), value);
     }
     if (st == UAS_GOOD) {
         as_node *d = as_overlay_upgrade(as, &nv);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# ctest's entry to the node-opcua suite: every tests/interop/*.test.mjs with
-# Node's test runner. Missing Node or packages fail the test with the way
+# ctest's entry to the node-opcua suite: the given tests/interop/*.test.mjs
+# files (default: all) with Node's test runner. Missing Node or packages fail the test with the way
 # out instead of leaving the suite out of the run unnoticed.
 set -uo pipefail
 cd "$(dirname "$0")"
@@ -16,5 +16,5 @@ if [ ! -d node_modules/node-opcua ]; then
   exit 1
 fi
 shopt -s nullglob
-tests=(*.test.mjs)
+if [ $# -gt 0 ]; then tests=("$@"); else tests=(*.test.mjs); fi
 exec "$node" --test "${tests[@]}"

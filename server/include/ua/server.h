@@ -45,13 +45,14 @@ typedef struct uas_server_config {
     uint32_t max_session_timeout_ms;         /* 1 h */
     uint32_t max_browse_continuation_points; /* per session (10) */
     /* Operation limits (advertised in ServerCapabilities/OperationLimits). */
-    uint32_t max_nodes_per_read;        /* 10000 */
-    uint32_t max_nodes_per_write;       /* 10000 */
-    uint32_t max_nodes_per_browse;      /* 5000 */
-    uint32_t max_references_per_node;   /* per Browse result before a continuation (1000) */
-    uint32_t max_nodes_per_translate;   /* 1000 */
-    uint32_t max_nodes_per_method_call; /* 1000 */
-    uint32_t max_nodes_per_register;    /* 5000 */
+    uint32_t max_nodes_per_read;            /* 10000 */
+    uint32_t max_nodes_per_write;           /* 10000 */
+    uint32_t max_nodes_per_browse;          /* 5000 */
+    uint32_t max_references_per_node;       /* per Browse result before a continuation (1000) */
+    uint32_t max_nodes_per_translate;       /* 1000 */
+    uint32_t max_nodes_per_method_call;     /* 1000 */
+    uint32_t max_nodes_per_register;        /* 5000 */
+    uint32_t max_nodes_per_node_management; /* AddNodes ... DeleteReferences items (1000) */
     /* Event filters of event monitored items (docs/Security.md). */
     uint32_t max_filter_elements;     /* where clause elements (64) */
     uint32_t max_like_pattern_length; /* bytes of a Like pattern (1024) */
@@ -122,6 +123,13 @@ typedef struct uas_server_config {
     size_t memory_budget;                 /* bytes for the whole process; 0: uas_budget_default() */
     uint32_t max_connections_per_address; /* IPv4 address or IPv6 /64 (256); 0: none */
     uint32_t memory_trim; /* return memory: 1 pools to recent peak, 2 malloc_trim (3) */
+    /* Information models (docs/Configuration.md, [nodesets]): NodeSet2
+     * files loaded by uas_server_new, comma-separated, any order (required
+     * models first); NULL: none. Limits of one load: */
+    const char *nodesets;
+    size_t nodeset_max_file_size; /* bytes of one file (64 MiB) */
+    uint32_t nodeset_max_nodes;   /* nodes of one load (1000000) */
+    uint32_t nodeset_max_depth;   /* XML element nesting (64) */
 } uas_server_config;
 
 #define UAS_SECURITY_ALL                                                                           \
@@ -275,6 +283,23 @@ typedef struct uas_lock_stats {
     uint64_t waits[UAS_LOCK_KINDS];
 } uas_lock_stats;
 void uas_server_lock_stats(uas_lock_stats *out);
+
+/* Loads NodeSet2 files (Part 6, Annex F) into the address space: required
+ * models are loaded first (from this call's files or an earlier load),
+ * namespaces mapped onto the server's array, every node class with its
+ * references, values in the XML encoding, DataTypeDefinitions from
+ * <Definition>. All or nothing: on any error no node of any file is added
+ * and the reason is logged as "file:line: reason". Limits from the
+ * configuration (nodeset_max_*). Good, BadNotFound (a file), BadDecodingError
+ * (XML), BadNodeIdInvalid, BadNodeIdExists, BadTargetNodeIdInvalid,
+ * BadReferenceTypeIdInvalid, BadTypeMismatch, BadTypeDefinitionInvalid
+ * (hierarchy), BadConfigurationError (models), BadEncodingLimitsExceeded,
+ * BadOutOfMemory. */
+uas_status uas_server_load_nodesets(uas_server *s, const char *const *paths, size_t count);
+/* Binds the handler of a method node (e.g. declared in a NodeSet); NULL
+ * unbinds. A Call of an unbound method answers BadNotImplemented.
+ * BadNodeIdUnknown, BadNodeClassInvalid, BadOutOfMemory. */
+uas_status uas_server_bind_method(uas_server *s, const uas_nodeid *id, uas_method_fn fn, void *ud);
 
 /* Local value update (thread-safe, no AccessLevel check); the value is
  * copied. BadNodeIdUnknown, BadNodeClassInvalid, BadTypeMismatch. */

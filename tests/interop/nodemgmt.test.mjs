@@ -1,0 +1,202 @@
+// NodeManagement seen from node-opcua (AddNodes, AddReferences, DeleteNodes,
+// DeleteReferences): only a user whose configured role grants it
+// (ConfigureAdmin, `uapki user add --roles ConfigureAdmin`) may change the
+// address space; anonymous sessions and users of other roles get
+// BadUserAccessDenied. Added nodes are live for Browse, Read, Write and
+// subscriptions; deleting a node ends its monitored items with
+// BadNodeIdUnknown.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import * as opcua from "node-opcua";
+import * as types from "node-opcua-types";
+import { newClient, startServer } from "./lib/server.mjs";
+
+const { AttributeIds, DataType, MessageSecurityMode, NodeClass, SecurityPolicy, StatusCodes, UserTokenType } =
+    opcua;
+
+const UAPKI = process.env.UAPKI || join(dirname(dirname(process.env.UASERVER || ".")), "pki", "uapki");
+const work = mkdtempSync(join(tmpdir(), "uas-nodemgmt-"));
+process.on("exit", () => rmSync(work, { recursive: true, force: true }));
+const uapki = (args, input) =>
+    execFileSync(UAPKI, args, { input, encoding: "utf8", stdio: ["pipe", "pipe", "pipe"] });
+
+const certificateManager = new opcua.OPCUACertificateManager({
+    rootFolder: join(work, "client-pki"),
+    automaticallyAcceptUnknownCertificate: true,
+});
+await certificateManager.initialize();
+const pki = join(work, "pki");
+uapki(["--store", pki, "user", "add", "cora", "--password-stdin", "--roles", "ConfigureAdmin"], "cfg-pass\n");
+uapki(["--store", pki, "user", "add", "olive", "--password-stdin", "--roles", "Operator"], "op-pass\n");
+const server = await startServer([
+    "--security", "None,Basic256Sha256:SignAndEncrypt", "--pki", pki, "--auto-accept",
+]);
+
+const users = {
+    cora: { type: UserTokenType.UserName, userName: "cora", password: "cfg-pass" },
+    olive: { type: UserTokenType.UserName, userName: "olive", password: "op-pass" },
+};
+
+async function withSession(identity, fn) {
+    const client = newClient({
+        securityMode: MessageSecurityMode.SignAndEncrypt,
+        securityPolicy: SecurityPolicy.Basic256Sha256,
+        certificateManager,
+        clientCertificateManager: certificateManager,
+        requestedSessionTimeout: 60000,
+    });
+    await client.connect(server.url);
+    let session;
+    try {
+        session = await client.createSession(identity);
+        return await fn(session);
+    } finally {
+        if (session) await session.close().catch(() => {});
+        await client.disconnect();
+    }
+}
+
+const transact = (session, request) =>
+    new Promise((resolve, reject) =>
+        session.performMessageTransaction(request, (err, response) => (err ? reject(err) : resolve(response)))
+    );
+
+const addNodes = (s, nodesToAdd) => transact(s, new types.AddNodesRequest({ nodesToAdd }));
+const addRefs = (s, referencesToAdd) => transact(s, new types.AddReferencesRequest({ referencesToAdd }));
+const delNodes = (s, nodesToDelete) => transact(s, new types.DeleteNodesRequest({ nodesToDelete }));
+const delRefs = (s, referencesToDelete) => transact(s, new types.DeleteReferencesRequest({ referencesToDelete }));
+
+function objectItem(id, name) {
+    return {
+        parentNodeId: "i=85",
+        referenceTypeId: "i=35",
+        requestedNewNodeId: id,
+        browseName: new opcua.QualifiedName({ namespaceIndex: 1, name }),
+        nodeClass: NodeClass.Object,
+        nodeAttributes: new types.ObjectAttributes({ specifiedAttributes: 0, displayName: { text: name } }),
+        typeDefinition: "i=58",
+    };
+}
+
+function variableItem(id, parent, name, value) {
+    return {
+        parentNodeId: parent,
+        referenceTypeId: "i=47",
+        requestedNewNodeId: id,
+        browseName: new opcua.QualifiedName({ namespaceIndex: 1, name }),
+        nodeClass: NodeClass.Variable,
+        nodeAttributes: new types.VariableAttributes({
+            specifiedAttributes: 0,
+            displayName: { text: name },
+            value: new opcua.Variant({ dataType: DataType.Double, value }),
+            dataType: "i=11",
+            valueRank: -1,
+            accessLevel: 3,
+            userAccessLevel: 3,
+        }),
+        typeDefinition: "i=63",
+    };
+}
+
+const ref = (source, target) => ({
+    sourceNodeId: source,
+    referenceTypeId: "i=35",
+    isForward: true,
+    targetNodeId: target,
+    targetNodeClass: NodeClass.Object,
+});
+
+for (const [who, identity] of [
+    ["anonymous", undefined],
+    ["a user without a node-management role (Operator)", users.olive],
+]) {
+    test(`${who}: every NodeManagement service is refused with BadUserAccessDenied`, async () => {
+        await withSession(identity, async (s) => {
+            const a = await addNodes(s, [objectItem("ns=1;s=Nope", "Nope")]);
+            assert.equal(a.results[0].statusCode, StatusCodes.BadUserAccessDenied);
+            const r = await addRefs(s, [ref("ns=1;s=Demo", "i=2253")]);
+            assert.equal(r.results[0], StatusCodes.BadUserAccessDenied);
+            const d = await delNodes(s, [{ nodeId: "ns=1;s=Demo", deleteTargetReferences: true }]);
+            assert.equal(d.results[0], StatusCodes.BadUserAccessDenied);
+            const dr = await delRefs(s, [
+                { sourceNodeId: "i=85", referenceTypeId: "i=35", isForward: true, targetNodeId: "ns=1;s=Demo", deleteBidirectional: true },
+            ]);
+            assert.equal(dr.results[0], StatusCodes.BadUserAccessDenied);
+            const demo = await s.read({ nodeId: "ns=1;s=Demo", attributeId: AttributeIds.BrowseName });
+            assert.equal(demo.statusCode, StatusCodes.Good, "nothing was deleted");
+            const nope = await s.read({ nodeId: "ns=1;s=Nope", attributeId: AttributeIds.NodeClass });
+            assert.equal(nope.statusCode, StatusCodes.BadNodeIdUnknown, "nothing was added");
+        });
+    });
+}
+
+test("ConfigureAdmin: added nodes are live for Browse, Read, Write and subscriptions; a delete ends them", async () => {
+    await withSession(users.cora, async (s) => {
+        const a = await addNodes(s, [
+            objectItem("ns=1;s=Line", "Line"),
+            variableItem("ns=1;s=Line.Speed", "ns=1;s=Line", "Speed", 3.5),
+            objectItem("ns=1;s=Line", "Twice"),
+        ]);
+        assert.deepEqual(
+            a.results.map((r) => r.statusCode),
+            [StatusCodes.Good, StatusCodes.Good, StatusCodes.BadNodeIdExists]
+        );
+        const objects = await s.browse({ nodeId: "i=85", resultMask: 63 });
+        assert.ok(objects.references.some((r) => r.browseName.name === "Line"));
+        const line = await s.browse({ nodeId: "ns=1;s=Line", resultMask: 63 });
+        assert.ok(line.references.some((r) => r.browseName.name === "Speed"));
+        assert.equal((await s.read({ nodeId: "ns=1;s=Line.Speed", attributeId: AttributeIds.Value })).value.value, 3.5);
+
+        const sub = await s.createSubscription2({ requestedPublishingInterval: 50, publishingEnabled: true });
+        const item = await sub.monitor(
+            { nodeId: "ns=1;s=Line.Speed", attributeId: AttributeIds.Value },
+            { samplingInterval: 0, queueSize: 10 },
+            opcua.TimestampsToReturn.Both
+        );
+        const seen = [];
+        item.on("changed", (dv) => seen.push(dv));
+        const until = async (pred, what) => {
+            for (let i = 0; i < 100 && !pred(); i++) await new Promise((r) => setTimeout(r, 50));
+            assert.ok(pred(), what);
+        };
+        await until(() => seen.length >= 1, "initial value");
+        const w = await s.write({
+            nodeId: "ns=1;s=Line.Speed",
+            attributeId: AttributeIds.Value,
+            value: { value: { dataType: DataType.Double, value: 7.25 } },
+        });
+        assert.equal(w, StatusCodes.Good);
+        await until(() => seen.some((dv) => dv.value.value === 7.25), "the written value is notified");
+
+        // A reference of its own, then removed again.
+        const r = await addRefs(s, [ref("ns=1;s=Line", "i=2253"), ref("ns=1;s=Line", "i=2253")]);
+        assert.deepEqual(r.results, [StatusCodes.Good, StatusCodes.BadDuplicateReferenceNotAllowed]);
+        const back = await s.browse({ nodeId: "i=2253", browseDirection: opcua.BrowseDirection.Inverse, resultMask: 63 });
+        assert.ok(back.references.some((x) => x.browseName.name === "Line"), "the inverse is on the target");
+        const dr = await delRefs(s, [
+            { sourceNodeId: "ns=1;s=Line", referenceTypeId: "i=35", isForward: true, targetNodeId: "i=2253", deleteBidirectional: true },
+        ]);
+        assert.equal(dr.results[0], StatusCodes.Good);
+        const back2 = await s.browse({ nodeId: "i=2253", browseDirection: opcua.BrowseDirection.Inverse, resultMask: 63 });
+        assert.ok(!back2.references.some((x) => x.browseName.name === "Line"));
+
+        const d = await delNodes(s, [
+            { nodeId: "ns=1;s=Line.Speed", deleteTargetReferences: true },
+            { nodeId: "i=85", deleteTargetReferences: false },
+        ]);
+        assert.deepEqual(d.results, [StatusCodes.Good, StatusCodes.BadNoDeleteRights]);
+        await until(
+            () => seen.some((dv) => dv.statusCode === StatusCodes.BadNodeIdUnknown),
+            "the monitored item reports BadNodeIdUnknown"
+        );
+        const gone = await s.read({ nodeId: "ns=1;s=Line.Speed", attributeId: AttributeIds.Value });
+        assert.equal(gone.statusCode, StatusCodes.BadNodeIdUnknown);
+        const line2 = await s.browse({ nodeId: "ns=1;s=Line", resultMask: 63 });
+        assert.ok(!line2.references.some((x) => x.browseName.name === "Speed"), "no reference to a deleted node");
+        await sub.terminate();
+    });
+});
