@@ -78,6 +78,7 @@ void uas_server_config_default(uas_server_config *c)
     c->max_unactivated_per_address = 128;
     c->log_rate_burst = 10;
     c->log_rate_interval_ms = 10000;
+    uas_server_config_subscription_defaults(c);
 }
 
 /* Descriptors the server needs besides its connections: per loop the

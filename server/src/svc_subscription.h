@@ -13,6 +13,10 @@ extern _Thread_local uas_session *uas__current_session;
 /* Server object methods acting on the caller's subscriptions. */
 uas_status uas_subs_methods_init(uas_server *s);
 
+/* The defaults of the subscription limits of uas_server_config (also what
+ * 0 stands for). */
+void uas_server_config_subscription_defaults(uas_server_config *c);
+
 uas_status uas_subs_init(uas_server *s);
 void uas_subs_free(uas_server *s);
 void uas_subs_conn_opened(uas_sloop *l, uint32_t channel_id, uas_conn *c);
