@@ -139,6 +139,9 @@ struct sub_sub {
     uint32_t lifetime_count;
     uint32_t max_keep_alive;
     int64_t orphaned_at; /* when its session went (in the engine's orphans) */
+    /* A ConditionRefresh queued events not yet all sent: another one is
+     * refused (BadRefreshInProgress) instead of queueing more. */
+    bool refresh_pending;
     uint32_t slots;      /* queue slots its items reserved (max_queued_per_subscription) */
     uint32_t max_notifs; /* 0: unlimited */
     uint8_t priority;
@@ -279,6 +282,8 @@ void sub_item_set_mode(sub_item *it, uas_monitoring_mode mode, int64_t now);
 void sub_item_delete(sub_item *it);
 void sub_item_push(sub_item *it, const uas_datavalue *dv, int64_t now);
 void sub_item_event(sub_item *it, const uas_sub_event *ev, int64_t now);
+/* The same without the where clause (ConditionRefresh's markers). */
+void sub_item_event_unfiltered(sub_item *it, const uas_sub_event *ev, int64_t now);
 /* A pushed item moved to another engine may have missed a write that was
  * handed to the engines one after the other while it moved: sample the
  * node's current value (at the sampling interval). True when that queued

@@ -630,11 +630,11 @@ static sub_evrec *select_fields(sub_item *it, const uas_sub_event *ev, bool wher
     return r;
 }
 
-void sub_item_event(sub_item *it, const uas_sub_event *ev, int64_t now)
+static void queue_event(sub_item *it, const uas_sub_event *ev, bool where, int64_t now)
 {
     if (it->mode == UAS_MONITORING_MODE_DISABLED || !it->efilter)
         return;
-    sub_evrec *r = select_fields(it, ev, true);
+    sub_evrec *r = select_fields(it, ev, where);
     if (!r)
         return;
     bool overflow_new, discarded;
@@ -645,6 +645,16 @@ void sub_item_event(sub_item *it, const uas_sub_event *ev, int64_t now)
     if (discarded)
         event_overflow(it, now);
     notify(it);
+}
+
+void sub_item_event(sub_item *it, const uas_sub_event *ev, int64_t now)
+{
+    queue_event(it, ev, true, now);
+}
+
+void sub_item_event_unfiltered(sub_item *it, const uas_sub_event *ev, int64_t now)
+{
+    queue_event(it, ev, false, now);
 }
 
 /* ---- EventQueueOverflowEventType (Part 4, 5.12.1.5) ---- */

@@ -311,6 +311,8 @@ static bool send_data(sub_sub *s, sub_parked *p, int64_t now)
         room -= got;
     }
     bool more = !sub_list_empty(&s->ready);
+    if (!more)
+        s->refresh_pending = false; /* its RefreshEndEvent went out */
     m->seq = take_seq(s);
     m->publish_time = sub_utc(e, now);
     sub_msg_view v;
@@ -339,6 +341,8 @@ static void publish_one(sub_sub *s, sub_parked *p, int64_t now)
             s->due_since = now;
         }
     } else {
+        if (sub_list_empty(&s->ready))
+            s->refresh_pending = false; /* nothing of a refresh left to send */
         send_keep_alive(s, p, now);
     }
 }

@@ -949,12 +949,51 @@ static uas_status resend_data(void *ud, const uas_nodeid *object, const uas_node
     return st;
 }
 
+/* ConditionRefresh (SubscriptionId) and ConditionRefresh2 (SubscriptionId,
+ * MonitoredItemId), Part 9, 5.5.7 and 5.5.8. */
+static uas_status condition_refresh(void *ud, const uas_nodeid *object, const uas_nodeid *method,
+                                    size_t in_count, const uas_variant *in, size_t *out_count,
+                                    uas_variant **out, uas_arena *arena)
+{
+    (void)object, (void)arena;
+    uas_sloop_subs *ss;
+    uint32_t id, item = 0;
+    uas_session *se = uas__current_session;
+    uas_status st = method_on_sub(se, in, &ss, &id);
+    if (st != UAS_GOOD)
+        return st;
+    if (method->id.numeric == UAS_NS0ID_CONDITIONTYPE_CONDITIONREFRESH2) {
+        if (in_count < 2 || !in[1].data)
+            return UAS_BAD_MONITORED_ITEM_ID_INVALID;
+        item = *(const uint32_t *)in[1].data;
+    }
+    uas__lock(&ss->lock, UAS_LOCK_SUBSCRIPTIONS);
+    st = uas_server_condition_refresh(se->sub, id, item, uas_monotonic_ms());
+    pthread_mutex_unlock(&ss->lock);
+    engine_touched(ss);
+    if (st == UAS_BAD_SUBSCRIPTION_ID_INVALID)
+        return not_own(ud, id);
+    *out_count = 0;
+    *out = NULL;
+    return st;
+}
+
 uas_status uas_subs_methods_init(uas_server *s)
 {
-    uas_nodeid gmi = uas_nodeid_numeric(0, UAS_NS0ID_SERVER_GETMONITOREDITEMS);
-    uas_nodeid rd = uas_nodeid_numeric(0, UAS_NS0ID_SERVER_RESENDDATA);
-    uas_status st = uas_aspace_set_method(s->as, &gmi, get_monitored_items, s);
-    if (st == UAS_GOOD || st == UAS_BAD_NODE_ID_UNKNOWN)
-        st = uas_aspace_set_method(s->as, &rd, resend_data, s);
-    return st == UAS_BAD_NODE_ID_UNKNOWN ? UAS_GOOD : st;
+    static const struct {
+        uint32_t id;
+        uas_method_fn fn;
+    } methods[] = {
+        {UAS_NS0ID_SERVER_GETMONITOREDITEMS, get_monitored_items},
+        {UAS_NS0ID_SERVER_RESENDDATA, resend_data},
+        {UAS_NS0ID_CONDITIONTYPE_CONDITIONREFRESH, condition_refresh},
+        {UAS_NS0ID_CONDITIONTYPE_CONDITIONREFRESH2, condition_refresh},
+    };
+    for (size_t i = 0; i < sizeof(methods) / sizeof(methods[0]); i++) {
+        uas_nodeid id = uas_nodeid_numeric(0, methods[i].id);
+        uas_status st = uas_aspace_set_method(s->as, &id, methods[i].fn, s);
+        if (st != UAS_GOOD && st != UAS_BAD_NODE_ID_UNKNOWN) /* reduced namespace 0 */
+            return st;
+    }
+    return UAS_GOOD;
 }

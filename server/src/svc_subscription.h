@@ -28,6 +28,12 @@ uint32_t uas_subs_count(uas_server *s);
 struct uas_sub_event;
 void uas_subs_post_event(uas_server *s, const uas_nodeid *notifier, const struct uas_sub_event *ev);
 
+/* ConditionRefresh(2) of a subscription of ss (events.c makes the
+ * RefreshStart and RefreshEnd events); the caller holds ss's engine. */
+struct uas_sub_session;
+uas_status uas_server_condition_refresh(struct uas_sub_session *ss, uint32_t sub_id,
+                                        uint32_t item_id, int64_t now_ms);
+
 void uas_svc_create_subscription(uas_request_ctx *ctx, const void *req, void *resp);
 void uas_svc_modify_subscription(uas_request_ctx *ctx, const void *req, void *resp);
 void uas_svc_set_publishing_mode(uas_request_ctx *ctx, const void *req, void *resp);
