@@ -412,7 +412,7 @@ void uas_server_config_subscription_defaults(uas_server_config *c)
     c->max_monitored_items = 200000;
     c->max_monitored_items_per_session = 50000;
     c->max_monitored_items_per_subscription = 50000;
-    c->max_queued_notifications = 1000000;
+    c->max_queued_notifications = 500000;
     c->max_queued_per_subscription = 100000;
     c->max_publishing_interval_ms = 600000;
     c->max_subscription_lifetime_ms = 3600000;

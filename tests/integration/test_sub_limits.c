@@ -4,13 +4,17 @@
  * of a client that never reads. Each asserts that memory stays bounded
  * (the server's counts, the process RSS) and env_stop that a second,
  * normal client is still served. */
+#define _GNU_SOURCE
 #include <criterion/criterion.h>
 
+#include <ftw.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include <ua/nodeids.h>
+#include <ua/pki.h>
 
 #include "helper_env.h"
 #include "sub_diag.h"
@@ -528,3 +532,89 @@ Test(sub_limits, call_storm_without_reading_leaves_others_served, .timeout = 120
     hostile_stop(&h);
     env_stop(&e);
 }
+
+#ifdef UAS_ENABLE_ENCRYPTION
+/* ---- orphans of one user identity ---- */
+
+#define BOB_PASSWORD "pw-of-bob-1"
+
+typedef struct user_world {
+    env e;
+    char dir[64], pki[128], users[128];
+} user_world;
+
+static void user_caps(uas_server_config *cfg, void *ud)
+{
+    user_world *w = ud;
+    cfg->security = "None, Basic256Sha256:SignAndEncrypt";
+    cfg->pki_dir = w->pki;
+    cfg->users_file = w->users;
+    cfg->max_orphaned_per_user = 3;
+    cfg->log_level = UAS_LOG_ERROR;
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    return remove(path);
+}
+
+static uas_client *bob(env *e)
+{
+    uas_client_config cfg;
+    uas_client_config_default(&cfg);
+    cfg.endpoint_url = e->url;
+    cfg.create_session = true;
+    cfg.user.kind = UAS_CLIENT_USER_NAME;
+    cfg.user.name = "bob";
+    cfg.user.password = BOB_PASSWORD;
+    cfg.user.password_len = strlen(BOB_PASSWORD);
+    uas_client *c = uas_client_new(e->loop, &cfg, NULL, NULL);
+    cr_assert(c);
+    cr_assert_eq(uas_client_connect(c), UAS_GOOD);
+    cr_assert_eq(uas_client_wait_state(c, UAS_CLIENT_SESSION_ACTIVE, ENV_WAIT_MS), UAS_GOOD);
+    return c;
+}
+
+Test(sub_limits, orphans_of_one_user_are_capped_and_still_transferable, .timeout = 120)
+{
+    user_world w;
+    memset(&w, 0, sizeof(w));
+    snprintf(w.dir, sizeof(w.dir), "/tmp/uas-suborph-XXXXXX");
+    cr_assert(mkdtemp(w.dir));
+    snprintf(w.pki, sizeof(w.pki), "%s/pki", w.dir);
+    snprintf(w.users, sizeof(w.users), "%s/users", w.dir);
+    bool added = false;
+    cr_assert_eq(uas_user_add(w.users, "bob", BOB_PASSWORD, strlen(BOB_PASSWORD), NULL, &added),
+                 UAS_GOOD);
+    env_options o = {.threads = 2, .configure = user_caps, .configure_ud = &w};
+    env_start(&w.e, &o);
+    /* An anonymous session's orphan is another owner's: it stays. */
+    uas_client *anon = env_client(&w.e, true, 0);
+    uint32_t anon_id, ids[10];
+    cr_assert_eq(create_sub(anon, 30000, &anon_id), UAS_GOOD);
+    cr_assert_eq(close_session_keep_subscriptions(anon), UAS_GOOD);
+    uas_client_delete(anon);
+    for (int i = 0; i < 5; i++) {
+        uas_client *c = bob(&w.e);
+        cr_assert_eq(create_sub(c, 30000, &ids[2 * i]), UAS_GOOD);
+        cr_assert_eq(create_sub(c, 30000, &ids[2 * i + 1]), UAS_GOOD);
+        cr_assert_eq(close_session_keep_subscriptions(c), UAS_GOOD);
+        uas_client_delete(c);
+        settle_orphans(&w.e, (uint32_t)(i < 1 ? 3 : 4));
+    }
+    uas_subs_figures f = settle_orphans(&w.e, 4);
+    cr_expect_eq(f.orphans, 4, "bob's 3 and the anonymous one: %u", f.orphans);
+    cr_expect_eq(f.orphans_dropped, 7);
+    /* Bob takes his newest orphan over; his oldest are gone. */
+    uas_client *c = bob(&w.e);
+    cr_expect_eq(transfer(c, ids[0]), UAS_BAD_SUBSCRIPTION_ID_INVALID);
+    cr_expect_eq(transfer(c, ids[6]), UAS_BAD_SUBSCRIPTION_ID_INVALID);
+    cr_expect_eq(transfer(c, ids[9]), UAS_GOOD);
+    cr_expect_eq(transfer(c, anon_id), UAS_BAD_USER_ACCESS_DENIED);
+    cr_expect_eq(figures(&w.e).orphans, 3);
+    env_client_close(c);
+    env_stop(&w.e);
+    cr_expect_eq(nftw(w.dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS), 0);
+}
+#endif

@@ -120,7 +120,7 @@ typedef struct uas_server_config {
     uint32_t max_monitored_items;                  /* server-wide [200000] */
     uint32_t max_monitored_items_per_session;      /* [50000] */
     uint32_t max_monitored_items_per_subscription; /* [50000] */
-    uint32_t max_queued_notifications;             /* queue slots, server-wide [1000000] */
+    uint32_t max_queued_notifications;             /* queue slots, server-wide [500000] */
     uint32_t max_queued_per_subscription;          /* queue slots of one subscription [100000] */
     uint32_t max_publishing_interval_ms;           /* [600000] */
     uint32_t max_subscription_lifetime_ms;         /* lifetime count x interval [3600000] */
