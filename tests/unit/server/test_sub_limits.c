@@ -206,3 +206,28 @@ Test(sub_limits, oldest_orphan_of_an_owner_goes_first)
     cr_expect_eq(atomic_load(&shared.orphans_dropped), 2);
     cr_expect_not(uas_sub_engine_drop_oldest_orphan(H.e, &u2, &id));
 }
+
+static void one_per_session(uas_sub_limits *l)
+{
+    l->max_subscriptions_per_session = 1;
+}
+
+Test(sub_limits, transfer_respects_the_taking_sessions_cap)
+{
+    restart(one_per_session);
+    uas_sub_session *a = h_session(), *b = h_session();
+    uint32_t orphan = h_sub(a, 100, 1);
+    uas_sub_session_delete(a, false, H.now);
+    h_sub(b, 100, 1);
+    uas_transfer_result r;
+    uas_sub_transfer_from(H.e, orphan, b, false, &r, &H.a, H.now);
+    cr_expect_eq(r.status_code, UAS_BAD_TOO_MANY_SUBSCRIPTIONS);
+    int64_t oldest;
+    cr_expect_eq(uas_sub_engine_orphans(H.e, NULL, &oldest), 1, "the orphan stays an orphan");
+    uas_sub_session *c = h_session();
+    uas_sub_transfer_from(H.e, orphan, c, false, &r, &H.a, H.now);
+    cr_expect_eq(r.status_code, UAS_GOOD);
+    cr_expect_eq(uas_sub_engine_orphans(H.e, NULL, &oldest), 0);
+    cr_expect_eq(atomic_load(&shared.orphans), 0);
+    cr_expect_eq(atomic_load(&shared.subs), 2);
+}
