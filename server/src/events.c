@@ -12,6 +12,7 @@
 
 #include "aspace_internal.h"
 #include "sub_engine.h"
+#include "sub_methods.h"
 #include "svc_subscription.h"
 
 typedef struct event_view {
@@ -73,6 +74,29 @@ uas_status uas_server_report_event(uas_server *s, const uas_event *ev)
     uas_nodeid server = uas_nodeid_numeric(0, UAS_NS0ID_SERVER);
     uas_subs_post_event(s, &server, &se);
     return UAS_GOOD;
+}
+
+static void view_init(event_view *v, const uas_event *ev)
+{
+    v->ev = ev;
+    uas_random_bytes(v->event_id, sizeof(v->event_id));
+    v->receive_time = uas_datetime_now();
+    v->time = v->receive_time;
+}
+
+uas_status uas_server_condition_refresh(struct uas_sub_session *ss, uint32_t sub_id,
+                                        uint32_t item_id, int64_t now_ms)
+{
+    uas_nodeid start_type = uas_nodeid_numeric(0, UAS_NS0ID_REFRESHSTARTEVENTTYPE);
+    uas_nodeid end_type = uas_nodeid_numeric(0, UAS_NS0ID_REFRESHENDEVENTTYPE);
+    uas_nodeid server = uas_nodeid_numeric(0, UAS_NS0ID_SERVER);
+    uas_event start = {&start_type, &server, "Server", "ConditionRefresh starts", 100, 0};
+    uas_event end = {&end_type, &server, "Server", "ConditionRefresh ends", 100, 0};
+    event_view vs, ve;
+    view_init(&vs, &start);
+    view_init(&ve, &end);
+    uas_sub_event s = {ev_get_field, ev_is_of_type, &vs}, e = {ev_get_field, ev_is_of_type, &ve};
+    return uas_sub_condition_refresh(ss, sub_id, item_id, &s, &e, now_ms);
 }
 
 void uas_server_system_event(uas_server *s, uint16_t severity, const char *message)

@@ -88,6 +88,7 @@ void uas_server_config_default(uas_server_config *c)
     c->log_rate_interval_ms = 10000;
     c->max_connections_per_address = 256;
     c->memory_trim = 3;
+    uas_server_config_subscription_defaults(c);
 }
 
 /* Descriptors the server needs besides its connections: per loop the

@@ -141,8 +141,8 @@ static uas_status read_status(uas_server *s, uint32_t id, uas_datavalue *out, ua
     }
 }
 
-/* What the subscription engines enforce. The counts are per event loop,
- * so the server as a whole honours at least these. */
+/* What the subscription engines enforce; subscriptions and monitored
+ * items are counted for the whole server, across its event loops. */
 static uas_status read_sub_limit(uas_server *s, uint32_t id, uas_datavalue *out, uas_arena *a)
 {
     const uas_sub_limits *l = uas_subs_limits(s);

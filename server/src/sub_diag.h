@@ -12,12 +12,18 @@ typedef struct uas_subs_figures {
     uint32_t current;              /* subscriptions now */
     uint32_t cumulated;            /* created since the server started */
     uint32_t publishing_intervals; /* distinct publishing intervals now */
+    /* The server-wide counts the limits apply to (uas_sub_shared). */
+    uint32_t monitored_items;
+    uint32_t queue_slots;     /* queue sizes of all monitored items */
+    uint32_t orphans;         /* subscriptions without session now */
+    uint32_t orphans_dropped; /* orphans deleted early by a cap or max_orphan_lifetime_ms */
+    uint32_t refused;         /* requests refused or revised by a subscription limit */
 } uas_subs_figures;
 
 void uas_subs_get_figures(uas_server *s, uas_subs_figures *out);
 /* The limits every loop's engine enforces, NULL before the engines exist.
- * Counts are per engine, so they hold for the server as a whole at
- * least: it may serve up to one engine's limit per event loop. */
+ * Counts of subscriptions, monitored items and queue slots are shared by
+ * the engines, so those limits hold for the server as a whole. */
 const uas_sub_limits *uas_subs_limits(uas_server *s);
 
 #endif

@@ -4,6 +4,8 @@
  * address space calls (value changes, events). */
 #include <string.h>
 
+#include <ua/log.h>
+
 #include "sub_internal.h"
 
 void uas_sub_config_default(uas_sub_config *c)
@@ -92,6 +94,7 @@ uas_sub_engine *uas_sub_engine_new(const uas_sub_config *cfg, int64_t now)
     if (!e)
         return NULL;
     e->cfg = *cfg;
+    e->shared = cfg->shared ? cfg->shared : &e->own_shared;
     if (e->cfg.sub_id_first == 0)
         e->cfg.sub_id_first = 1;
     if (e->cfg.sub_id_step == 0)
@@ -230,6 +233,59 @@ void uas_sub_engine_get_stats(const uas_sub_engine *e, uas_sub_stats *out)
     out->messages_sent = e->messages_sent;
     out->keep_alives_sent = e->keep_alives_sent;
     out->subscriptions_created = e->subs_created;
+    out->orphans = e->norphans;
+}
+
+const uas_sub_shared *uas_sub_engine_shared(const uas_sub_engine *e)
+{
+    return e->shared;
+}
+
+bool sub_reserve(atomic_uint *count, uint32_t n, uint32_t max)
+{
+    unsigned cur = atomic_load_explicit(count, memory_order_relaxed);
+    do {
+        if (max && (n > max || cur > max - n))
+            return false;
+    } while (!atomic_compare_exchange_weak_explicit(count, &cur, cur + n, memory_order_relaxed,
+                                                    memory_order_relaxed));
+    return true;
+}
+
+uint32_t sub_reserve_upto(atomic_uint *count, uint32_t n, uint32_t max)
+{
+    unsigned cur = atomic_load_explicit(count, memory_order_relaxed);
+    uint32_t take;
+    do {
+        take = n;
+        if (max) {
+            if (cur >= max)
+                return 0;
+            if (take > max - cur)
+                take = max - cur;
+        }
+    } while (!atomic_compare_exchange_weak_explicit(count, &cur, cur + take, memory_order_relaxed,
+                                                    memory_order_relaxed));
+    return take;
+}
+
+void sub_release(atomic_uint *count, uint32_t n)
+{
+    atomic_fetch_sub_explicit(count, n, memory_order_relaxed);
+}
+
+void sub_limit_hit(uas_sub_engine *e, const char *what, uint32_t limit)
+{
+    atomic_fetch_add_explicit(&e->shared->refused, 1, memory_order_relaxed);
+    UAS_LOG_LIMITED(UAS_LOG_WARN, "subscription", "refused: %s (limit %u)", what, limit);
+}
+
+uint32_t sub_session_items(const uas_sub_session *s)
+{
+    uint32_t n = 0;
+    for (const sub_list *l = s->subs.next; l != &s->subs; l = l->next)
+        n += SUB_CONTAINER(l, const sub_sub, session_link)->item_count;
+    return n;
 }
 
 const uas_sub_limits *uas_sub_engine_limits(const uas_sub_engine *e)
@@ -397,6 +453,7 @@ void uas_sub_session_delete(uas_sub_session *s, bool delete_subscriptions, int64
         while ((n = sub_list_first(&s->subs)) != NULL) {
             sub_sub *sub = SUB_CONTAINER(n, sub_sub, session_link);
             sub_detach(sub);
+            sub->orphaned_at = now;
             sub_attach(sub, &e->orphans);
         }
     }
@@ -413,6 +470,54 @@ uint32_t uas_sub_session_subscription_count(const uas_sub_session *s)
 void uas_sub_session_set_owner(uas_sub_session *s, const uas_sub_owner *owner)
 {
     s->owner = *owner;
+}
+
+const uas_sub_owner *uas_sub_session_owner(const uas_sub_session *s)
+{
+    return &s->owner;
+}
+
+/* ---- orphans ---- */
+
+static bool owned_by(const sub_sub *s, const uas_sub_owner *owner)
+{
+    return !owner || memcmp(&s->owner, owner, sizeof(*owner)) == 0;
+}
+
+/* The orphans list is in the order they were orphaned (sub_attach appends),
+ * so the first match is the oldest. */
+static sub_sub *oldest_orphan(const uas_sub_engine *e, const uas_sub_owner *owner)
+{
+    for (const sub_list *l = e->orphans.subs.next; l != &e->orphans.subs; l = l->next) {
+        sub_sub *s = SUB_CONTAINER(l, sub_sub, session_link);
+        if (owned_by(s, owner))
+            return s;
+    }
+    return NULL;
+}
+
+uint32_t uas_sub_engine_orphans(const uas_sub_engine *e, const uas_sub_owner *owner,
+                                int64_t *oldest_ms)
+{
+    sub_sub *old = oldest_orphan(e, owner);
+    *oldest_ms = old ? old->orphaned_at : INT64_MAX;
+    if (!owner)
+        return e->norphans;
+    uint32_t n = 0;
+    for (const sub_list *l = e->orphans.subs.next; l != &e->orphans.subs; l = l->next)
+        n += owned_by(SUB_CONTAINER(l, const sub_sub, session_link), owner);
+    return n;
+}
+
+bool uas_sub_engine_drop_oldest_orphan(uas_sub_engine *e, const uas_sub_owner *owner, uint32_t *id)
+{
+    sub_sub *s = oldest_orphan(e, owner);
+    if (!s)
+        return false;
+    *id = s->id;
+    atomic_fetch_add_explicit(&e->shared->orphans_dropped, 1, memory_order_relaxed);
+    sub_delete(s);
+    return true;
 }
 
 sub_sub *sub_find(uas_sub_session *s, uint32_t id)

@@ -46,6 +46,7 @@
 #ifndef UAS_SUB_ENGINE_H
 #define UAS_SUB_ENGINE_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -162,23 +163,43 @@ typedef struct uas_sub_limits {
     uint32_t max_keep_alive_count;          /* 10,000 */
     uint32_t max_lifetime_count;            /* 30,000 (>= 3 * max_keep_alive_count) */
     uint32_t max_notifications_per_publish; /* 10,000; caps the client's 0 (= unlimited) */
-    uint32_t max_subscriptions;             /* per engine, 10,000 */
+    /* Counts of every engine sharing cfg.shared (a whole server): */
+    uint32_t max_subscriptions;        /* 10,000 */
+    uint32_t max_monitored_items;      /* 1,000,000 */
+    uint32_t max_queued_notifications; /* queue slots of all items, 0 = unlimited */
+    /* Per session and per subscription: */
     uint32_t max_subscriptions_per_session; /* 100 */
-    uint32_t max_monitored_items;           /* per engine, 1,000,000 */
+    uint32_t max_items_per_session;         /* 0 = unlimited */
     uint32_t max_items_per_subscription;    /* 100,000 */
-    uint32_t max_publish_requests;          /* parked per session, 20 */
-    uint32_t max_retransmission;            /* messages kept per subscription, 10 */
-    uint32_t max_queue_size;                /* data items, 1,000 */
-    uint32_t default_event_queue_size;      /* event items asking for 0, 100 */
-    uint32_t max_event_queue_size;          /* 10,000 */
-    uint32_t max_triggering_links;          /* per item, 1,000 */
-    uint32_t max_operations;                /* ids/items per call, 0 = unlimited */
+    uint32_t max_queued_per_subscription;   /* queue slots of its items, 0 = unlimited */
+    /* lifetime count x publishing interval, 0 = unlimited: */
+    uint32_t max_subscription_lifetime_ms;
+    uint32_t max_orphan_lifetime_ms;   /* a subscription without session, 0 = its lifetime */
+    uint32_t max_publish_requests;     /* parked per session, 20 */
+    uint32_t max_retransmission;       /* messages kept per subscription, 10 */
+    uint32_t max_queue_size;           /* data items, 1,000 */
+    uint32_t default_event_queue_size; /* event items asking for 0, 100 */
+    uint32_t max_event_queue_size;     /* 10,000 */
+    uint32_t max_triggering_links;     /* per item, 1,000 */
+    uint32_t max_operations;           /* ids/items per call, 0 = unlimited */
     /* Event filters (where clauses), see sub_filter.h. */
     uint32_t max_filter_elements;     /* elements of a where clause, 64 */
     uint32_t max_like_pattern_length; /* bytes of a Like pattern, 1024 */
     uint32_t max_filter_steps;        /* work per evaluation (event and item), 100,000 */
     uint32_t max_filter_scratch;      /* scratch bytes per evaluation, 65,536 */
 } uas_sub_limits;
+
+/* Counts kept for all the engines of one server, so that the limits
+ * marked above hold server-wide, not per event loop: every engine of a
+ * server points at one record (atomics: the engines run on their own
+ * threads). "slots" are queue entries reserved by monitored items (a data
+ * item's queue is allocated at its revised size; an event item's holds
+ * up to that many event records). */
+typedef struct uas_sub_shared {
+    atomic_uint subs, items, slots, orphans;
+    atomic_uint orphans_dropped; /* deleted early: orphan caps and max_orphan_lifetime_ms */
+    atomic_uint refused;         /* subscriptions/items refused or queues revised by a limit */
+} uas_sub_shared;
 
 typedef struct uas_sub_config {
     uas_sub_callbacks cb;
@@ -188,6 +209,9 @@ typedef struct uas_sub_config {
     uint32_t sub_id_step;  /* 1 */
     uint32_t wheel_slots;  /* 2048 (ms per revolution) */
     uint32_t pool_max;     /* idle messages, parked requests and event records (1 KiB) kept, 4096 */
+    /* The server-wide counts (zeroed by the owner, outliving the engines);
+     * NULL: the engine keeps its own, and its limits hold for it alone. */
+    uas_sub_shared *shared;
 } uas_sub_config;
 
 typedef struct uas_sub_stats {
@@ -201,6 +225,7 @@ typedef struct uas_sub_stats {
     uint64_t messages_sent; /* NotificationMessages with data */
     uint64_t keep_alives_sent;
     uint32_t subscriptions_created; /* since the engine started */
+    uint32_t orphans;               /* subscriptions without session now */
 } uas_sub_stats;
 
 void uas_sub_config_default(uas_sub_config *cfg);
@@ -240,7 +265,9 @@ const uas_sub_limits *uas_sub_engine_limits(const uas_sub_engine *e);
 uas_sub_session *uas_sub_session_new(uas_sub_engine *e, void *session_ud);
 /* Parked Publish requests are answered BadSessionClosed. With
  * delete_subscriptions false the subscriptions live on without a session
- * until another session transfers them or their lifetime ends. */
+ * (orphans) until another session transfers them, their lifetime ends,
+ * max_orphan_lifetime_ms passes, or the server drops them for its orphan
+ * caps (uas_sub_engine_drop_oldest_orphan). */
 void uas_sub_session_delete(uas_sub_session *s, bool delete_subscriptions, int64_t now_ms);
 uint32_t uas_sub_session_subscription_count(const uas_sub_session *s);
 /* The owner recorded on the subscriptions s creates or takes from now on;
@@ -248,6 +275,19 @@ uint32_t uas_sub_session_subscription_count(const uas_sub_session *s);
  * (ActivateSession). A new session has the all-zero key, which every
  * session shares until the server sets one. */
 void uas_sub_session_set_owner(uas_sub_session *s, const uas_sub_owner *owner);
+const uas_sub_owner *uas_sub_session_owner(const uas_sub_session *s);
+
+/* Orphaned subscriptions (their session closed with deleteSubscriptions
+ * false, or expired) of this engine, of one owner or (owner NULL) all:
+ * how many, and since when the oldest is orphaned (*oldest_ms; INT64_MAX:
+ * none). The server compares engines with it to drop the oldest of all. */
+uint32_t uas_sub_engine_orphans(const uas_sub_engine *e, const uas_sub_owner *owner,
+                                int64_t *oldest_ms);
+/* Deletes the oldest orphan (of owner, or of all); its id in *id. False:
+ * there is none. Counted in shared->orphans_dropped. */
+bool uas_sub_engine_drop_oldest_orphan(uas_sub_engine *e, const uas_sub_owner *owner, uint32_t *id);
+/* The engine's server-wide counts (cfg.shared or its own). */
+const uas_sub_shared *uas_sub_engine_shared(const uas_sub_engine *e);
 
 /* ---- services (Part 4, 5.12 and 5.13) ---- */
 

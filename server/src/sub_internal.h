@@ -138,6 +138,11 @@ struct sub_sub {
     int64_t interval_ms;
     uint32_t lifetime_count;
     uint32_t max_keep_alive;
+    int64_t orphaned_at; /* when its session went (in the engine's orphans) */
+    /* A ConditionRefresh queued events not yet all sent: another one is
+     * refused (BadRefreshInProgress) instead of queueing more. */
+    bool refresh_pending;
+    uint32_t slots;      /* queue slots its items reserved (max_queued_per_subscription) */
     uint32_t max_notifs; /* 0: unlimited */
     uint8_t priority;
     bool enabled;
@@ -203,7 +208,9 @@ struct uas_sub_engine {
     uas_sub_session orphans;
     sub_list dirty;
     uint32_t next_sub_id;
-    uint32_t nsessions, nsubs, nitems, nparked;
+    uint32_t nsessions, nsubs, nitems, nparked, norphans;
+    uas_sub_shared *shared; /* cfg.shared or own_shared */
+    uas_sub_shared own_shared;
     uint32_t nwatches;
     sub_msg *free_msgs;
     uint32_t nfree_msgs;
@@ -248,6 +255,16 @@ void sub_mark_dirty(uas_sub_session *s);
 /* cb.sub_changed, when set. */
 void sub_changed(uas_sub_engine *e, int64_t old_ms, int64_t new_ms);
 sub_sub *sub_find(uas_sub_session *s, uint32_t id); /* in this session only */
+/* n more of a server-wide count, unless that passes max (0: no limit). */
+bool sub_reserve(atomic_uint *count, uint32_t n, uint32_t max);
+/* Up to n more, as many as max leaves (0: no limit); how many. */
+uint32_t sub_reserve_upto(atomic_uint *count, uint32_t n, uint32_t max);
+void sub_release(atomic_uint *count, uint32_t n);
+/* Monitored items of all the session's subscriptions. */
+uint32_t sub_session_items(const uas_sub_session *s);
+/* A limit refused something: counted, and logged at most a few times per
+ * interval (a client can hit limits at will). */
+void sub_limit_hit(uas_sub_engine *e, const char *what, uint32_t limit);
 void sub_scratch_reset(uas_sub_engine *e);
 
 /* ---- sub_item.c ---- */
@@ -265,6 +282,8 @@ void sub_item_set_mode(sub_item *it, uas_monitoring_mode mode, int64_t now);
 void sub_item_delete(sub_item *it);
 void sub_item_push(sub_item *it, const uas_datavalue *dv, int64_t now);
 void sub_item_event(sub_item *it, const uas_sub_event *ev, int64_t now);
+/* The same without the where clause (ConditionRefresh's markers). */
+void sub_item_event_unfiltered(sub_item *it, const uas_sub_event *ev, int64_t now);
 /* A pushed item moved to another engine may have missed a write that was
  * handed to the engines one after the other while it moved: sample the
  * node's current value (at the sampling interval). True when that queued

@@ -128,6 +128,50 @@ static uas_status queue_resize(sub_item *it, uint32_t n, uint32_t *dropped)
     return UAS_GOOD;
 }
 
+/* Queue slots are reserved before a queue grows, so the queues of all
+ * items stay within max_queued_per_subscription and the server-wide
+ * max_queued_notifications: a request for more is revised down to what
+ * is left (Part 4 lets the server revise queueSize), and an item that
+ * cannot get one slot is refused. *qs becomes the size to use; *grown the
+ * slots reserved beyond the current queue (to release if resizing fails). */
+static uas_status reserve_slots(sub_item *it, uint32_t *qs, uint32_t *grown)
+{
+    sub_sub *s = it->sub;
+    uas_sub_engine *e = s->e;
+    const uas_sub_limits *l = &e->cfg.limits;
+    *grown = 0;
+    if (*qs <= it->qsize)
+        return UAS_GOOD; /* shrinking: released once the queue is smaller */
+    uint32_t need = *qs - it->qsize;
+    uint32_t per_sub = l->max_queued_per_subscription;
+    if (per_sub) {
+        uint32_t left = s->slots < per_sub ? per_sub - s->slots : 0;
+        if (need > left)
+            need = left;
+    }
+    uint32_t got =
+        need ? sub_reserve_upto(&e->shared->slots, need, l->max_queued_notifications) : 0;
+    if (got < *qs - it->qsize) {
+        bool sub_full = per_sub && s->slots + got >= per_sub;
+        sub_limit_hit(e,
+                      sub_full ? "queued notifications per subscription"
+                               : "queued notifications of the server",
+                      sub_full ? per_sub : l->max_queued_notifications);
+    }
+    if (it->qsize + got == 0)
+        return UAS_BAD_TOO_MANY_MONITORED_ITEMS;
+    s->slots += got;
+    *grown = got;
+    *qs = it->qsize + got;
+    return UAS_GOOD;
+}
+
+static void release_slots(sub_item *it, uint32_t n)
+{
+    it->sub->slots -= n;
+    sub_release(&it->sub->e->shared->slots, n);
+}
+
 uas_status sub_item_configure(sub_item *it, const uas_monitoring_parameters *p, bool create,
                               int64_t now, double *rev_sampling, uint32_t *rev_queue,
                               uas_extensionobject *filter_result, uas_arena *a)
@@ -175,8 +219,14 @@ uas_status sub_item_configure(sub_item *it, const uas_monitoring_parameters *p, 
     }
     if (qs > qmax)
         qs = qmax;
-    uint32_t dropped = 0;
-    if ((create || qs != it->qsize) && (st = queue_resize(it, qs, &dropped)) != UAS_GOOD) {
+    uint32_t dropped = 0, grown = 0;
+    uint32_t old_qsize = it->qsize;
+    if ((create || qs != it->qsize) && (st = reserve_slots(it, &qs, &grown)) == UAS_GOOD &&
+        (st = queue_resize(it, qs, &dropped)) != UAS_GOOD)
+        release_slots(it, grown);
+    if (st == UAS_GOOD && qs < old_qsize)
+        release_slots(it, old_qsize - qs);
+    if (st != UAS_GOOD) {
         uas_delete(flt.efilter, UAS_TYPE(EVENT_FILTER));
         return st;
     }
@@ -580,11 +630,11 @@ static sub_evrec *select_fields(sub_item *it, const uas_sub_event *ev, bool wher
     return r;
 }
 
-void sub_item_event(sub_item *it, const uas_sub_event *ev, int64_t now)
+static void queue_event(sub_item *it, const uas_sub_event *ev, bool where, int64_t now)
 {
     if (it->mode == UAS_MONITORING_MODE_DISABLED || !it->efilter)
         return;
-    sub_evrec *r = select_fields(it, ev, true);
+    sub_evrec *r = select_fields(it, ev, where);
     if (!r)
         return;
     bool overflow_new, discarded;
@@ -595,6 +645,16 @@ void sub_item_event(sub_item *it, const uas_sub_event *ev, int64_t now)
     if (discarded)
         event_overflow(it, now);
     notify(it);
+}
+
+void sub_item_event(sub_item *it, const uas_sub_event *ev, int64_t now)
+{
+    queue_event(it, ev, true, now);
+}
+
+void sub_item_event_unfiltered(sub_item *it, const uas_sub_event *ev, int64_t now)
+{
+    queue_event(it, ev, false, now);
 }
 
 /* ---- EventQueueOverflowEventType (Part 4, 5.12.1.5) ---- */
@@ -719,6 +779,8 @@ void sub_item_delete(sub_item *it)
     sub_list_remove(&it->sub_link);
     s->item_count--;
     e->nitems--;
+    sub_release(&e->shared->items, 1);
+    release_slots(it, it->qsize);
     uas_free(it->dq, it->kind == SUB_ITEM_DATA ? it->qsize * sizeof(sub_val) : 0);
     uas_free(it->eq, it->kind == SUB_ITEM_EVENT ? it->qsize * sizeof(*it->eq) : 0);
     uas_delete(it->efilter, UAS_TYPE(EVENT_FILTER));

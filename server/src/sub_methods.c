@@ -57,3 +57,35 @@ bool uas_sub_engine_has_subscription(uas_sub_engine *e, uint32_t sub_id)
 {
     return sub_map_get(&e->subs_by_id, sub_id) != NULL;
 }
+
+uas_status uas_sub_condition_refresh(uas_sub_session *s, uint32_t sub_id, uint32_t item_id,
+                                     const uas_sub_event *start, const uas_sub_event *end,
+                                     int64_t now)
+{
+    sub_sub *sub;
+    uas_status st = own_sub(s, sub_id, &sub);
+    if (st != UAS_GOOD)
+        return st;
+    sub_item *one = NULL;
+    if (item_id) {
+        one = sub_map_get(&sub->item_map, item_id);
+        if (!one || one->kind != SUB_ITEM_EVENT)
+            return UAS_BAD_MONITORED_ITEM_ID_INVALID;
+    }
+    /* One refresh at a time: a client that calls again and again without
+     * taking the events it asked for gets a status, not more queued work. */
+    if (sub->refresh_pending) {
+        sub_limit_hit(s->e, "ConditionRefresh while one is in progress", 1);
+        return UAS_BAD_REFRESH_IN_PROGRESS;
+    }
+    for (sub_list *l = sub->items.next; l != &sub->items; l = l->next) {
+        sub_item *it = SUB_CONTAINER(l, sub_item, sub_link);
+        if (it->kind != SUB_ITEM_EVENT || (one && it != one))
+            continue;
+        sub_item_event_unfiltered(it, start, now);
+        sub_item_event_unfiltered(it, end, now);
+    }
+    sub->refresh_pending = !sub_list_empty(&sub->ready);
+    sub_mark_dirty(s);
+    return UAS_GOOD;
+}

@@ -311,6 +311,8 @@ static bool send_data(sub_sub *s, sub_parked *p, int64_t now)
         room -= got;
     }
     bool more = !sub_list_empty(&s->ready);
+    if (!more)
+        s->refresh_pending = false; /* its RefreshEndEvent went out */
     m->seq = take_seq(s);
     m->publish_time = sub_utc(e, now);
     sub_msg_view v;
@@ -339,6 +341,8 @@ static void publish_one(sub_sub *s, sub_parked *p, int64_t now)
             s->due_since = now;
         }
     } else {
+        if (sub_list_empty(&s->ready))
+            s->refresh_pending = false; /* nothing of a refresh left to send */
         send_keep_alive(s, p, now);
     }
 }
@@ -441,6 +445,14 @@ void sub_pub_timer_fn(sub_timer *t, int64_t now)
         expire(s, now);
         return;
     }
+    /* An orphan lives no longer than max_orphan_lifetime_ms, whatever its
+     * lifetime count allows: nobody may ever come back for it. */
+    uint32_t max_orphan = s->e->cfg.limits.max_orphan_lifetime_ms;
+    if (ss->orphans && max_orphan && now - s->orphaned_at >= (int64_t)max_orphan) {
+        atomic_fetch_add_explicit(&s->e->shared->orphans_dropped, 1, memory_order_relaxed);
+        expire(s, now);
+        return;
+    }
     bool data = s->enabled && !sub_list_empty(&s->ready);
     if (!data)
         s->keep_alive_ctr++;
@@ -459,13 +471,22 @@ void sub_attach(sub_sub *s, uas_sub_session *ss)
     sub_list_push_back(&ss->subs, &s->session_link);
     ss->sub_count++;
     s->session = ss;
+    if (ss->orphans) {
+        ss->e->norphans++;
+        atomic_fetch_add_explicit(&ss->e->shared->orphans, 1, memory_order_relaxed);
+    }
 }
 
 void sub_detach(sub_sub *s)
 {
+    uas_sub_session *ss = s->session;
     sub_list_remove(&s->session_link);
-    s->session->sub_count--;
+    ss->sub_count--;
     s->session = NULL;
+    if (ss->orphans) {
+        ss->e->norphans--;
+        sub_release(&ss->e->shared->orphans, 1);
+    }
 }
 
 void sub_delete(sub_sub *s)
@@ -483,6 +504,7 @@ void sub_delete(sub_sub *s)
     if (s->session)
         sub_detach(s);
     e->nsubs--;
+    sub_release(&e->shared->subs, 1);
     sub_changed(e, s->interval_ms, 0);
     uas_free(s, sizeof(*s));
 }

@@ -56,6 +56,14 @@ static sub_params revise_sub(const uas_sub_limits *l, double interval, uint32_t 
     uint32_t max_ka = l->max_keep_alive_count ? l->max_keep_alive_count : 1;
     uint32_t max_lt = l->max_lifetime_count >= 3 ? l->max_lifetime_count : 3;
     r.keep_alive = keep_alive == 0 ? 1 : keep_alive > max_ka ? max_ka : keep_alive;
+    /* max_subscription_lifetime_ms bounds how long a subscription nobody
+     * publishes for is kept (lifetime count x interval): without it the
+     * largest counts and interval allow years. */
+    if (l->max_subscription_lifetime_ms) {
+        uint64_t fit = l->max_subscription_lifetime_ms / (uint64_t)r.interval;
+        if (fit < max_lt)
+            max_lt = fit < 3 ? 3 : (uint32_t)fit;
+    }
     uint64_t lt = lifetime < 3ull * r.keep_alive ? 3ull * r.keep_alive : lifetime;
     r.lifetime = lt > max_lt ? max_lt : (uint32_t)lt;
     if (r.lifetime < 3ull * r.keep_alive)
@@ -88,13 +96,20 @@ uas_status uas_sub_create_subscription(uas_sub_session *ss,
     (void)a;
     uas_sub_engine *e = ss->e;
     const uas_sub_limits *l = &e->cfg.limits;
-    if (ss->sub_count >= l->max_subscriptions_per_session || e->nsubs >= l->max_subscriptions)
+    if (ss->sub_count >= l->max_subscriptions_per_session) {
+        sub_limit_hit(e, "subscriptions per session", l->max_subscriptions_per_session);
         return done(&resp->response_header, UAS_BAD_TOO_MANY_SUBSCRIPTIONS);
+    }
+    if (!sub_reserve(&e->shared->subs, 1, l->max_subscriptions)) {
+        sub_limit_hit(e, "subscriptions of the server", l->max_subscriptions);
+        return done(&resp->response_header, UAS_BAD_TOO_MANY_SUBSCRIPTIONS);
+    }
     sub_sub *s = uas_calloc(1, sizeof(*s));
     sub_msg **rq = l->max_retransmission ? uas_calloc(l->max_retransmission, sizeof(*rq)) : NULL;
     if (!s || (l->max_retransmission && !rq)) {
         uas_free(s, sizeof(*s));
         uas_free(rq, l->max_retransmission * sizeof(*rq));
+        sub_release(&e->shared->subs, 1);
         return done(&resp->response_header, UAS_BAD_OUT_OF_MEMORY);
     }
     s->e = e;
@@ -104,6 +119,7 @@ uas_status uas_sub_create_subscription(uas_sub_session *ss,
     if (sub_map_put(&e->subs_by_id, s->id, s) != UAS_GOOD) {
         uas_free(s, sizeof(*s));
         uas_free(rq, l->max_retransmission * sizeof(*rq));
+        sub_release(&e->shared->subs, 1);
         return done(&resp->response_header, UAS_BAD_OUT_OF_MEMORY);
     }
     sub_params p = revise_sub(l, req->requested_publishing_interval, req->requested_lifetime_count,
@@ -263,8 +279,14 @@ static uas_status create_item(sub_sub *s, const uas_monitored_item_create_reques
     uas_sub_engine *e = s->e;
     const uas_sub_limits *l = &e->cfg.limits;
     const uas_read_value_id *rv = &r->item_to_monitor;
-    if (s->item_count >= l->max_items_per_subscription || e->nitems >= l->max_monitored_items)
+    if (s->item_count >= l->max_items_per_subscription) {
+        sub_limit_hit(e, "monitored items per subscription", l->max_items_per_subscription);
         return UAS_BAD_TOO_MANY_MONITORED_ITEMS;
+    }
+    if (l->max_items_per_session && sub_session_items(s->session) >= l->max_items_per_session) {
+        sub_limit_hit(e, "monitored items per session", l->max_items_per_session);
+        return UAS_BAD_TOO_MANY_MONITORED_ITEMS;
+    }
     if (rv->attribute_id < 1 || rv->attribute_id > ATTR_MAX)
         return UAS_BAD_ATTRIBUTE_ID_INVALID;
     if (r->monitoring_mode < UAS_MONITORING_MODE_DISABLED ||
@@ -276,9 +298,15 @@ static uas_status create_item(sub_sub *s, const uas_monitored_item_create_reques
         if (uas_is_bad(st))
             return st;
     }
+    if (!sub_reserve(&e->shared->items, 1, l->max_monitored_items)) {
+        sub_limit_hit(e, "monitored items of the server", l->max_monitored_items);
+        return UAS_BAD_TOO_MANY_MONITORED_ITEMS;
+    }
     sub_item *it = uas_calloc(1, sizeof(*it));
-    if (!it)
+    if (!it) {
+        sub_release(&e->shared->items, 1);
         return UAS_BAD_OUT_OF_MEMORY;
+    }
     it->sub = s;
     it->id = new_item_id(s);
     it->attr = rv->attribute_id;

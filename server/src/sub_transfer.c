@@ -102,6 +102,15 @@ static void move(sub_sub *s, uas_sub_engine *dst, sub_msg **rq)
         }
     }
     move_rq(s, dst, rq);
+    if (src->shared != dst->shared) {
+        /* Engines of different servers (tests): each keeps its own counts. */
+        sub_release(&src->shared->subs, 1);
+        sub_release(&src->shared->items, s->item_count);
+        sub_release(&src->shared->slots, s->slots);
+        atomic_fetch_add(&dst->shared->subs, 1);
+        atomic_fetch_add(&dst->shared->items, s->item_count);
+        atomic_fetch_add(&dst->shared->slots, s->slots);
+    }
     src->nsubs--;
     src->nitems -= s->item_count;
     dst->nsubs++;
@@ -132,6 +141,19 @@ void uas_sub_transfer_from(uas_sub_engine *src, uint32_t sub_id, uas_sub_session
         denied = !dst->cfg.cb.may_transfer(dst->cfg.ud, from->orphans ? NULL : from->ud, to->ud);
     if (denied) {
         r->status_code = UAS_BAD_USER_ACCESS_DENIED;
+        return;
+    }
+    /* The taking session's own caps hold for what it takes. */
+    const uas_sub_limits *l = &dst->cfg.limits;
+    if (from != to && to->sub_count >= l->max_subscriptions_per_session) {
+        sub_limit_hit(dst, "subscriptions per session", l->max_subscriptions_per_session);
+        r->status_code = UAS_BAD_TOO_MANY_SUBSCRIPTIONS;
+        return;
+    }
+    if (from != to && l->max_items_per_session &&
+        sub_session_items(to) + (uint64_t)s->item_count > l->max_items_per_session) {
+        sub_limit_hit(dst, "monitored items per session", l->max_items_per_session);
+        r->status_code = UAS_BAD_TOO_MANY_MONITORED_ITEMS;
         return;
     }
     bool moved = src != dst;

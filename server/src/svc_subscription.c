@@ -50,6 +50,7 @@ typedef struct inbox_msg {
  * that monitors them has them read under its own engine's lock (sampling),
  * where taking the other engines' locks could deadlock. */
 typedef struct subs_diag {
+    uas_sub_shared shared; /* the server-wide counts every engine uses */
     atomic_uint current, cumulated;
     pthread_mutex_t lock; /* of intervals; taken last, after any engine */
     sub_map intervals;    /* publishing interval (ms) -> interval_count */
@@ -385,6 +386,11 @@ void uas_subs_get_figures(uas_server *s, uas_subs_figures *out)
     subs_diag *d = s->loops[0].subs->diag;
     out->current = atomic_load(&d->current);
     out->cumulated = atomic_load(&d->cumulated);
+    out->monitored_items = atomic_load(&d->shared.items);
+    out->queue_slots = atomic_load(&d->shared.slots);
+    out->orphans = atomic_load(&d->shared.orphans);
+    out->orphans_dropped = atomic_load(&d->shared.orphans_dropped);
+    out->refused = atomic_load(&d->shared.refused);
     pthread_mutex_lock(&d->lock);
     out->publishing_intervals = d->intervals.count;
     pthread_mutex_unlock(&d->lock);
@@ -398,6 +404,43 @@ const uas_sub_limits *uas_subs_limits(uas_server *s)
 }
 
 /* ---- set-up ---- */
+
+void uas_server_config_subscription_defaults(uas_server_config *c)
+{
+    c->max_subscriptions = 20000;
+    c->max_subscriptions_per_session = 50;
+    c->max_monitored_items = 200000;
+    c->max_monitored_items_per_session = 50000;
+    c->max_monitored_items_per_subscription = 50000;
+    c->max_queued_notifications = 500000;
+    c->max_queued_per_subscription = 100000;
+    c->max_publishing_interval_ms = 600000;
+    c->max_subscription_lifetime_ms = 3600000;
+    c->max_orphaned_subscriptions = 1000;
+    c->max_orphaned_per_user = 100;
+    c->max_orphan_lifetime_ms = 600000;
+}
+
+/* The configured limits, 0 standing for the default. */
+static void subs_limits(const uas_server_config *in, uas_server_config *out)
+{
+    uas_server_config d;
+    uas_server_config_subscription_defaults(&d);
+#define PICK(f) out->f = in->f ? in->f : d.f
+    PICK(max_subscriptions);
+    PICK(max_subscriptions_per_session);
+    PICK(max_monitored_items);
+    PICK(max_monitored_items_per_session);
+    PICK(max_monitored_items_per_subscription);
+    PICK(max_queued_notifications);
+    PICK(max_queued_per_subscription);
+    PICK(max_publishing_interval_ms);
+    PICK(max_subscription_lifetime_ms);
+    PICK(max_orphaned_subscriptions);
+    PICK(max_orphaned_per_user);
+    PICK(max_orphan_lifetime_ms);
+#undef PICK
+}
 
 uas_status uas_subs_init(uas_server *s)
 {
@@ -422,7 +465,21 @@ uas_status uas_subs_init(uas_server *s)
         /* Disjoint subscription ids across loops. */
         cfg.sub_id_first = i + 1;
         cfg.sub_id_step = s->nloops;
-        cfg.limits.max_subscriptions = s->cfg.max_sessions * 2;
+        uas_server_config sl;
+        subs_limits(&s->cfg, &sl);
+        cfg.shared = &ss->diag->shared;
+        cfg.limits.max_subscriptions = sl.max_subscriptions;
+        cfg.limits.max_subscriptions_per_session = sl.max_subscriptions_per_session;
+        cfg.limits.max_monitored_items = sl.max_monitored_items;
+        cfg.limits.max_items_per_session = sl.max_monitored_items_per_session;
+        cfg.limits.max_items_per_subscription = sl.max_monitored_items_per_subscription;
+        cfg.limits.max_queued_notifications = sl.max_queued_notifications;
+        cfg.limits.max_queued_per_subscription = sl.max_queued_per_subscription;
+        cfg.limits.max_publishing_interval = sl.max_publishing_interval_ms;
+        if (cfg.limits.min_publishing_interval > cfg.limits.max_publishing_interval)
+            cfg.limits.min_publishing_interval = cfg.limits.max_publishing_interval;
+        cfg.limits.max_subscription_lifetime_ms = sl.max_subscription_lifetime_ms;
+        cfg.limits.max_orphan_lifetime_ms = sl.max_orphan_lifetime_ms;
         /* 0 (a configuration not made by uas_server_config_default): the
          * engine's defaults. */
         if (s->cfg.max_filter_elements)
@@ -509,17 +566,64 @@ void uas_subs_conn_closed(uas_sloop *l, uint32_t channel_id, uas_conn *c)
     }
 }
 
+/* While more than max orphans (of owner, or of all with owner NULL) live
+ * in all the engines together, the oldest of them goes. Each engine is
+ * locked on its own, never two at once; a count read from one engine may
+ * be stale by the time the next is read, which at worst drops one orphan
+ * less or more than a cap needs in a race with another loop. */
+static void drop_orphans(uas_server *s, const uas_sub_owner *owner, uint32_t max)
+{
+    for (;;) {
+        uint32_t total = 0;
+        int64_t oldest = INT64_MAX;
+        uas_sloop_subs *from = NULL;
+        for (unsigned i = 0; i < s->nloops; i++) {
+            uas_sloop_subs *ss = s->loops[i].subs;
+            int64_t t;
+            uas__lock(&ss->lock, UAS_LOCK_SUBSCRIPTIONS);
+            total += uas_sub_engine_orphans(ss->engine, owner, &t);
+            pthread_mutex_unlock(&ss->lock);
+            if (t < oldest) {
+                oldest = t;
+                from = ss;
+            }
+        }
+        if (total <= max || !from)
+            return;
+        uint32_t id = 0;
+        uas__lock(&from->lock, UAS_LOCK_SUBSCRIPTIONS);
+        bool dropped = uas_sub_engine_drop_oldest_orphan(from->engine, owner, &id);
+        pthread_mutex_unlock(&from->lock);
+        engine_touched(from);
+        if (!dropped)
+            return;
+        subs_diag *d = s->loops[0].subs->diag;
+        UAS_LOG_LIMITED(UAS_LOG_WARN, "subscription",
+                        "orphaned subscription %u dropped, the oldest %s: more than %u; %u "
+                        "orphans now, %u dropped since start",
+                        id, owner ? "of its user" : "of the server", max,
+                        atomic_load(&d->shared.orphans), atomic_load(&d->shared.orphans_dropped));
+    }
+}
+
 void uas_subs_session_release(uas_server *s, uas_session *se)
 {
     if (!se->sub)
         return;
     uas_sloop_subs *ss = se->sub_loop->subs;
-    (void)s;
     uas__lock(&ss->lock, UAS_LOCK_SUBSCRIPTIONS);
+    uas_sub_owner owner = *uas_sub_session_owner(se->sub);
+    bool orphaned = !se->delete_subscriptions && uas_sub_session_subscription_count(se->sub) > 0;
     uas_sub_session_delete(se->sub, se->delete_subscriptions, uas_monotonic_ms());
     pthread_mutex_unlock(&ss->lock);
     se->sub = NULL;
     engine_touched(ss);
+    if (orphaned && s) { /* s NULL: the session table is being deleted */
+        uas_server_config sl;
+        subs_limits(&s->cfg, &sl);
+        drop_orphans(s, &owner, sl.max_orphaned_per_user);
+        drop_orphans(s, NULL, sl.max_orphaned_subscriptions);
+    }
 }
 
 uint32_t uas_subs_count(uas_server *s)
@@ -845,12 +949,51 @@ static uas_status resend_data(void *ud, const uas_nodeid *object, const uas_node
     return st;
 }
 
+/* ConditionRefresh (SubscriptionId) and ConditionRefresh2 (SubscriptionId,
+ * MonitoredItemId), Part 9, 5.5.7 and 5.5.8. */
+static uas_status condition_refresh(void *ud, const uas_nodeid *object, const uas_nodeid *method,
+                                    size_t in_count, const uas_variant *in, size_t *out_count,
+                                    uas_variant **out, uas_arena *arena)
+{
+    (void)object, (void)arena;
+    uas_sloop_subs *ss;
+    uint32_t id, item = 0;
+    uas_session *se = uas__current_session;
+    uas_status st = method_on_sub(se, in, &ss, &id);
+    if (st != UAS_GOOD)
+        return st;
+    if (method->id.numeric == UAS_NS0ID_CONDITIONTYPE_CONDITIONREFRESH2) {
+        if (in_count < 2 || !in[1].data)
+            return UAS_BAD_MONITORED_ITEM_ID_INVALID;
+        item = *(const uint32_t *)in[1].data;
+    }
+    uas__lock(&ss->lock, UAS_LOCK_SUBSCRIPTIONS);
+    st = uas_server_condition_refresh(se->sub, id, item, uas_monotonic_ms());
+    pthread_mutex_unlock(&ss->lock);
+    engine_touched(ss);
+    if (st == UAS_BAD_SUBSCRIPTION_ID_INVALID)
+        return not_own(ud, id);
+    *out_count = 0;
+    *out = NULL;
+    return st;
+}
+
 uas_status uas_subs_methods_init(uas_server *s)
 {
-    uas_nodeid gmi = uas_nodeid_numeric(0, UAS_NS0ID_SERVER_GETMONITOREDITEMS);
-    uas_nodeid rd = uas_nodeid_numeric(0, UAS_NS0ID_SERVER_RESENDDATA);
-    uas_status st = uas_aspace_set_method(s->as, &gmi, get_monitored_items, s);
-    if (st == UAS_GOOD || st == UAS_BAD_NODE_ID_UNKNOWN)
-        st = uas_aspace_set_method(s->as, &rd, resend_data, s);
-    return st == UAS_BAD_NODE_ID_UNKNOWN ? UAS_GOOD : st;
+    static const struct {
+        uint32_t id;
+        uas_method_fn fn;
+    } methods[] = {
+        {UAS_NS0ID_SERVER_GETMONITOREDITEMS, get_monitored_items},
+        {UAS_NS0ID_SERVER_RESENDDATA, resend_data},
+        {UAS_NS0ID_CONDITIONTYPE_CONDITIONREFRESH, condition_refresh},
+        {UAS_NS0ID_CONDITIONTYPE_CONDITIONREFRESH2, condition_refresh},
+    };
+    for (size_t i = 0; i < sizeof(methods) / sizeof(methods[0]); i++) {
+        uas_nodeid id = uas_nodeid_numeric(0, methods[i].id);
+        uas_status st = uas_aspace_set_method(s->as, &id, methods[i].fn, s);
+        if (st != UAS_GOOD && st != UAS_BAD_NODE_ID_UNKNOWN) /* reduced namespace 0 */
+            return st;
+    }
+    return UAS_GOOD;
 }

@@ -13,6 +13,10 @@ extern _Thread_local uas_session *uas__current_session;
 /* Server object methods acting on the caller's subscriptions. */
 uas_status uas_subs_methods_init(uas_server *s);
 
+/* The defaults of the subscription limits of uas_server_config (also what
+ * 0 stands for). */
+void uas_server_config_subscription_defaults(uas_server_config *c);
+
 uas_status uas_subs_init(uas_server *s);
 void uas_subs_free(uas_server *s);
 void uas_subs_conn_opened(uas_sloop *l, uint32_t channel_id, uas_conn *c);
@@ -23,6 +27,12 @@ uint32_t uas_subs_count(uas_server *s);
 /* Hand an event reported by notifier to every engine (any thread). */
 struct uas_sub_event;
 void uas_subs_post_event(uas_server *s, const uas_nodeid *notifier, const struct uas_sub_event *ev);
+
+/* ConditionRefresh(2) of a subscription of ss (events.c makes the
+ * RefreshStart and RefreshEnd events); the caller holds ss's engine. */
+struct uas_sub_session;
+uas_status uas_server_condition_refresh(struct uas_sub_session *ss, uint32_t sub_id,
+                                        uint32_t item_id, int64_t now_ms);
 
 void uas_svc_create_subscription(uas_request_ctx *ctx, const void *req, void *resp);
 void uas_svc_modify_subscription(uas_request_ctx *ctx, const void *req, void *resp);

@@ -113,9 +113,11 @@ test("ServerCapabilities advertises the subscription limits, and MaxSubscription
     const v = {};
     for (const [name, nodeId] of Object.entries(CAP)) v[name] = await readU32(c.session, nodeId);
     assert.ok(v.MaxSubscriptions >= v.MaxSubscriptionsPerSession, `MaxSubscriptions ${v.MaxSubscriptions}`);
-    assert.equal(v.MaxSubscriptionsPerSession, 100);
-    assert.equal(v.MaxMonitoredItems, 1000000);
-    assert.equal(v.MaxMonitoredItemsPerSubscription, 100000);
+    // The defaults of issue 12 (server-wide counts, docs/Security.md).
+    assert.equal(v.MaxSubscriptions, 20000);
+    assert.equal(v.MaxSubscriptionsPerSession, 50);
+    assert.equal(v.MaxMonitoredItems, 200000);
+    assert.equal(v.MaxMonitoredItemsPerSubscription, 50000);
     assert.equal(v.MaxMonitoredItemsQueueSize, 10000, "the larger of the data and event queue limits");
     assert.equal(v.MaxSelectClauseParameters, 0, "not limited");
     assert.equal(v.MaxWhereClauseParameters, 0, "not limited");

@@ -113,6 +113,21 @@ typedef struct uas_server_config {
     uint32_t login_backoff_ms;
     uint32_t login_max_backoff_ms;
     uint32_t login_global_max_failures;
+    /* Subscription limits (docs/Security.md, "Subscription limits"); 0:
+     * the default in brackets. Server-wide counts hold across all event
+     * loops. Queue slots: the queue sizes of monitored items, summed. */
+    uint32_t max_subscriptions;                    /* server-wide [20000] */
+    uint32_t max_subscriptions_per_session;        /* [50] */
+    uint32_t max_monitored_items;                  /* server-wide [200000] */
+    uint32_t max_monitored_items_per_session;      /* [50000] */
+    uint32_t max_monitored_items_per_subscription; /* [50000] */
+    uint32_t max_queued_notifications;             /* queue slots, server-wide [500000] */
+    uint32_t max_queued_per_subscription;          /* queue slots of one subscription [100000] */
+    uint32_t max_publishing_interval_ms;           /* [600000] */
+    uint32_t max_subscription_lifetime_ms;         /* lifetime count x interval [3600000] */
+    uint32_t max_orphaned_subscriptions;           /* without session, server-wide [1000] */
+    uint32_t max_orphaned_per_user;                /* ... of one user identity [100] */
+    uint32_t max_orphan_lifetime_ms;               /* [600000] */
     /* PKI limits (docs/Security.md, PKI); 0: the default in brackets. */
     uint32_t pki_max_signature_checks;       /* per validation [chain limit + 2 = 12] */
     uint32_t pki_max_ca_key_bits;            /* RSA key of a CA [4096] */

@@ -195,3 +195,31 @@ Test(config, anonymous_per_endpoint_with_secured_endpoints, .timeout = 60)
     cr_expect_null(server_with("None, Basic256Sha256:Sign", true, "Basic256Sha256", &st));
     cr_expect_eq(st, UAS_BAD_CONFIGURATION_ERROR, "%s", uas_status_name(st));
 }
+
+Test(config, subscription_limits_are_read_with_their_defaults)
+{
+    uas_server_config cfg;
+    uas_config_file *keep;
+    char err[256] = "";
+    uas_status st = load("[subscriptions]\n"
+                         "max_subscriptions = 300\n"
+                         "max_monitored_items_per_session = 400\n"
+                         "max_orphaned_per_user = 5\n"
+                         "max_orphan_lifetime_ms = 60000\n",
+                         &cfg, &keep, err, sizeof(err));
+    cr_assert_eq(st, UAS_GOOD, "%s", err);
+    cr_expect_eq(cfg.max_subscriptions, 300);
+    cr_expect_eq(cfg.max_monitored_items_per_session, 400);
+    cr_expect_eq(cfg.max_orphaned_per_user, 5);
+    cr_expect_eq(cfg.max_orphan_lifetime_ms, 60000);
+    /* Not in the file: the defaults of docs/Configuration.md. */
+    cr_expect_eq(cfg.max_subscriptions_per_session, 50);
+    cr_expect_eq(cfg.max_monitored_items, 200000);
+    cr_expect_eq(cfg.max_orphaned_subscriptions, 1000);
+    cr_expect_eq(cfg.max_subscription_lifetime_ms, 3600000);
+    uas_config_file_free(keep);
+    st = load("[subscriptions]\nmax_publishing_interval_ms = 86400001\n", &cfg, &keep, err,
+              sizeof(err));
+    cr_expect_eq(st, UAS_BAD_CONFIGURATION_ERROR);
+    cr_expect(strstr(err, "max_publishing_interval_ms"), "%s", err);
+}
