@@ -170,7 +170,8 @@ int main(int argc, char **argv)
                 return 2;
             }
             char err[256];
-            if (uas_config_load(argv[i + 1], &cfg, &file, err, sizeof(err)) != UAS_GOOD) {
+            if (uas_server_config_load_file(argv[i + 1], &cfg, &file, err, sizeof(err)) !=
+                UAS_GOOD) {
                 fprintf(stderr, "uaserver: %s: %s\n", argv[i + 1], err);
                 return 2;
             }
@@ -304,7 +305,7 @@ int main(int argc, char **argv)
             rc = 2;
             goto out;
         }
-        uas_config_print(stdout, &cfg);
+        uas_server_config_print(stdout, &cfg);
         rc = 0;
         goto out;
     }
@@ -360,6 +361,6 @@ int main(int argc, char **argv)
 out:
     if (tmp_pki[0])
         remove_tree(tmp_pki);
-    uas_config_file_free(file);
+    uas_server_config_file_free(file);
     return rc;
 }

@@ -27,7 +27,7 @@
 #include <ua/types.h>
 
 #include "aspace.h"
-#include "lock_stats.h"
+#include "lockdef.h"
 #include "ns0.h"
 
 #define AS_TRY(x)                                                                                  \
@@ -219,27 +219,18 @@ bool as_ns0_is_subtype(uint32_t sub, uint32_t super);
 /* Is ns a namespace index the server knows. */
 bool as_ns_known(uas_aspace *as, uint16_t ns);
 
-/* The lock held by services; dropped around user callbacks. */
-/* Waits are counted as in lock_stats.h. */
+/* The lock held by services; dropped around user callbacks (lockdef.h). */
 static inline void as_rdlock(uas_aspace *as)
 {
-    if (pthread_rwlock_tryrdlock(&as->lock) != 0) {
-        atomic_fetch_add_explicit(&uas__lock_waits[UAS_LOCK_ADDRESS_SPACE], 1,
-                                  memory_order_relaxed);
-        pthread_rwlock_rdlock(&as->lock);
-    }
+    UAS_RWLOCK_RD(&as->lock);
 }
 static inline void as_wrlock(uas_aspace *as)
 {
-    if (pthread_rwlock_trywrlock(&as->lock) != 0) {
-        atomic_fetch_add_explicit(&uas__lock_waits[UAS_LOCK_ADDRESS_SPACE], 1,
-                                  memory_order_relaxed);
-        pthread_rwlock_wrlock(&as->lock);
-    }
+    UAS_RWLOCK_WR(&as->lock);
 }
 static inline void as_unlock(uas_aspace *as)
 {
-    pthread_rwlock_unlock(&as->lock);
+    UAS_RWUNLOCK(&as->lock);
 }
 
 /* ---- aspace_attr.c: attributes and values ---- */
