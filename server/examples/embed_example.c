@@ -194,7 +194,12 @@ int main(int argc, char **argv)
     if (exit_after > 0) {
         /* Drive the server from the program's own poll() loop, as a device
          * would (docs/Embedding.md, "Foreign event loop"). */
-        signal(SIGUSR1, on_usr1);
+        /* sigaction: under _POSIX_C_SOURCE, signal() resets the handler
+         * after the first delivery. */
+        struct sigaction sa;
+        memset(&sa, 0, sizeof(sa));
+        sa.sa_handler = on_usr1;
+        sigaction(SIGUSR1, &sa, NULL);
         struct pollfd fds[64];
         struct timespec start, now;
         clock_gettime(CLOCK_MONOTONIC, &start);

@@ -181,7 +181,11 @@ static uas_server *server_new(const uas_server_config *cfg, struct ev_loop *app_
     s->cfg.application_name = dup_cstr(cfg->application_name ? cfg->application_name : "");
     s->cfg.bind_address = dup_cstr(cfg->bind_address);
     s->cfg.hostname = NULL;
+#ifdef UAS_SINGLE_LOOP
+    s->nloops = 1;
+#else
     s->nloops = cfg->threads ? cfg->threads : (unsigned)sysconf(_SC_NPROCESSORS_ONLN);
+#endif
     if (s->nloops == 0)
         s->nloops = 1;
     /* Past the descriptor limit accept() fails instead of refusing
@@ -693,14 +697,8 @@ static void *loop_thread(void *arg)
 
 uas_status uas_server_start(uas_server *s)
 {
-#ifdef UAS_SINGLE_LOOP
-    /* Without locks, the loop must run on the thread that calls the API. */
-    (void)s;
-    uas_log(UAS_LOG_ERROR, "server",
-            "uas_server_start: this build has one event loop without locks; "
-            "use uas_server_run or uas_server_run_once");
-    return UAS_BAD_NOT_SUPPORTED;
-#else
+    /* One loop without locks (UAS_SINGLE_LOOP): it may run on a thread of
+     * its own, but then only its callbacks may call the server's API. */
     if (s->loops[0].listen_fd < 0) {
         uas_status st = uas_server_listen(s);
         if (st != UAS_GOOD)
@@ -714,7 +712,6 @@ uas_status uas_server_start(uas_server *s)
         l->thread_started = true;
     }
     return UAS_GOOD;
-#endif
 }
 
 uas_status uas_server_run(uas_server *s)

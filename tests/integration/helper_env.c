@@ -152,6 +152,9 @@ void env_start(env *e, const env_options *o)
     cfg.hostname = "127.0.0.1";
     cfg.port = 0;
     cfg.threads = o && o->threads ? o->threads : 1;
+#ifdef UAS_SINGLE_LOOP
+    cfg.threads = 1; /* the minimal profile: the two-loop scenarios run on its one loop */
+#endif
     cfg.log_level = UAS_LOG_ERROR;
     if (o && o->hello_timeout_ms)
         cfg.hello_timeout_ms = o->hello_timeout_ms;

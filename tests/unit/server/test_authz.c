@@ -434,6 +434,7 @@ Test(authz, user_write_mask_and_access_level_follow_permissions)
                  0x77);
 }
 
+#ifndef UAS_MINIMAL /* the minimal profile has no INI files */
 Test(authz, config_file_roles_section)
 {
     char path[] = "/tmp/uas-authz-ini-XXXXXX";
@@ -461,3 +462,4 @@ Test(authz, config_file_roles_section)
     uas_server_config_file_free(keep);
     unlink(path);
 }
+#endif
