@@ -81,6 +81,16 @@ void uas_server_config_default(uas_server_config *c)
     c->max_unactivated_per_address = 128;
     c->log_rate_burst = 10;
     c->log_rate_interval_ms = 10000;
+#ifdef UAS_MINIMAL
+    /* The minimal profile's defaults are a device's: a few clients, 8 KiB
+     * chunks (the smallest Part 6 allows), 1 MiB messages. */
+    c->buffer_size = 8192;
+    c->max_message_size = 1u << 20;
+    c->max_chunk_count = 128;
+    c->max_connections = 16;
+    c->max_sessions = 8;
+    c->max_output_bytes = 256u << 10;
+#endif
 }
 
 /* Descriptors the server needs besides its connections: per loop the
