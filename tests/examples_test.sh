@@ -2,14 +2,16 @@
 # Runs an example of examples/ (a program driving the server from its own
 # poll() or libev loop) and uses it with uacli: a Read, a second Read that
 # shows the program's own timer ran between the server's work, and a
-# subscription that receives the program's changes.
+# subscription that receives the program's changes. UAS_RUNNER runs a
+# cross-built example (qemu-user).
 set -euo pipefail
 example=$1 uacli=$2
 out=$(mktemp)
-"$example" --port 0 --exit-after 20000 >"$out" 2>/dev/null &
+# shellcheck disable=SC2086
+${UAS_RUNNER:-} "$example" --port 0 --exit-after 60000 >"$out" 2>/dev/null &
 pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -f "$out"' EXIT
-for _ in $(seq 100); do grep -q "listening on" "$out" && break; sleep 0.1; done
+for _ in $(seq 200); do grep -q "listening on" "$out" && break; sleep 0.1; done
 url=$(sed -n 's/.*listening on \(opc.tcp:[^ ]*\).*/\1/p' "$out")
 [ -n "$url" ] || { echo "example did not start"; exit 1; }
 fail() { echo "FAIL: $*"; exit 1; }

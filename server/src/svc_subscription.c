@@ -75,7 +75,18 @@ struct uas_sloop_subs {
 
 /* The target of a parked Publish: the loop and the channel of the
  * connection it came on, never a pointer, so a closed connection cannot
- * leave a dangling target behind. */
+ * leave a dangling target behind. A 64-bit pointer holds the loop (+1) in
+ * its high half and the channel id in its low half. A 32-bit one holds
+ * the loop in its top 8 bits and the low 24 bits of the channel id, so
+ * there the loop's connection map is keyed by those 24 bits (chan_key):
+ * of two live channels 2^24 ids apart the second gets no Publish answers,
+ * never the other's (uas_subs_conn_opened). */
+#if UINTPTR_MAX > UINT32_MAX
+static uint32_t chan_key(uint32_t channel)
+{
+    return channel;
+}
+
 static uas_sub_publish_target *make_target(unsigned loop, uint32_t channel)
 {
     return (uas_sub_publish_target *)(uintptr_t)(((uint64_t)(loop + 1) << 32) | channel);
@@ -87,6 +98,24 @@ static void split_target(uas_sub_publish_target *t, unsigned *loop, uint32_t *ch
     *loop = (unsigned)(v >> 32) - 1;
     *channel = (uint32_t)v;
 }
+#else
+static uint32_t chan_key(uint32_t channel)
+{
+    return channel & 0xFFFFFFu;
+}
+
+static uas_sub_publish_target *make_target(unsigned loop, uint32_t channel)
+{
+    return (uas_sub_publish_target *)(uintptr_t)(((uint32_t)loop << 24) | chan_key(channel));
+}
+
+static void split_target(uas_sub_publish_target *t, unsigned *loop, uint32_t *channel)
+{
+    uint32_t v = (uint32_t)(uintptr_t)t;
+    *loop = v >> 24;
+    *channel = v & 0xFFFFFFu;
+}
+#endif
 
 /* ---- timers ---- */
 
@@ -145,7 +174,7 @@ static void on_timer(struct ev_loop *ev, ev_timer *w, int revents)
 static void deliver(uas_sloop_subs *ss, uint32_t channel_id, uint32_t request_id,
                     const uas_publish_response *resp)
 {
-    uas_conn *c = sub_map_get(&ss->conns, channel_id);
+    uas_conn *c = sub_map_get(&ss->conns, chan_key(channel_id));
     if (c) /* else the connection closed: nobody to answer */
         uas_dispatch_respond(ss->loop->server, c, request_id, resp, UAS_TYPE(PUBLISH_RESPONSE));
 }
@@ -498,14 +527,23 @@ void uas_subs_free(uas_server *s)
 
 void uas_subs_conn_opened(uas_sloop *l, uint32_t channel_id, uas_conn *c)
 {
-    if (sub_map_put(&l->subs->conns, channel_id, c) != UAS_GOOD)
+    void *held = sub_map_get(&l->subs->conns, chan_key(channel_id));
+    if (held) { /* only on a 32-bit build (chan_key): never answer the wrong one */
+        if (held != c)
+            uas_log(UAS_LOG_WARN, "subscription",
+                    "channel %u shares its Publish key with a live channel: it gets no Publish "
+                    "answers",
+                    channel_id);
+        return;
+    }
+    if (sub_map_put(&l->subs->conns, chan_key(channel_id), c) != UAS_GOOD)
         uas_log(UAS_LOG_WARN, "subscription", "out of memory: channel %u gets no Publish answers",
                 channel_id);
 }
 
 void uas_subs_conn_closed(uas_sloop *l, uint32_t channel_id, uas_conn *c)
 {
-    sub_map_remove(&l->subs->conns, channel_id, c);
+    sub_map_remove(&l->subs->conns, chan_key(channel_id), c);
     uas_server *s = l->server;
     uas_sub_publish_target *t = make_target(l->index, channel_id);
     for (unsigned i = 0; i < s->nloops; i++) {

@@ -7,6 +7,9 @@
 #ifndef UA_SERVER_H
 #define UA_SERVER_H
 
+#include <ua/export.h>
+UAS_API_BEGIN
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -306,4 +309,5 @@ uas_status uas_server_read_value(uas_server *s, const uas_nodeid *id, uas_varian
 #ifdef __cplusplus
 }
 #endif
+UAS_API_END
 #endif

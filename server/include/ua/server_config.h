@@ -5,6 +5,9 @@
 #ifndef UA_SERVER_CONFIG_H
 #define UA_SERVER_CONFIG_H
 
+#include <ua/export.h>
+UAS_API_BEGIN
+
 #include <stddef.h>
 #include <stdio.h>
 
@@ -33,4 +36,5 @@ void uas_server_config_print(FILE *out, const uas_server_config *cfg);
 #ifdef __cplusplus
 }
 #endif
+UAS_API_END
 #endif

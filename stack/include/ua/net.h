@@ -9,6 +9,9 @@
 #ifndef UA_NET_H
 #define UA_NET_H
 
+#include <ua/export.h>
+UAS_API_BEGIN
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -106,4 +109,5 @@ uas_status uas_parse_endpoint_url(const char *url, char *host, size_t host_len, 
 #ifdef __cplusplus
 }
 #endif
+UAS_API_END
 #endif
