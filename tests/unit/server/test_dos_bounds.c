@@ -52,6 +52,9 @@ static void setup(void)
     cfg.session_activation_timeout_ms = 15000;
     cfg.max_unactivated_per_channel = 3;
     cfg.log_level = UAS_LOG_ERROR;
+#ifdef UAS_MINIMAL
+    cfg.max_sessions = 10000; /* the general default, not the profile's 8 */
+#endif
     uas_status st;
     srv = uas_server_new(&cfg, &st);
     cr_assert_not_null(srv, "server: %s", uas_status_name(st));
