@@ -156,3 +156,15 @@ foreach(pc ${UAS_PC_MODULES})
   install(FILES ${UAS_EXPORT_DIR}/${pc}.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig
           COMPONENT dev)
 endforeach()
+
+# What the shared libraries export: the uas_* API only (nm -D), and the
+# visibility of the objects themselves (ua/export.h).
+if(UA_BUILD_TESTS)
+  set(UAS_SHARED_FILES "")
+  foreach(t ${UAS_SHARED_TARGETS})
+    list(APPEND UAS_SHARED_FILES $<TARGET_FILE:${t}>)
+  endforeach()
+  add_test(NAME shared_exports_public_only
+           COMMAND ${PROJECT_SOURCE_DIR}/tests/exports_test.sh $<TARGET_FILE:uaserver_lib>
+                   ${UAS_SHARED_FILES})
+endif()

@@ -11,6 +11,14 @@ pkgs=(build-essential cmake pkg-config python3 clang clang-format
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 command -v node >/dev/null 2>&1 || missing+=(nodejs npm)
+# The armhf cross build of the minimal profile (scripts/test.sh): Debian's
+# cross compiler, qemu-user, and libev from the armhf multiarch.
+cross=(gcc-arm-linux-gnueabihf qemu-user-static)
+for p in "${cross[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+if ! dpkg -s libev-dev:armhf >/dev/null 2>&1; then
+  dpkg --print-foreign-architectures | grep -qx armhf || $SUDO dpkg --add-architecture armhf
+  missing+=(libev-dev:armhf)
+fi
 if [ ${#missing[@]} -gt 0 ]; then
   echo "deps: installing ${missing[*]}" >&2
   $SUDO apt-get update -qq

@@ -155,7 +155,7 @@ static void app_opts_free(app_opts *o)
 {
     free(o->nodesets);
     o->nodesets = NULL;
-    uas_config_file_free(o->file);
+    uas_server_config_file_free(o->file);
     o->file = NULL;
 }
 
@@ -177,7 +177,8 @@ static int parse_options(int argc, char **argv, app_opts *o)
                 return 2;
             }
             char err[256];
-            if (uas_config_load(argv[i + 1], cfg, &o->file, err, sizeof(err)) != UAS_GOOD) {
+            if (uas_server_config_load_file(argv[i + 1], cfg, &o->file, err, sizeof(err)) !=
+                UAS_GOOD) {
                 fprintf(stderr, "uaserver: %s: %s\n", argv[i + 1], err);
                 return 2;
             }
@@ -436,7 +437,7 @@ int main(int argc, char **argv)
             rc = 2;
             goto out;
         }
-        uas_config_print(stdout, &cfg);
+        uas_server_config_print(stdout, &cfg);
         rc = 0;
         goto out;
     }

@@ -1,8 +1,11 @@
 /* A device program embedding uastack: one namespace, a temperature sensor
  * read through a data source, a writable set point with a write callback,
- * and a Reset method. Run: embed_example [--port N] [--exit-after MS]. */
+ * and a Reset method. Run: embed_example [--port N] [--exit-after MS].
+ * With --exit-after the program drives the server from its own poll()
+ * loop, and SIGUSR1 prints the heap the stack holds (benchmarks/embed_heap.sh). */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -14,7 +17,7 @@
 #include <ua/server.h>
 
 static uas_server *server;
-static volatile sig_atomic_t stop_requested;
+static volatile sig_atomic_t stop_requested, heap_report;
 static double set_point = 21.5;
 
 /* Data source: called on every Read of Sensor.Temperature. */
@@ -67,11 +70,19 @@ static void on_signal(int sig)
     uas_server_request_stop(server);
 }
 
+static void on_usr1(int sig)
+{
+    (void)sig;
+    heap_report = 1;
+}
+
 static void usage(FILE *f)
 {
     fprintf(f, "usage: embed_example [--port N] [--exit-after MS]\n"
                "  --port N          TCP port on 127.0.0.1 (default 4841, 0 = ephemeral)\n"
-               "  --exit-after MS   stop after MS milliseconds (default: run until Ctrl-C)\n"
+               "  --exit-after MS   stop after MS milliseconds (default: run until Ctrl-C);\n"
+               "                    runs the program's own poll() loop, where SIGUSR1\n"
+               "                    prints the heap the stack holds\n"
                "Serves ns=2;s=Sensor with Temperature (data source), SetPoint (write\n"
                "callback refusing values above 40) and the Reset method.\n");
 }
@@ -88,6 +99,8 @@ static bool parse_ulong(const char *v, unsigned long *out)
 
 int main(int argc, char **argv)
 {
+    /* libev's allocations count too (uas_mem_get_stats). */
+    (void)uas_mem_count_libraries();
     uas_server_config cfg;
     uas_server_config_default(&cfg);
     cfg.port = 4841;
@@ -179,17 +192,39 @@ int main(int argc, char **argv)
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
     if (exit_after > 0) {
-        /* Drive the server from the program's own loop, as a device would. */
+        /* Drive the server from the program's own poll() loop, as a device
+         * would (docs/Embedding.md, "Foreign event loop"). */
+        /* sigaction: under _POSIX_C_SOURCE, signal() resets the handler
+         * after the first delivery. */
+        struct sigaction sa;
+        memset(&sa, 0, sizeof(sa));
+        sa.sa_handler = on_usr1;
+        sigaction(SIGUSR1, &sa, NULL);
+        struct pollfd fds[64];
         struct timespec start, now;
         clock_gettime(CLOCK_MONOTONIC, &start);
-        do {
-            uas_server_run_once(server);
-            struct timespec nap = {0, 1000000};
-            nanosleep(&nap, NULL);
+        long elapsed = 0;
+        while (!stop_requested && elapsed < exit_after) {
+            size_t n;
+            int timeout;
+            if (uas_server_get_pollfds(server, fds, 64, &n, &timeout) != UAS_GOOD)
+                n = 0, timeout = 10; /* more than 64 sockets: serve them by polling */
+            if (timeout < 0 || timeout > exit_after - elapsed)
+                timeout = (int)(exit_after - elapsed);
+            (void)poll(fds, n, timeout);
+            uas_server_process(server);
+            if (heap_report) {
+                heap_report = 0;
+                uas_mem_stats ms;
+                uas_mem_get_stats(&ms);
+                printf("heap: %llu bytes held, %llu allocations, %llu frees\n",
+                       (unsigned long long)ms.bytes_live, (unsigned long long)ms.allocs,
+                       (unsigned long long)ms.frees);
+                fflush(stdout);
+            }
             clock_gettime(CLOCK_MONOTONIC, &now);
-        } while (!stop_requested &&
-                 (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000 <
-                     exit_after);
+            elapsed = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
+        }
     } else {
         uas_server_run(server);
     }

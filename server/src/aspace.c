@@ -8,6 +8,7 @@
 
 #include <string.h>
 
+#include "lockdef.h"
 #include "aspace_internal.h"
 #include "authz_node.h"
 
@@ -503,9 +504,9 @@ bool as_ns_known(uas_aspace *as, uint16_t ns)
     uas_server *s = as->server;
     if (!s)
         return false;
-    pthread_mutex_lock(&s->ns_lock);
+    UAS_LOCK_PLAIN(&s->ns_lock);
     bool known = ns < s->namespace_count;
-    pthread_mutex_unlock(&s->ns_lock);
+    UAS_UNLOCK(&s->ns_lock);
     return known;
 }
 

@@ -12,6 +12,7 @@
 
 #include <ua/codec.h>
 
+#include "lockdef.h"
 #include "aspace_internal.h"
 #include "authz_node.h"
 
@@ -332,7 +333,7 @@ uas_status as_read_value(uas_aspace *as, const as_nv *nv, const as_range *range,
     } else if (d) {
         /* has_value of an overlay turns true on the first write: look at it
          * under the lock too. */
-        uas__lock(&d->value_lock, UAS_LOCK_VALUE);
+        UAS_LOCK(&d->value_lock, UAS_LOCK_VALUE);
         uas_status st = UAS_GOOD;
         if ((stored = d->has_value)) {
             st = as_range_read(&d->value, range, &dv->value, arena, true);
@@ -340,7 +341,7 @@ uas_status as_read_value(uas_aspace *as, const as_nv *nv, const as_range *range,
             dv->source_timestamp = d->source_ts;
             dv->server_timestamp = d->server_ts;
         }
-        pthread_mutex_unlock(&d->value_lock);
+        UAS_UNLOCK(&d->value_lock);
         AS_TRY(st);
     }
     if (!stored && nv->s) {
@@ -447,7 +448,7 @@ uas_status as_check_value(const uas_nodeid *data_type, int32_t value_rank, const
 void as_swap_value(uas_aspace *as, as_node *d, uas_variant *v, uas_status status,
                    uas_datetime source_ts, uas_datetime now)
 {
-    uas__lock(&d->value_lock, UAS_LOCK_VALUE);
+    UAS_LOCK(&d->value_lock, UAS_LOCK_VALUE);
     uas_variant old = d->value;
     d->value = *v;
     d->has_value = true;
@@ -455,7 +456,7 @@ void as_swap_value(uas_aspace *as, as_node *d, uas_variant *v, uas_status status
     d->source_ts = source_ts ? source_ts : now;
     d->server_ts = now;
     as_vfast_publish(d);
-    pthread_mutex_unlock(&d->value_lock);
+    UAS_UNLOCK(&d->value_lock);
     uas_clear(&old, UAS_TYPE(VARIANT));
     memset(v, 0, sizeof(*v));
     if (as->on_change) {

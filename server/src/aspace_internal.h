@@ -29,7 +29,7 @@
 #include <ua/types.h>
 
 #include "aspace.h"
-#include "lock_stats.h"
+#include "lockdef.h"
 #include "ns0.h"
 
 #define AS_TRY(x)                                                                                  \
@@ -291,27 +291,18 @@ void as_bury(uas_aspace *as, as_node *n);
 uas_status as_remove_ref(uas_aspace *as, as_nv *nv, uint32_t type, const uas_expandednodeid *target,
                          bool forward, bool *found);
 
-/* The lock held by services; dropped around user callbacks. */
-/* Waits are counted as in lock_stats.h. */
+/* The lock held by services; dropped around user callbacks (lockdef.h). */
 static inline void as_rdlock(uas_aspace *as)
 {
-    if (pthread_rwlock_tryrdlock(&as->lock) != 0) {
-        atomic_fetch_add_explicit(&uas__lock_waits[UAS_LOCK_ADDRESS_SPACE], 1,
-                                  memory_order_relaxed);
-        pthread_rwlock_rdlock(&as->lock);
-    }
+    UAS_RWLOCK_RD(&as->lock);
 }
 static inline void as_wrlock(uas_aspace *as)
 {
-    if (pthread_rwlock_trywrlock(&as->lock) != 0) {
-        atomic_fetch_add_explicit(&uas__lock_waits[UAS_LOCK_ADDRESS_SPACE], 1,
-                                  memory_order_relaxed);
-        pthread_rwlock_wrlock(&as->lock);
-    }
+    UAS_RWLOCK_WR(&as->lock);
 }
 static inline void as_unlock(uas_aspace *as)
 {
-    pthread_rwlock_unlock(&as->lock);
+    UAS_RWUNLOCK(&as->lock);
 }
 
 /* ---- aspace_attr.c: attributes and values ---- */

@@ -19,6 +19,7 @@
 #include <ua/nodeids.h>
 #include <ua/pki.h>
 
+#include "lockdef.h"
 #include "authz.h"
 
 #define ROLE(name, sym)                                                                            \
@@ -489,10 +490,10 @@ uas_status uas_authz_new(uas_server *s, uas_authz **out)
         return st;
     }
     compute(z, -1, NULL, z->other);
-    pthread_mutex_lock(&s->ns_lock);
+    UAS_LOCK_PLAIN(&s->ns_lock);
     for (uint16_t i = 0; i < UAS_AUTHZ_NS_MAX; i++)
         uas_authz_namespace_added(z, i, i < s->namespace_count ? s->namespaces[i] : NULL);
-    pthread_mutex_unlock(&s->ns_lock);
+    UAS_UNLOCK(&s->ns_lock);
     *out = z;
     return UAS_GOOD;
 }

@@ -280,8 +280,8 @@ static int on_value(void *user, const char *section, const char *name, const cha
     return 0;
 }
 
-uas_status uas_config_load(const char *path, uas_server_config *cfg, uas_config_file **keep,
-                           char *err, size_t errlen)
+uas_status uas_server_config_load_file(const char *path, uas_server_config *cfg,
+                                       uas_config_file **keep, char *err, size_t errlen)
 {
     uas_config_file *f = uas_calloc(1, sizeof(*f));
     if (!f) {
@@ -291,7 +291,7 @@ uas_status uas_config_load(const char *path, uas_server_config *cfg, uas_config_
     FILE *fp = fopen(path, "r");
     if (!fp) {
         snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
-        uas_config_file_free(f);
+        uas_server_config_file_free(f);
         return UAS_BAD_NOT_FOUND;
     }
     char msg[200] = "";
@@ -304,14 +304,14 @@ uas_status uas_config_load(const char *path, uas_server_config *cfg, uas_config_
                  msg[0] && ps.err_line == rc ? msg
                                              : "syntax error (a line longer than 200 "
                                                "characters?)");
-        uas_config_file_free(f);
+        uas_server_config_file_free(f);
         return UAS_BAD_CONFIGURATION_ERROR;
     }
     *keep = f;
     return UAS_GOOD;
 }
 
-void uas_config_file_free(uas_config_file *f)
+void uas_server_config_file_free(uas_config_file *f)
 {
     if (!f)
         return;
@@ -333,7 +333,7 @@ static void print_lines(FILE *out, const char *key, const char *v)
     }
 }
 
-void uas_config_print(FILE *out, const uas_server_config *c)
+void uas_server_config_print(FILE *out, const uas_server_config *c)
 {
     fprintf(out, "[server]\nbind_address = %s\nport = %u\nthreads = %u\napplication_uri = %s\n",
             c->bind_address, c->port, c->threads, c->application_uri);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "lockdef.h"
 #include "quota_map.h"
 #include "server_internal.h"
 
@@ -43,15 +44,15 @@ uint64_t uas_conn_limits_acquire(uas_conn_limits *l, const char *group, uint32_t
                                  uint32_t *count)
 {
     uint64_t k = uas_address_key(l->key, group);
-    pthread_mutex_lock(&l->lock);
+    UAS_LOCK_PLAIN(&l->lock);
     uint32_t n = quota_get(&l->by_address, k);
     *count = n;
     if (max && n >= max) {
-        pthread_mutex_unlock(&l->lock);
+        UAS_UNLOCK(&l->lock);
         return 0;
     }
     quota_add(&l->by_address, k);
-    pthread_mutex_unlock(&l->lock);
+    UAS_UNLOCK(&l->lock);
     return k;
 }
 
@@ -59,16 +60,16 @@ void uas_conn_limits_release(uas_conn_limits *l, uint64_t key)
 {
     if (!key)
         return;
-    pthread_mutex_lock(&l->lock);
+    UAS_LOCK_PLAIN(&l->lock);
     quota_sub(&l->by_address, key);
-    pthread_mutex_unlock(&l->lock);
+    UAS_UNLOCK(&l->lock);
 }
 
 uint32_t uas_conn_limits_count(uas_conn_limits *l, const char *address)
 {
     uint64_t k = uas_address_key(l->key, address);
-    pthread_mutex_lock(&l->lock);
+    UAS_LOCK_PLAIN(&l->lock);
     uint32_t n = quota_get(&l->by_address, k);
-    pthread_mutex_unlock(&l->lock);
+    UAS_UNLOCK(&l->lock);
     return n;
 }

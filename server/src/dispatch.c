@@ -4,11 +4,13 @@
  * handler, encode the response straight into chunk buffers. Errors that
  * concern the request become ServiceFaults; only transport errors close the
  * connection. */
+#include <poll.h>
 #include <string.h>
 #include <unistd.h>
 
 #include <ua/membudget.h>
 
+#include "lockdef.h"
 #include "dispatch.h"
 #include "lock_stats.h"
 #include "svc_subscription.h"
@@ -193,9 +195,9 @@ static void on_message(uas_conn *c, uint32_t request_id, const uint8_t *body, si
             (void)send_fault(sc, request_id, hdr->request_handle, st);
             return;
         }
-        uas__lock(&se->lock, UAS_LOCK_SESSION);
+        UAS_LOCK(&se->lock, UAS_LOCK_SESSION);
         if (atomic_load(&se->closed)) {
-            pthread_mutex_unlock(&se->lock);
+            UAS_UNLOCK(&se->lock);
             uas_session_unref(s, se);
             (void)send_fault(sc, request_id, hdr->request_handle, UAS_BAD_SESSION_CLOSED);
             return;
@@ -211,7 +213,7 @@ static void on_message(uas_conn *c, uint32_t request_id, const uint8_t *body, si
             uas_sconn_cache_add(sc, se);
         if (atomic_load_explicit(&se->quota_held, memory_order_relaxed) && se->activated)
             uas_sessions_activated(s->sessions, se);
-        pthread_mutex_unlock(&se->lock);
+        UAS_UNLOCK(&se->lock);
         uas_session_unref(s, se);
     }
     if (ctx.no_response)
@@ -360,6 +362,32 @@ void uas_dispatch_accept(uas_sloop *l, int fd, const void *peer)
     l->conns = sc;
 }
 
+double uas_dispatch_timer_remaining(uas_sloop *l)
+{
+    double min = -1;
+    for (uas_sconn *sc = l->conns; sc; sc = sc->next) {
+        double t = uas_conn_timer_remaining(sc->conn);
+        if (t >= 0 && (min < 0 || t < min))
+            min = t;
+    }
+    return min;
+}
+
+size_t uas_dispatch_pollfds(uas_sloop *l, struct pollfd *fds, size_t cap)
+{
+    size_t n = 0;
+    for (uas_sconn *sc = l->conns; sc; sc = sc->next) {
+        int fd;
+        short ev = uas_conn_poll_events(sc->conn, &fd);
+        if (!ev)
+            continue;
+        if (n < cap)
+            fds[n] = (struct pollfd){.fd = fd, .events = ev};
+        n++;
+    }
+    return n;
+}
+
 void uas_dispatch_abort_all(uas_sloop *l)
 {
     while (l->conns)
@@ -375,10 +403,10 @@ static bool has_session(uas_sconn *sc)
         uas_session *se = sc->cache[i];
         if (atomic_load(&se->closed))
             continue;
-        if (pthread_mutex_trylock(&se->lock) != 0)
+        if (UAS_TRYLOCK(&se->lock) != 0)
             return true;
         bool bound = se->channel_id == sc->channel_id;
-        pthread_mutex_unlock(&se->lock);
+        UAS_UNLOCK(&se->lock);
         if (bound)
             return true;
     }

@@ -26,6 +26,12 @@ void uas_dispatch_respond(uas_server *s, uas_conn *c, uint32_t request_id, const
 void uas_dispatch_close_idle(uas_sloop *l, int64_t now_ms);
 /* Close every connection of a stopped loop (server shutdown). */
 void uas_dispatch_abort_all(uas_sloop *l);
+/* The sockets of the loop's connections and their poll() events, the
+ * first cap of them into fds; returns how many there are. */
+struct pollfd;
+size_t uas_dispatch_pollfds(uas_sloop *l, struct pollfd *fds, size_t cap);
+/* Seconds until the earliest timer of the loop's connections, -1: none. */
+double uas_dispatch_timer_remaining(uas_sloop *l);
 /* Remember that session se is bound to this connection's channel. */
 void uas_sconn_cache_add(uas_sconn *sc, uas_session *se);
 

@@ -15,6 +15,7 @@
 #include "sub_methods.h"
 #include "svc_subscription.h"
 
+#ifndef UAS_MINIMAL
 typedef struct event_view {
     const uas_event *ev;
     uint8_t event_id[16];
@@ -110,3 +111,18 @@ void uas_server_system_event(uas_server *s, uint16_t severity, const char *messa
     ev.severity = severity;
     (void)uas_server_report_event(s, &ev);
 }
+
+#else /* UAS_MINIMAL: no event monitored items, so no event could reach anyone. */
+
+uas_status uas_server_report_event(uas_server *s, const uas_event *ev)
+{
+    (void)s, (void)ev;
+    return UAS_BAD_NOT_SUPPORTED;
+}
+
+void uas_server_system_event(uas_server *s, uint16_t severity, const char *message)
+{
+    (void)s, (void)severity, (void)message;
+}
+
+#endif

@@ -7,6 +7,8 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <math.h>
+#include <poll.h>
 #include <ev.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -18,6 +20,7 @@
 
 #include <ua/membudget.h>
 
+#include "lockdef.h"
 #include "aspace.h"
 #include "authz.h"
 #include "dispatch.h"
@@ -89,6 +92,16 @@ void uas_server_config_default(uas_server_config *c)
     c->max_connections_per_address = 256;
     c->memory_trim = 3;
     uas_server_config_subscription_defaults(c);
+#ifdef UAS_MINIMAL
+    /* The minimal profile's defaults are a device's: a few clients, 8 KiB
+     * chunks (the smallest Part 6 allows), 1 MiB messages. */
+    c->buffer_size = 8192;
+    c->max_message_size = 1u << 20;
+    c->max_chunk_count = 128;
+    c->max_connections = 16;
+    c->max_sessions = 8;
+    c->max_output_bytes = 256u << 10;
+#endif
 }
 
 /* Descriptors the server needs besides its connections: per loop the
@@ -136,7 +149,10 @@ static uas_status check_config(const uas_server_config *c)
                       : c->min_token_lifetime_ms > c->max_token_lifetime_ms
                           ? "min_token_lifetime_ms above max_token_lifetime_ms"
                       : c->threads > 256 ? "threads above 256"
-                                         : NULL;
+#ifdef UAS_SINGLE_LOOP
+                      : c->threads > 1 ? "threads above 1 (this build has one event loop)"
+#endif
+                                       : NULL;
     if (why) {
         uas_log(UAS_LOG_ERROR, "server", "configuration: %s", why);
         return UAS_BAD_INVALID_ARGUMENT;
@@ -150,9 +166,15 @@ uas_status uas_server_config_check(const uas_server_config *cfg)
     return st == UAS_GOOD ? uas_server_security_check(cfg) : st;
 }
 
-uas_server *uas_server_new(const uas_server_config *cfg, uas_status *status)
+static uas_server *server_new(const uas_server_config *cfg, struct ev_loop *app_loop,
+                              uas_status *status)
 {
     uas_status st = check_config(cfg);
+    if (st == UAS_GOOD && app_loop && cfg->threads != 1) {
+        uas_log(UAS_LOG_ERROR, "server",
+                "configuration: threads must be 1 on the application's libev loop");
+        st = UAS_BAD_INVALID_ARGUMENT;
+    }
     if (st != UAS_GOOD) {
         *status = st;
         return NULL;
@@ -180,7 +202,11 @@ uas_server *uas_server_new(const uas_server_config *cfg, uas_status *status)
     s->cfg.application_name = dup_cstr(cfg->application_name ? cfg->application_name : "");
     s->cfg.bind_address = dup_cstr(cfg->bind_address);
     s->cfg.hostname = NULL;
+#ifdef UAS_SINGLE_LOOP
+    s->nloops = 1;
+#else
     s->nloops = cfg->threads ? cfg->threads : (unsigned)sysconf(_SC_NPROCESSORS_ONLN);
+#endif
     if (s->nloops == 0)
         s->nloops = 1;
     /* Past the descriptor limit accept() fails instead of refusing
@@ -214,7 +240,8 @@ uas_server *uas_server_new(const uas_server_config *cfg, uas_status *status)
         l->listen_fd = -1;
         uas_arena_init(&l->arena, l->arena_first, sizeof(l->arena_first),
                        (size_t)s->cfg.max_message_size * 4);
-        l->loop = uas_loop_new(64u << 20);
+        l->loop =
+            i == 0 && app_loop ? uas_loop_new_on(app_loop, 64u << 20) : uas_loop_new(64u << 20);
         l->watchers = uas_calloc(1, sizeof(loop_watchers));
         if (!l->loop || !l->watchers) {
             uas_server_delete(s);
@@ -248,6 +275,42 @@ uas_server *uas_server_new(const uas_server_config *cfg, uas_status *status)
     return s;
 }
 
+uas_server *uas_server_new(const uas_server_config *cfg, uas_status *status)
+{
+    return server_new(cfg, NULL, status);
+}
+
+uas_server *uas_server_new_libev(const uas_server_config *cfg, struct ev_loop *loop,
+                                 uas_status *status)
+{
+    if (!loop) {
+        *status = UAS_BAD_INVALID_ARGUMENT;
+        return NULL;
+    }
+    uas_server *s = server_new(cfg, loop, status);
+    /* Callbacks run on the application's thread, inside its ev_run. */
+    if (s)
+        uas__current_loop = &s->loops[0];
+    return s;
+}
+
+/* The loop may be the application's, which outlives the server: none of
+ * the server's watchers may stay on it. */
+static void stop_watchers(uas_sloop *l)
+{
+    loop_watchers *w = l->watchers;
+    if (!w || !l->loop)
+        return;
+    struct ev_loop *ev = uas_loop_ev(l->loop);
+    ev_io_stop(ev, &w->listen);
+    ev_async_stop(ev, &w->stop);
+    ev_timer_stop(ev, &w->housekeeping);
+    ev_timer_stop(ev, &w->idle);
+    ev_timer_stop(ev, &w->accept_retry);
+    ev_async_stop(ev, &w->relieve);
+    ev_timer_stop(ev, &w->trim);
+}
+
 void uas_server_delete(uas_server *s)
 {
     if (!s)
@@ -264,6 +327,7 @@ void uas_server_delete(uas_server *s)
     uas_subs_free(s);
     for (unsigned i = 0; s->loops && i < s->nloops; i++) {
         uas_sloop *l = &s->loops[i];
+        stop_watchers(l);
         if (l->listen_fd >= 0)
             close(l->listen_fd);
         if (l->loop)
@@ -276,6 +340,8 @@ void uas_server_delete(uas_server *s)
         uas_free(s->loops, s->nloops * sizeof(uas_sloop));
     uas_aspace_delete(s->as);
     uas_nodeset_registry_free(s);
+    if (s->loops && uas__current_loop == &s->loops[0])
+        uas__current_loop = NULL;
     uas_server_security_free(s);
     uas_authz_delete(s->authz);
     for (size_t i = 0; i < s->namespace_count; i++)
@@ -296,10 +362,10 @@ void uas_server_delete(uas_server *s)
 
 uint16_t uas_server_add_namespace(uas_server *s, const char *uri)
 {
-    pthread_mutex_lock(&s->ns_lock);
+    UAS_LOCK_PLAIN(&s->ns_lock);
     for (size_t i = 0; i < s->namespace_count; i++) {
         if (strcmp(s->namespaces[i], uri) == 0) {
-            pthread_mutex_unlock(&s->ns_lock);
+            UAS_UNLOCK(&s->ns_lock);
             return (uint16_t)i;
         }
     }
@@ -317,13 +383,13 @@ uint16_t uas_server_add_namespace(uas_server *s, const char *uri)
     } else {
         free_cstr(copy);
     }
-    pthread_mutex_unlock(&s->ns_lock);
+    UAS_UNLOCK(&s->ns_lock);
     return idx;
 }
 
 uas_status uas_server_namespace_array(uas_server *s, uas_arena *a, size_t *count, uas_string **out)
 {
-    pthread_mutex_lock(&s->ns_lock);
+    UAS_LOCK_PLAIN(&s->ns_lock);
     size_t n = s->namespace_count;
     uas_string *arr = uas_arena_alloc(a, n * sizeof(uas_string));
     uas_status st = arr ? UAS_GOOD : UAS_BAD_OUT_OF_MEMORY;
@@ -337,7 +403,7 @@ uas_status uas_server_namespace_array(uas_server *s, uas_arena *a, size_t *count
         }
         memcpy(arr[i].data, s->namespaces[i], len);
     }
-    pthread_mutex_unlock(&s->ns_lock);
+    UAS_UNLOCK(&s->ns_lock);
     *count = n;
     *out = arr;
     return st;
@@ -556,9 +622,11 @@ static void on_trim(struct ev_loop *ev, ev_timer *w, int revents)
 
 static void on_stop(struct ev_loop *ev, ev_async *w, int revents)
 {
-    (void)w;
     (void)revents;
-    ev_break(ev, EVBREAK_ALL);
+    /* The application's loop is the application's to stop. */
+    uas_sloop *l = w->data;
+    if (!uas_loop_is_foreign(l->loop))
+        ev_break(ev, EVBREAK_ALL);
 }
 
 static void on_housekeeping(struct ev_loop *ev, ev_timer *w, int revents)
@@ -657,6 +725,7 @@ uas_status uas_server_listen(uas_server *s)
         w->listen.data = l;
         ev_io_start(ev, &w->listen);
         ev_async_init(&w->stop, on_stop);
+        w->stop.data = l;
         ev_async_start(ev, &w->stop);
         w->accept_backoff = ACCEPT_BACKOFF_MIN;
         ev_timer_init(&w->accept_retry, on_accept_retry, 0.0, 0.0);
@@ -716,6 +785,8 @@ static void *loop_thread(void *arg)
 
 uas_status uas_server_start(uas_server *s)
 {
+    /* One loop without locks (UAS_SINGLE_LOOP): it may run on a thread of
+     * its own, but then only its callbacks may call the server's API. */
     if (s->loops[0].listen_fd < 0) {
         uas_status st = uas_server_listen(s);
         if (st != UAS_GOOD)
@@ -757,6 +828,63 @@ void uas_server_run_once(uas_server *s)
     uas__current_loop = &s->loops[0];
     uas_loop_run_once(s->loops[0].loop, false);
     uas__current_loop = NULL;
+}
+
+/* ---- driven by the application's poll()/epoll loop ---- */
+
+static uas_status pollable(uas_server *s)
+{
+    if (s->nloops != 1 || uas_loop_is_foreign(s->loops[0].loop) || s->loops[0].thread_started)
+        return UAS_BAD_INVALID_STATE;
+    /* The application's thread is the loop's from now on: API calls made
+     * between two uas_server_process calls act at once, as from a callback. */
+    uas__current_loop = &s->loops[0];
+    return UAS_GOOD;
+}
+
+uas_status uas_server_process(uas_server *s)
+{
+    uas_status st = pollable(s);
+    if (st == UAS_GOOD)
+        uas_loop_run_once(s->loops[0].loop, false);
+    return st;
+}
+
+static void earliest(double *min, double t)
+{
+    if (t >= 0 && (*min < 0 || t < *min))
+        *min = t;
+}
+
+uas_status uas_server_get_pollfds(uas_server *s, struct pollfd *fds, size_t cap, size_t *count,
+                                  int *timeout_ms)
+{
+    uas_status st = pollable(s);
+    if (st != UAS_GOOD)
+        return st;
+    uas_sloop *l = &s->loops[0];
+    loop_watchers *w = l->watchers;
+    size_t n = 0;
+    if (l->listen_fd >= 0 && ev_is_active(&w->listen)) {
+        if (n < cap)
+            fds[n] = (struct pollfd){.fd = l->listen_fd, .events = POLLIN};
+        n++;
+    }
+    n += uas_dispatch_pollfds(l, n < cap ? fds + n : NULL, n < cap ? cap - n : 0);
+    *count = n;
+    if (n > cap)
+        return UAS_BAD_RESOURCE_UNAVAILABLE;
+    /* Every timer of the loop: the server's own, the subscription engine's
+     * and each connection's. */
+    uas_loop_now_update(l->loop);
+    double next = -1;
+    earliest(&next, uas_loop_timer_remaining(l->loop, &w->housekeeping));
+    earliest(&next, uas_loop_timer_remaining(l->loop, &w->idle));
+    earliest(&next, uas_loop_timer_remaining(l->loop, &w->accept_retry));
+    earliest(&next, uas_subs_timer_remaining(l));
+    earliest(&next, uas_dispatch_timer_remaining(l));
+    *timeout_ms = next < 0 ? -1 : next > 3600.0 ? 3600000 : (int)ceil(next * 1000.0);
+    return UAS_GOOD;
 }
 
 void uas_server_request_stop(uas_server *s)

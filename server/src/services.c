@@ -1,5 +1,6 @@
 /* The service table: which request type runs which handler, and whether it
- * needs a session (created, or activated). */
+ * needs a session (created, or activated). A request not in it is answered
+ * with BadServiceUnsupported. */
 #include "aspace.h"
 #include "dispatch.h"
 #include "svc_subscription.h"
@@ -39,17 +40,21 @@ static const uas_service services[] = {
     SVC(DELETE_SUBSCRIPTIONS_REQUEST, DELETE_SUBSCRIPTIONS_RESPONSE, uas_svc_delete_subscriptions,
         SVC_SESSION_ACTIVE),
     SVC(REPUBLISH_REQUEST, REPUBLISH_RESPONSE, uas_svc_republish, SVC_SESSION_ACTIVE),
+#ifndef UAS_MINIMAL /* a device's clients do not move subscriptions between sessions */
     SVC(TRANSFER_SUBSCRIPTIONS_REQUEST, TRANSFER_SUBSCRIPTIONS_RESPONSE,
         uas_svc_transfer_subscriptions, SVC_SESSION_ACTIVE),
+#endif
     SVC(MODIFY_MONITORED_ITEMS_REQUEST, MODIFY_MONITORED_ITEMS_RESPONSE,
         uas_svc_modify_monitored_items, SVC_SESSION_ACTIVE),
     SVC(DELETE_MONITORED_ITEMS_REQUEST, DELETE_MONITORED_ITEMS_RESPONSE,
         uas_svc_delete_monitored_items, SVC_SESSION_ACTIVE),
     SVC(SET_MONITORING_MODE_REQUEST, SET_MONITORING_MODE_RESPONSE, uas_svc_set_monitoring_mode,
         SVC_SESSION_ACTIVE),
+#ifndef UAS_MINIMAL /* the minimal profile: no triggering links, no history */
     SVC(SET_TRIGGERING_REQUEST, SET_TRIGGERING_RESPONSE, uas_svc_set_triggering,
         SVC_SESSION_ACTIVE),
     SVC(HISTORY_READ_REQUEST, HISTORY_READ_RESPONSE, uas_svc_history_read, SVC_SESSION_ACTIVE),
+#endif
     SVC(CREATE_SESSION_REQUEST, CREATE_SESSION_RESPONSE, uas_svc_create_session, SVC_NO_SESSION),
     SVC(ACTIVATE_SESSION_REQUEST, ACTIVATE_SESSION_RESPONSE, uas_svc_activate_session,
         SVC_SESSION_CREATED),

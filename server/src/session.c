@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "lockdef.h"
 #include "aspace.h"
 #include "quota_map.h"
 #include "svc_subscription.h"
@@ -209,10 +210,10 @@ uas_status uas_sessions_create(uas_session_table *t, uas_server *s, const uas_re
     se->auth_token.ns = 0;
     se->auth_token.kind = UAS_NODEID_GUID;
     uas_random_bytes(se->server_nonce, sizeof(se->server_nonce));
-    pthread_mutex_lock(&t->lock);
+    UAS_LOCK_PLAIN(&t->lock);
     uas_status st = admit(t, &s->cfg, ctx->channel_id, akey, address);
     if (st != UAS_GOOD) {
-        pthread_mutex_unlock(&t->lock);
+        UAS_UNLOCK(&t->lock);
         pthread_mutex_destroy(&se->lock);
         uas_free(se, sizeof(*se));
         atomic_fetch_add(&s->counters.rejected_sessions, 1);
@@ -227,7 +228,7 @@ uas_status uas_sessions_create(uas_session_table *t, uas_server *s, const uas_re
     atomic_init(&se->quota_held, true);
     quota_add(&t->by_channel, se->quota_channel);
     quota_add(&t->by_address, se->quota_address);
-    pthread_mutex_unlock(&t->lock);
+    UAS_UNLOCK(&t->lock);
     atomic_fetch_add(&s->counters.cumulated_sessions, 1);
     *out = se;
     return UAS_GOOD;
@@ -235,41 +236,41 @@ uas_status uas_sessions_create(uas_session_table *t, uas_server *s, const uas_re
 
 void uas_sessions_activated(uas_session_table *t, uas_session *se)
 {
-    pthread_mutex_lock(&t->lock);
+    UAS_LOCK_PLAIN(&t->lock);
     quota_release(t, se);
-    pthread_mutex_unlock(&t->lock);
+    UAS_UNLOCK(&t->lock);
 }
 
 uint32_t uas_sessions_unactivated_on_channel(uas_session_table *t, uint32_t channel_id)
 {
-    pthread_mutex_lock(&t->lock);
+    UAS_LOCK_PLAIN(&t->lock);
     uint32_t n = quota_get(&t->by_channel, channel_id);
-    pthread_mutex_unlock(&t->lock);
+    UAS_UNLOCK(&t->lock);
     return n;
 }
 
 uint32_t uas_sessions_unactivated_from(uas_session_table *t, const char *address)
 {
-    pthread_mutex_lock(&t->lock);
+    UAS_LOCK_PLAIN(&t->lock);
     uint32_t n = quota_get(&t->by_address, uas_address_key(t->address_key, address));
-    pthread_mutex_unlock(&t->lock);
+    UAS_UNLOCK(&t->lock);
     return n;
 }
 
 uas_session *uas_sessions_find(uas_session_table *t, const uas_nodeid *token)
 {
-    pthread_mutex_lock(&t->lock);
+    UAS_LOCK_PLAIN(&t->lock);
     size_t i = table_find(t, token);
     uas_session *se = i == SIZE_MAX ? NULL : t->slots[i];
     if (se)
         uas_session_ref(se);
-    pthread_mutex_unlock(&t->lock);
+    UAS_UNLOCK(&t->lock);
     return se;
 }
 
 void uas_sessions_remove(uas_session_table *t, uas_session *se)
 {
-    pthread_mutex_lock(&t->lock);
+    UAS_LOCK_PLAIN(&t->lock);
     size_t i = table_find(t, &se->auth_token);
     bool found = i != SIZE_MAX && t->slots[i] == se;
     if (found) {
@@ -277,7 +278,7 @@ void uas_sessions_remove(uas_session_table *t, uas_session *se)
         quota_release(t, se);
     }
     atomic_store(&se->closed, true);
-    pthread_mutex_unlock(&t->lock);
+    UAS_UNLOCK(&t->lock);
     if (found)
         uas_session_unref(NULL, se);
 }
@@ -288,7 +289,7 @@ void uas_sessions_expire(uas_session_table *t, uas_server *s, int64_t now_ms)
     size_t n;
     do {
         n = 0;
-        pthread_mutex_lock(&t->lock);
+        UAS_LOCK_PLAIN(&t->lock);
         for (size_t i = 0; i < t->cap && n < 64; i++) {
             uas_session *se = t->slots[i];
             if (!se)
@@ -304,7 +305,7 @@ void uas_sessions_expire(uas_session_table *t, uas_server *s, int64_t now_ms)
                 i--; /* the slot may now hold a shifted entry */
             }
         }
-        pthread_mutex_unlock(&t->lock);
+        UAS_UNLOCK(&t->lock);
         for (size_t i = 0; i < n; i++) {
             if (atomic_load(&expired[i]->activated))
                 uas_log(UAS_LOG_INFO, "session", "session %.*s timed out after %lld ms",
@@ -326,8 +327,8 @@ void uas_sessions_expire(uas_session_table *t, uas_server *s, int64_t now_ms)
 
 uint32_t uas_sessions_count(uas_session_table *t)
 {
-    pthread_mutex_lock(&t->lock);
+    UAS_LOCK_PLAIN(&t->lock);
     uint32_t n = t->count;
-    pthread_mutex_unlock(&t->lock);
+    UAS_UNLOCK(&t->lock);
     return n;
 }

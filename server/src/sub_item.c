@@ -18,7 +18,9 @@ static bool filter_is(const uas_extensionobject *f, const uas_type *t)
            f->content.decoded.data;
 }
 
+#ifndef UAS_MINIMAL
 static void event_overflow(sub_item *it, int64_t now);
+#endif
 
 /* Integer milliseconds, never below the request (Part 4, 7.21: "equal or
  * higher than the requested samplingInterval"), within the limits. */
@@ -183,6 +185,11 @@ uas_status sub_item_configure(sub_item *it, const uas_monitoring_parameters *p, 
     flt.deadband = -1;
     uas_status st;
     if (it->kind == SUB_ITEM_EVENT) {
+#ifdef UAS_MINIMAL
+        /* The minimal profile has no events and no event filters. */
+        (void)filter_result, (void)a;
+        return UAS_BAD_MONITORED_ITEM_FILTER_UNSUPPORTED;
+#else
         if (!filter_is(&p->filter, UAS_TYPE(EVENT_FILTER)))
             return p->filter.encoding == UAS_EXTOBJ_EMPTY ? UAS_BAD_EVENT_FILTER_INVALID
                                                           : UAS_BAD_FILTER_NOT_ALLOWED;
@@ -195,6 +202,7 @@ uas_status sub_item_configure(sub_item *it, const uas_monitoring_parameters *p, 
             uas_free(flt.efilter, sizeof(uas_event_filter));
             return UAS_BAD_OUT_OF_MEMORY;
         }
+#endif
     } else if ((st = data_filter(it, &p->filter, &flt)) != UAS_GOOD) {
         return st;
     }
@@ -256,8 +264,10 @@ uas_status sub_item_configure(sub_item *it, const uas_monitoring_parameters *p, 
             sub_wheel_arm(&e->wheel, &it->sample_timer, now + it->sampling_ms);
         }
     }
+#ifndef UAS_MINIMAL
     if (dropped && it->kind == SUB_ITEM_EVENT)
         event_overflow(it, now); /* a smaller queue lost events too */
+#endif
     *rev_sampling = si;
     *rev_queue = qs;
     return UAS_GOOD;
@@ -598,6 +608,7 @@ void sub_item_resend_last(sub_item *it, int64_t now)
     notify(it);
 }
 
+#ifndef UAS_MINIMAL
 /* The select clauses of the item's filter evaluated on ev, in a pooled
  * record (NULL: filtered out by the where clause, or out of memory). */
 static sub_evrec *select_fields(sub_item *it, const uas_sub_event *ev, bool where)
@@ -630,8 +641,13 @@ static sub_evrec *select_fields(sub_item *it, const uas_sub_event *ev, bool wher
     return r;
 }
 
+#endif
+
 static void queue_event(sub_item *it, const uas_sub_event *ev, bool where, int64_t now)
 {
+#ifdef UAS_MINIMAL
+    (void)it, (void)ev, (void)where, (void)now;
+#else
     if (it->mode == UAS_MONITORING_MODE_DISABLED || !it->efilter)
         return;
     sub_evrec *r = select_fields(it, ev, where);
@@ -645,6 +661,7 @@ static void queue_event(sub_item *it, const uas_sub_event *ev, bool where, int64
     if (discarded)
         event_overflow(it, now);
     notify(it);
+#endif
 }
 
 void sub_item_event(sub_item *it, const uas_sub_event *ev, int64_t now)
@@ -657,6 +674,7 @@ void sub_item_event_unfiltered(sub_item *it, const uas_sub_event *ev, int64_t no
     queue_event(it, ev, false, now);
 }
 
+#ifndef UAS_MINIMAL
 /* ---- EventQueueOverflowEventType (Part 4, 5.12.1.5) ---- */
 
 enum {
@@ -766,6 +784,8 @@ static void event_overflow(sub_item *it, int64_t now)
     ev.time = sub_utc(it->sub->e, now);
     it->ovf = select_fields(it, &ev.base, false);
 }
+
+#endif
 
 /* ---- lifecycle ---- */
 

@@ -22,6 +22,7 @@
 
 #include <ua/nodeids.h>
 
+#include "lockdef.h"
 #include "aspace_monitor.h"
 #include "authz.h"
 #ifdef UAS_ENABLE_ENCRYPTION
@@ -75,7 +76,18 @@ struct uas_sloop_subs {
 
 /* The target of a parked Publish: the loop and the channel of the
  * connection it came on, never a pointer, so a closed connection cannot
- * leave a dangling target behind. */
+ * leave a dangling target behind. A 64-bit pointer holds the loop (+1) in
+ * its high half and the channel id in its low half. A 32-bit one holds
+ * the loop in its top 8 bits and the low 24 bits of the channel id, so
+ * there the loop's connection map is keyed by those 24 bits (chan_key):
+ * of two live channels 2^24 ids apart the second gets no Publish answers,
+ * never the other's (uas_subs_conn_opened). */
+#if UINTPTR_MAX > UINT32_MAX
+static uint32_t chan_key(uint32_t channel)
+{
+    return channel;
+}
+
 static uas_sub_publish_target *make_target(unsigned loop, uint32_t channel)
 {
     return (uas_sub_publish_target *)(uintptr_t)(((uint64_t)(loop + 1) << 32) | channel);
@@ -87,15 +99,33 @@ static void split_target(uas_sub_publish_target *t, unsigned *loop, uint32_t *ch
     *loop = (unsigned)(v >> 32) - 1;
     *channel = (uint32_t)v;
 }
+#else
+static uint32_t chan_key(uint32_t channel)
+{
+    return channel & 0xFFFFFFu;
+}
+
+static uas_sub_publish_target *make_target(unsigned loop, uint32_t channel)
+{
+    return (uas_sub_publish_target *)(uintptr_t)(((uint32_t)loop << 24) | chan_key(channel));
+}
+
+static void split_target(uas_sub_publish_target *t, unsigned *loop, uint32_t *channel)
+{
+    uint32_t v = (uint32_t)(uintptr_t)t;
+    *loop = v >> 24;
+    *channel = v & 0xFFFFFFu;
+}
+#endif
 
 /* ---- timers ---- */
 
 static void arm_timer(uas_sloop_subs *ss)
 {
     struct ev_loop *ev = uas_loop_ev(ss->loop->loop);
-    uas__lock(&ss->lock, UAS_LOCK_SUBSCRIPTIONS);
+    UAS_LOCK(&ss->lock, UAS_LOCK_SUBSCRIPTIONS);
     int64_t next = uas_sub_engine_next_deadline(ss->engine);
-    pthread_mutex_unlock(&ss->lock);
+    UAS_UNLOCK(&ss->lock);
     if (next == INT64_MAX) {
         ev_timer_stop(ev, &ss->timer);
         return;
@@ -134,9 +164,9 @@ static void on_timer(struct ev_loop *ev, ev_timer *w, int revents)
     (void)ev;
     (void)revents;
     uas_sloop_subs *ss = w->data;
-    uas__lock(&ss->lock, UAS_LOCK_SUBSCRIPTIONS);
+    UAS_LOCK(&ss->lock, UAS_LOCK_SUBSCRIPTIONS);
     uas_sub_engine_tick(ss->engine, uas_monotonic_ms());
-    pthread_mutex_unlock(&ss->lock);
+    UAS_UNLOCK(&ss->lock);
     arm_timer(ss);
 }
 
@@ -145,7 +175,7 @@ static void on_timer(struct ev_loop *ev, ev_timer *w, int revents)
 static void deliver(uas_sloop_subs *ss, uint32_t channel_id, uint32_t request_id,
                     const uas_publish_response *resp)
 {
-    uas_conn *c = sub_map_get(&ss->conns, channel_id);
+    uas_conn *c = sub_map_get(&ss->conns, chan_key(channel_id));
     if (c) /* else the connection closed: nobody to answer */
         uas_dispatch_respond(ss->loop->server, c, request_id, resp, UAS_TYPE(PUBLISH_RESPONSE));
 }
@@ -177,13 +207,13 @@ static void cb_send_publish(void *ud, uas_sub_publish_target *target, uint32_t r
     m->channel_id = channel;
     m->request_id = request_id;
     m->resp = copy;
-    pthread_mutex_lock(&dst->inbox_lock);
+    UAS_LOCK_PLAIN(&dst->inbox_lock);
     if (dst->tail)
         dst->tail->next = m;
     else
         dst->head = m;
     dst->tail = m;
-    pthread_mutex_unlock(&dst->inbox_lock);
+    UAS_UNLOCK(&dst->inbox_lock);
     ev_async_send(uas_loop_ev(dst->loop->loop), &dst->wake);
 }
 
@@ -192,10 +222,10 @@ static void on_wake(struct ev_loop *ev, ev_async *w, int revents)
     (void)ev;
     (void)revents;
     uas_sloop_subs *ss = w->data;
-    pthread_mutex_lock(&ss->inbox_lock);
+    UAS_LOCK_PLAIN(&ss->inbox_lock);
     inbox_msg *m = ss->head;
     ss->head = ss->tail = NULL;
-    pthread_mutex_unlock(&ss->inbox_lock);
+    UAS_UNLOCK(&ss->inbox_lock);
     while (m) {
         inbox_msg *next = m->next;
         deliver(ss, m->channel_id, m->request_id, m->resp);
@@ -273,7 +303,7 @@ static void on_value_changed(void *ud, const uas_nodeid *id)
     int64_t now = uas_monotonic_ms();
     for (unsigned i = 0; i < s->nloops; i++) {
         uas_sloop_subs *ss = s->loops[i].subs;
-        uas__lock(&ss->lock, UAS_LOCK_SUBSCRIPTIONS);
+        UAS_LOCK(&ss->lock, UAS_LOCK_SUBSCRIPTIONS);
         uas_sub_stats st;
         uas_sub_engine_get_stats(ss->engine, &st);
         if (st.watched_nodes > 0) {
@@ -288,7 +318,7 @@ static void on_value_changed(void *ud, const uas_nodeid *id)
             }
             uas_sub_engine_value_changed(ss->engine, id, &dv, now);
         }
-        pthread_mutex_unlock(&ss->lock);
+        UAS_UNLOCK(&ss->lock);
         if (st.watched_nodes > 0)
             engine_touched(ss);
     }
@@ -302,9 +332,9 @@ void uas_subs_post_event(uas_server *s, const uas_nodeid *notifier, const uas_su
         uas_sloop_subs *ss = s->loops[i].subs;
         if (!ss)
             continue;
-        uas__lock(&ss->lock, UAS_LOCK_SUBSCRIPTIONS);
+        UAS_LOCK(&ss->lock, UAS_LOCK_SUBSCRIPTIONS);
         uas_sub_engine_post_event(ss->engine, notifier, ev, now);
-        pthread_mutex_unlock(&ss->lock);
+        UAS_UNLOCK(&ss->lock);
         engine_touched(ss);
     }
 }
@@ -347,12 +377,12 @@ static void cb_sub_changed(void *ud, uint32_t old_ms, uint32_t new_ms)
     } else if (new_ms == 0) {
         atomic_fetch_sub(&d->current, 1);
     }
-    pthread_mutex_lock(&d->lock);
+    UAS_LOCK_PLAIN(&d->lock);
     if (old_ms)
         interval_remove(d, old_ms);
     if (new_ms)
         interval_add(d, new_ms);
-    pthread_mutex_unlock(&d->lock);
+    UAS_UNLOCK(&d->lock);
 }
 
 static subs_diag *diag_new(void)
@@ -391,9 +421,9 @@ void uas_subs_get_figures(uas_server *s, uas_subs_figures *out)
     out->orphans = atomic_load(&d->shared.orphans);
     out->orphans_dropped = atomic_load(&d->shared.orphans_dropped);
     out->refused = atomic_load(&d->shared.refused);
-    pthread_mutex_lock(&d->lock);
+    UAS_LOCK_PLAIN(&d->lock);
     out->publishing_intervals = d->intervals.count;
-    pthread_mutex_unlock(&d->lock);
+    UAS_UNLOCK(&d->lock);
 }
 
 const uas_sub_limits *uas_subs_limits(uas_server *s)
@@ -509,6 +539,12 @@ uas_status uas_subs_init(uas_server *s)
     return UAS_GOOD;
 }
 
+double uas_subs_timer_remaining(uas_sloop *l)
+{
+    uas_sloop_subs *ss = l->subs;
+    return ss && ss->engine ? uas_loop_timer_remaining(l->loop, &ss->timer) : -1.0;
+}
+
 void uas_subs_free(uas_server *s)
 {
     if (s->as)
@@ -548,21 +584,30 @@ void uas_subs_free(uas_server *s)
 
 void uas_subs_conn_opened(uas_sloop *l, uint32_t channel_id, uas_conn *c)
 {
-    if (sub_map_put(&l->subs->conns, channel_id, c) != UAS_GOOD)
+    void *held = sub_map_get(&l->subs->conns, chan_key(channel_id));
+    if (held) { /* only on a 32-bit build (chan_key): never answer the wrong one */
+        if (held != c)
+            uas_log(UAS_LOG_WARN, "subscription",
+                    "channel %u shares its Publish key with a live channel: it gets no Publish "
+                    "answers",
+                    channel_id);
+        return;
+    }
+    if (sub_map_put(&l->subs->conns, chan_key(channel_id), c) != UAS_GOOD)
         uas_log(UAS_LOG_WARN, "subscription", "out of memory: channel %u gets no Publish answers",
                 channel_id);
 }
 
 void uas_subs_conn_closed(uas_sloop *l, uint32_t channel_id, uas_conn *c)
 {
-    sub_map_remove(&l->subs->conns, channel_id, c);
+    sub_map_remove(&l->subs->conns, chan_key(channel_id), c);
     uas_server *s = l->server;
     uas_sub_publish_target *t = make_target(l->index, channel_id);
     for (unsigned i = 0; i < s->nloops; i++) {
         uas_sloop_subs *ss = s->loops[i].subs;
-        uas__lock(&ss->lock, UAS_LOCK_SUBSCRIPTIONS);
+        UAS_LOCK(&ss->lock, UAS_LOCK_SUBSCRIPTIONS);
         uas_sub_engine_drop_target(ss->engine, t);
-        pthread_mutex_unlock(&ss->lock);
+        UAS_UNLOCK(&ss->lock);
     }
 }
 
@@ -580,9 +625,9 @@ static void drop_orphans(uas_server *s, const uas_sub_owner *owner, uint32_t max
         for (unsigned i = 0; i < s->nloops; i++) {
             uas_sloop_subs *ss = s->loops[i].subs;
             int64_t t;
-            uas__lock(&ss->lock, UAS_LOCK_SUBSCRIPTIONS);
+            UAS_LOCK(&ss->lock, UAS_LOCK_SUBSCRIPTIONS);
             total += uas_sub_engine_orphans(ss->engine, owner, &t);
-            pthread_mutex_unlock(&ss->lock);
+            UAS_UNLOCK(&ss->lock);
             if (t < oldest) {
                 oldest = t;
                 from = ss;
@@ -591,9 +636,9 @@ static void drop_orphans(uas_server *s, const uas_sub_owner *owner, uint32_t max
         if (total <= max || !from)
             return;
         uint32_t id = 0;
-        uas__lock(&from->lock, UAS_LOCK_SUBSCRIPTIONS);
+        UAS_LOCK(&from->lock, UAS_LOCK_SUBSCRIPTIONS);
         bool dropped = uas_sub_engine_drop_oldest_orphan(from->engine, owner, &id);
-        pthread_mutex_unlock(&from->lock);
+        UAS_UNLOCK(&from->lock);
         engine_touched(from);
         if (!dropped)
             return;
@@ -611,11 +656,11 @@ void uas_subs_session_release(uas_server *s, uas_session *se)
     if (!se->sub)
         return;
     uas_sloop_subs *ss = se->sub_loop->subs;
-    uas__lock(&ss->lock, UAS_LOCK_SUBSCRIPTIONS);
+    UAS_LOCK(&ss->lock, UAS_LOCK_SUBSCRIPTIONS);
     uas_sub_owner owner = *uas_sub_session_owner(se->sub);
     bool orphaned = !se->delete_subscriptions && uas_sub_session_subscription_count(se->sub) > 0;
     uas_sub_session_delete(se->sub, se->delete_subscriptions, uas_monotonic_ms());
-    pthread_mutex_unlock(&ss->lock);
+    UAS_UNLOCK(&ss->lock);
     se->sub = NULL;
     engine_touched(ss);
     if (orphaned && s) { /* s NULL: the session table is being deleted */
@@ -642,9 +687,9 @@ static uas_sloop_subs *subs_of(uas_request_ctx *ctx)
     uas_session *se = ctx->session;
     if (!se->sub) {
         uas_sloop_subs *ss = ctx->loop->subs;
-        uas__lock(&ss->lock, UAS_LOCK_SUBSCRIPTIONS);
+        UAS_LOCK(&ss->lock, UAS_LOCK_SUBSCRIPTIONS);
         se->sub = uas_sub_session_new(ss->engine, se);
-        pthread_mutex_unlock(&ss->lock);
+        UAS_UNLOCK(&ss->lock);
         if (!se->sub)
             return NULL;
         se->sub_loop = ctx->loop;
@@ -729,9 +774,9 @@ static uas_sloop_subs *subs_owned(uas_request_ctx *ctx, uas_sub_owner *owner,
             ((uas_response_header *)resp)->service_result = UAS_BAD_OUT_OF_MEMORY;                 \
             return;                                                                                \
         }                                                                                          \
-        uas__lock(&ss->lock, UAS_LOCK_SUBSCRIPTIONS);                                              \
+        UAS_LOCK(&ss->lock, UAS_LOCK_SUBSCRIPTIONS);                                               \
         (void)fn(ctx->session->sub, (const req_t *)req, (resp_t *)resp, ctx->arena, ctx->now_ms);  \
-        pthread_mutex_unlock(&ss->lock);                                                           \
+        UAS_UNLOCK(&ss->lock);                                                                     \
         engine_touched(ss);                                                                        \
     }
 
@@ -742,10 +787,10 @@ void uas_svc_create_subscription(uas_request_ctx *ctx, const void *req, void *re
     uas_sloop_subs *ss = subs_owned(ctx, &owner, &r->response_header);
     if (!ss)
         return;
-    uas__lock(&ss->lock, UAS_LOCK_SUBSCRIPTIONS);
+    UAS_LOCK(&ss->lock, UAS_LOCK_SUBSCRIPTIONS);
     uas_sub_session_set_owner(ctx->session->sub, &owner);
     (void)uas_sub_create_subscription(ctx->session->sub, req, r, ctx->arena, ctx->now_ms);
-    pthread_mutex_unlock(&ss->lock);
+    UAS_UNLOCK(&ss->lock);
     engine_touched(ss);
 }
 
@@ -765,11 +810,11 @@ void uas_svc_create_monitored_items(uas_request_ctx *ctx, const void *req, void 
         ((uas_response_header *)resp)->service_result = UAS_BAD_OUT_OF_MEMORY;
         return;
     }
-    uas__lock(&ss->lock, UAS_LOCK_SUBSCRIPTIONS);
+    UAS_LOCK(&ss->lock, UAS_LOCK_SUBSCRIPTIONS);
     check_roles = uas_authz_ctx_roles(ctx);
     (void)uas_sub_create_monitored_items(ctx->session->sub, req, resp, ctx->arena, ctx->now_ms);
     check_roles = UAS_ROLES_INTERNAL;
-    pthread_mutex_unlock(&ss->lock);
+    UAS_UNLOCK(&ss->lock);
     engine_touched(ss);
 }
 
@@ -791,14 +836,14 @@ static void lock_pair(uas_sloop_subs *a, uas_sloop_subs *b)
         a = b;
         b = t;
     }
-    uas__lock(&a->lock, UAS_LOCK_SUBSCRIPTIONS);
-    uas__lock(&b->lock, UAS_LOCK_SUBSCRIPTIONS);
+    UAS_LOCK(&a->lock, UAS_LOCK_SUBSCRIPTIONS);
+    UAS_LOCK(&b->lock, UAS_LOCK_SUBSCRIPTIONS);
 }
 
 static void unlock_pair(uas_sloop_subs *a, uas_sloop_subs *b)
 {
-    pthread_mutex_unlock(&a->lock);
-    pthread_mutex_unlock(&b->lock);
+    UAS_UNLOCK(&a->lock);
+    UAS_UNLOCK(&b->lock);
 }
 
 /* The subscriptions of the session's own engine are transferred first;
@@ -816,11 +861,11 @@ void uas_svc_transfer_subscriptions(uas_request_ctx *ctx, const void *vreq, void
     uas_sloop_subs *ss = subs_owned(ctx, &owner, &resp->response_header);
     if (!ss)
         return;
-    uas__lock(&ss->lock, UAS_LOCK_SUBSCRIPTIONS);
+    UAS_LOCK(&ss->lock, UAS_LOCK_SUBSCRIPTIONS);
     uas_sub_session_set_owner(ctx->session->sub, &owner);
     uas_status st =
         uas_sub_transfer_subscriptions(ctx->session->sub, req, resp, ctx->arena, ctx->now_ms);
-    pthread_mutex_unlock(&ss->lock);
+    UAS_UNLOCK(&ss->lock);
     for (size_t i = 0; st == UAS_GOOD && i < resp->results_count; i++) {
         uas_transfer_result *r = &resp->results[i];
         for (unsigned k = 0; k < s->nloops && r->status_code == UAS_BAD_SUBSCRIPTION_ID_INVALID;
@@ -851,10 +896,10 @@ void uas_svc_publish(uas_request_ctx *ctx, const void *req, void *resp)
         ((uas_response_header *)resp)->service_result = UAS_BAD_OUT_OF_MEMORY;
         return;
     }
-    uas__lock(&ss->lock, UAS_LOCK_SUBSCRIPTIONS);
+    UAS_LOCK(&ss->lock, UAS_LOCK_SUBSCRIPTIONS);
     uas_sub_publish(ctx->session->sub, make_target(ctx->loop->index, ctx->channel_id),
                     ctx->request_id, req, ctx->now_ms);
-    pthread_mutex_unlock(&ss->lock);
+    UAS_UNLOCK(&ss->lock);
     engine_touched(ss);
 }
 
@@ -869,9 +914,9 @@ static uas_status method_on_sub(uas_session *se, const uas_variant *in, uas_sloo
         /* No subscription of its own yet: still tell "not yours" apart
          * from "no such subscription". */
         uas_sloop_subs *own = uas__current_loop->subs;
-        uas__lock(&own->lock, UAS_LOCK_SUBSCRIPTIONS);
+        UAS_LOCK(&own->lock, UAS_LOCK_SUBSCRIPTIONS);
         se->sub = uas_sub_session_new(own->engine, se);
-        pthread_mutex_unlock(&own->lock);
+        UAS_UNLOCK(&own->lock);
         if (se->sub)
             se->sub_loop = uas__current_loop;
     }
@@ -888,9 +933,9 @@ static uas_status not_own(uas_server *s, uint32_t id)
 {
     for (unsigned i = 0; i < s->nloops; i++) {
         uas_sloop_subs *ss = s->loops[i].subs;
-        uas__lock(&ss->lock, UAS_LOCK_SUBSCRIPTIONS);
+        UAS_LOCK(&ss->lock, UAS_LOCK_SUBSCRIPTIONS);
         bool has = uas_sub_engine_has_subscription(ss->engine, id);
-        pthread_mutex_unlock(&ss->lock);
+        UAS_UNLOCK(&ss->lock);
         if (has)
             return UAS_BAD_USER_ACCESS_DENIED;
     }
@@ -910,9 +955,9 @@ static uas_status get_monitored_items(void *ud, const uas_nodeid *object, const 
         return st;
     uint32_t *sh = NULL, *ch = NULL;
     size_t n = 0;
-    uas__lock(&ss->lock, UAS_LOCK_SUBSCRIPTIONS);
+    UAS_LOCK(&ss->lock, UAS_LOCK_SUBSCRIPTIONS);
     st = uas_sub_get_monitored_items(se->sub, id, arena, &sh, &ch, &n);
-    pthread_mutex_unlock(&ss->lock);
+    UAS_UNLOCK(&ss->lock);
     if (st == UAS_BAD_SUBSCRIPTION_ID_INVALID)
         return not_own(ud, id);
     if (st != UAS_GOOD)
@@ -938,9 +983,9 @@ static uas_status resend_data(void *ud, const uas_nodeid *object, const uas_node
     uas_status st = method_on_sub(se, in, &ss, &id);
     if (st != UAS_GOOD)
         return st;
-    uas__lock(&ss->lock, UAS_LOCK_SUBSCRIPTIONS);
+    UAS_LOCK(&ss->lock, UAS_LOCK_SUBSCRIPTIONS);
     st = uas_sub_resend_data(se->sub, id, uas_monotonic_ms());
-    pthread_mutex_unlock(&ss->lock);
+    UAS_UNLOCK(&ss->lock);
     engine_touched(ss);
     if (st == UAS_BAD_SUBSCRIPTION_ID_INVALID)
         return not_own(ud, id);
@@ -967,9 +1012,9 @@ static uas_status condition_refresh(void *ud, const uas_nodeid *object, const ua
             return UAS_BAD_MONITORED_ITEM_ID_INVALID;
         item = *(const uint32_t *)in[1].data;
     }
-    uas__lock(&ss->lock, UAS_LOCK_SUBSCRIPTIONS);
+    UAS_LOCK(&ss->lock, UAS_LOCK_SUBSCRIPTIONS);
     st = uas_server_condition_refresh(se->sub, id, item, uas_monotonic_ms());
-    pthread_mutex_unlock(&ss->lock);
+    UAS_UNLOCK(&ss->lock);
     engine_touched(ss);
     if (st == UAS_BAD_SUBSCRIPTION_ID_INVALID)
         return not_own(ud, id);

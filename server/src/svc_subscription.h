@@ -19,6 +19,8 @@ void uas_server_config_subscription_defaults(uas_server_config *c);
 
 uas_status uas_subs_init(uas_server *s);
 void uas_subs_free(uas_server *s);
+/* Seconds until the loop's subscription engine needs to run, -1: idle. */
+double uas_subs_timer_remaining(uas_sloop *l);
 void uas_subs_conn_opened(uas_sloop *l, uint32_t channel_id, uas_conn *c);
 void uas_subs_conn_closed(uas_sloop *l, uint32_t channel_id, uas_conn *c);
 /* A session ends: its subscriptions follow se->delete_subscriptions. */

@@ -9,6 +9,7 @@ server/src/ns0.h:
 
   ns0_full.c     every node of the NodeSet
   ns0_reduced.c  the reduced set for small devices (rule: reduced_set())
+  ns0_minimal.c  the minimal profile's set (UA_MINIMAL: reduced_set(minimal=True))
 
 Nodes are rows of one sorted array; references, strings, numbers and values
 live in shared pools that rows index, so the tables are plain data: no
@@ -755,7 +756,7 @@ def subtypes_of(ns, root):
     return out
 
 
-def reduced_set(ns):
+def reduced_set(ns, minimal=False):
     """Reduced namespace 0 for small devices:
     - every ReferenceType and DataType, with the properties of the DataTypes
       (EnumStrings, EnumValues, OptionSetValues: Part 3 requires one on
@@ -771,7 +772,12 @@ def reduced_set(ns):
       also get their mandatory NamingRule through the rule above;
     - closed under HasTypeDefinition targets and supertypes (HasSubtype),
       so every kept type's hierarchy up to its root is kept.
-    References are kept when both ends are kept."""
+    References are kept when both ends are kept.
+
+    minimal (the UA_MINIMAL profile, which has no events): instead of every
+    DataType only the built-in ones (i=1..29) and those a kept Variable or
+    VariableType has as DataType, with their properties and supertypes; no
+    event types."""
     nodes = ns.nodes
     aggregates = subtypes_of(ns, AGGREGATES)
 
@@ -795,7 +801,10 @@ def reduced_set(ns):
         return names
 
     keep = set()
+    event_types = [] if minimal else REDUCED_EVENT_TYPES
     for n in nodes.values():
+        if n.node_class == DATA_TYPE and minimal and n.id > 29:
+            continue
         if n.node_class in (REFERENCE_TYPE, DATA_TYPE):
             keep.add(n.id)
             if n.node_class == DATA_TYPE:
@@ -804,13 +813,13 @@ def reduced_set(ns):
             keep.add(n.id)
     keep.update(REDUCED_FOLDERS)
     keep.add(REDUCED_SERVER)
-    stack = list(REDUCED_WITH_ALL_CHILDREN + REDUCED_EVENT_TYPES)
+    stack = list(REDUCED_WITH_ALL_CHILDREN + event_types)
     while stack:
         nid = stack.pop()
         if nid not in keep:
             keep.add(nid)
             stack.extend(forward(nid, aggregates))
-    for nid in REDUCED_FOLDERS + [REDUCED_SERVER] + REDUCED_WITH_ALL_CHILDREN + REDUCED_EVENT_TYPES:
+    for nid in REDUCED_FOLDERS + [REDUCED_SERVER] + REDUCED_WITH_ALL_CHILDREN + event_types:
         if nid not in nodes:
             die("reduced set: i=%d is not in the NodeSet" % nid)
     changed = True
@@ -827,6 +836,10 @@ def reduced_set(ns):
                     add.append(td)
             if nid in ns.supertype:
                 add.append(ns.supertype[nid])
+            if minimal and n.node_class in (VARIABLE, VARIABLE_TYPE) and n.data_type in nodes:
+                add.append(n.data_type)
+            if minimal and n.node_class == DATA_TYPE:
+                add += forward(nid, {HAS_PROPERTY})
             for a in add:
                 if a not in keep:
                     keep.add(a)
@@ -1052,14 +1065,17 @@ def main():
               " * (%s). */\n/* clang-format off */\n" % (ns.version, ns.date))
     full = Tables(ns, set(ns.nodes), "full")
     reduced = Tables(ns, reduced_set(ns), "reduced")
+    minimal = Tables(ns, reduced_set(ns, minimal=True), "minimal")
     # Render everything before writing anything.
-    files = {"ns0_full.c": full.render(header), "ns0_reduced.c": reduced.render(header)}
+    files = {"ns0_full.c": full.render(header), "ns0_reduced.c": reduced.render(header),
+             "ns0_minimal.c": minimal.render(header)}
     for name, text in files.items():
         write(os.path.join(args.out, name), text)
     print("gen_ns0.py: %d Reference elements, %d distinct references"
           % (ns.written, len(ns.triples)))
     print("gen_ns0.py: " + full.summary())
     print("gen_ns0.py: " + reduced.summary())
+    print("gen_ns0.py: " + minimal.summary())
 
 
 if __name__ == "__main__":

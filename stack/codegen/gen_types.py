@@ -407,12 +407,14 @@ class Generator:
             if a[1] == b[1]:
                 die("status codes %s and %s share 0x%08X" % (a[0], b[0], a[1]))
         out = [self.header, "#include <stddef.h>\n\n#include <ua/status.h>\n\n",
+               "/* The minimal profile (UA_MINIMAL) keeps the names, not the descriptions. */\n"
+               "#ifdef UAS_MINIMAL\n#define DESC(text) \"\"\n#else\n#define DESC(text) text\n#endif\n\n"
                "typedef struct status_entry {\n    uas_status code;\n"
                "    const char *name;\n    const char *description;\n} status_entry;\n\n",
                "/* Sorted by code for the binary search below. */\n"
                "static const status_entry status_table[] = {\n"]
         for name, code, desc in rows:
-            out.append("    {0x%08Xu, %s,\n     %s},\n" % (code, c_string(name), c_string(desc)))
+            out.append("    {0x%08Xu, %s,\n     DESC(%s)},\n" % (code, c_string(name), c_string(desc)))
         out.append("""};
 
 /* The low 16 bits are info bits (limit bits, overflow, ...) that qualify a
@@ -550,14 +552,17 @@ extern const uint16_t uas_types_by_name[UAS_TYPES_COUNT];
         return enc
 
     def types_gen_c(self):
-        out = [self.header, "#include <stddef.h>\n\n#include <ua/types.h>\n\n"]
+        out = [self.header, "#include <stddef.h>\n\n#include <ua/types.h>\n\n",
+               "/* Member names serve printing (uacli); the minimal profile (UA_MINIMAL)\n"
+               " * leaves them empty. */\n"
+               "#ifdef UAS_MINIMAL\n#define MNAME(name) \"\"\n#else\n#define MNAME(name) name\n#endif\n\n"]
         for t in self.s.structs:
             members = [f[2] for f in self.fields(t) if f[2]]
             if not members:
                 continue
             out.append("static const uas_member %s_members[%d] = {\n" % (t["c"], len(members)))
             for field, index, array in members:
-                items = ['.name = "%s"' % field, ".type = &uas_types[%s]" % index]
+                items = ['.name = MNAME("%s")' % field, ".type = &uas_types[%s]" % index]
                 if array:
                     items += [".offset = offsetof(%s, %s_count)" % (t["c"], field),
                               ".array_offset = offsetof(%s, %s)" % (t["c"], field),

@@ -20,6 +20,9 @@
 #ifndef UAS_CRYPTO_UTIL_H
 #define UAS_CRYPTO_UTIL_H
 
+#include <ua/export.h>
+UAS_API_BEGIN
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -206,4 +209,5 @@ EVP_PKEY *uas_crypto_public_key(const uint8_t *der, size_t len, bool cert);
  * not one. */
 uas_status uas_crypto_load_cert(const uint8_t *der, size_t len, X509 **out, size_t *der_len);
 
+UAS_API_END
 #endif

@@ -16,6 +16,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,7 @@ struct uas_loop {
      * flush_pending just before the loop sleeps. */
     ev_prepare flush_w;
     uas_conn *pending;
+    bool foreign; /* the application's libev loop: not ours to destroy */
 };
 
 static void flush_pending(struct ev_loop *ev, ev_prepare *w, int revents);
@@ -37,10 +39,16 @@ static void drop_pending(uas_loop *l);
 
 uas_loop *uas_loop_new(size_t max_pool_bytes)
 {
+    return uas_loop_new_on(NULL, max_pool_bytes);
+}
+
+uas_loop *uas_loop_new_on(struct ev_loop *ev, size_t max_pool_bytes)
+{
     uas_loop *l = uas_calloc(1, sizeof(*l));
     if (!l)
         return NULL;
-    l->ev = ev_loop_new(EVFLAG_AUTO);
+    l->foreign = ev != NULL;
+    l->ev = ev ? ev : ev_loop_new(EVFLAG_AUTO);
     l->pool = uas_bufpool_new(max_pool_bytes);
     if (!l->ev || !l->pool) {
         uas_loop_delete(l);
@@ -62,7 +70,7 @@ void uas_loop_delete(uas_loop *l)
         ev_prepare_stop(l->ev, &l->flush_w);
     }
     drop_pending(l);
-    if (l->ev)
+    if (l->ev && !l->foreign)
         ev_loop_destroy(l->ev);
     uas_bufpool_delete(l->pool);
     uas_free(l, sizeof(*l));
@@ -96,6 +104,25 @@ void uas_loop_stop(uas_loop *l)
 void uas_loop_run_once(uas_loop *l, bool block)
 {
     ev_run(l->ev, block ? EVRUN_ONCE : EVRUN_NOWAIT);
+    /* The flush watcher runs before the loop next sleeps, which for a
+     * caller driving one turn at a time (uas_server_process) is only its
+     * next call: what this turn queued goes out now. */
+    flush_pending(l->ev, &l->flush_w, 0);
+}
+
+bool uas_loop_is_foreign(const uas_loop *l)
+{
+    return l->foreign;
+}
+
+void uas_loop_now_update(uas_loop *l)
+{
+    ev_now_update(l->ev);
+}
+
+double uas_loop_timer_remaining(uas_loop *l, const struct ev_timer *t)
+{
+    return ev_is_active(t) ? ev_timer_remaining(l->ev, (struct ev_timer *)t) : -1.0;
 }
 
 /* ---- connections ---- */
@@ -686,6 +713,19 @@ void uas_conn_close(uas_conn *c, uas_status reason)
 void uas_conn_abort(uas_conn *c, uas_status reason)
 {
     conn_shutdown(c, reason);
+}
+
+double uas_conn_timer_remaining(const uas_conn *c)
+{
+    return c->dead ? -1.0 : uas_loop_timer_remaining(c->loop, &c->timer);
+}
+
+short uas_conn_poll_events(const uas_conn *c, int *fd)
+{
+    *fd = c->fd;
+    if (c->dead)
+        return 0;
+    return (short)((ev_is_active(&c->rio) ? POLLIN : 0) | (ev_is_active(&c->wio) ? POLLOUT : 0));
 }
 
 void *uas_conn_ud(const uas_conn *c)

@@ -33,6 +33,9 @@
 #ifndef UAS_SECPOL_H
 #define UAS_SECPOL_H
 
+#include <ua/export.h>
+UAS_API_BEGIN
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -259,4 +262,5 @@ uas_status uas_secpol_keys_sign(const uas_secpol_keys *k, const uint8_t *data, s
 uas_status uas_secpol_keys_verify(const uas_secpol_keys *k, const uint8_t *data, size_t len,
                                   const uint8_t *sig, size_t sig_len);
 
+UAS_API_END
 #endif

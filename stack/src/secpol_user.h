@@ -17,6 +17,9 @@
 #ifndef UAS_SECPOL_USER_H
 #define UAS_SECPOL_USER_H
 
+#include <ua/export.h>
+UAS_API_BEGIN
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -74,4 +77,5 @@ uas_status uas_secpol_user_verify(const uas_secpol *pol, const uint8_t *cert, si
                                   const uint8_t *data, size_t len, const uint8_t *sig,
                                   size_t sig_len);
 
+UAS_API_END
 #endif

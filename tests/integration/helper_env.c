@@ -152,6 +152,15 @@ void env_start(env *e, const env_options *o)
     cfg.hostname = "127.0.0.1";
     cfg.port = 0;
     cfg.threads = o && o->threads ? o->threads : 1;
+#ifdef UAS_SINGLE_LOOP
+    cfg.threads = 1; /* the minimal profile: the two-loop scenarios run on its one loop */
+#endif
+#ifdef UAS_MINIMAL
+    /* Its device defaults (8 sessions, 16 connections) are below what the
+     * scenarios open; the limits themselves are tested by their own cases. */
+    cfg.max_sessions = 10000;
+    cfg.max_connections = 1000;
+#endif
     cfg.log_level = UAS_LOG_ERROR;
     if (o && o->hello_timeout_ms)
         cfg.hello_timeout_ms = o->hello_timeout_ms;

@@ -8,6 +8,9 @@
 #ifndef UA_CLIENT_H
 #define UA_CLIENT_H
 
+#include <ua/export.h>
+UAS_API_BEGIN
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -191,4 +194,5 @@ uas_status uas_client_call_sync(uas_client *c, void *req, const uas_type *req_ty
 #ifdef __cplusplus
 }
 #endif
+UAS_API_END
 #endif

@@ -4,6 +4,9 @@
 #ifndef UA_CLIENT_TEXT_H
 #define UA_CLIENT_TEXT_H
 
+#include <ua/export.h>
+UAS_API_BEGIN
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -61,4 +64,5 @@ void uas_json_string(FILE *f, const uint8_t *s, size_t len);
 #ifdef __cplusplus
 }
 #endif
+UAS_API_END
 #endif

@@ -33,6 +33,9 @@
 #ifndef UA_PKI_H
 #define UA_PKI_H
 
+#include <ua/export.h>
+UAS_API_BEGIN
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -421,4 +424,5 @@ uas_status uas_user_roles(uas_user_store *s, const char *name, char *buf, size_t
 #ifdef __cplusplus
 }
 #endif
+UAS_API_END
 #endif

@@ -7,6 +7,9 @@
 #ifndef UA_SERVER_H
 #define UA_SERVER_H
 
+#include <ua/export.h>
+UAS_API_BEGIN
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -184,6 +187,35 @@ uas_status uas_server_start(uas_server *s);
 /* One non-blocking iteration of a single-loop server (threads = 1), for a
  * program that drives the server from its own loop. */
 void uas_server_run_once(uas_server *s);
+
+/* ---- driving the server from the application's event loop ----
+ * (docs/Embedding.md, "Foreign event loop"; examples/poll_loop.c and
+ * examples/libev_loop.c.) Both need threads = 1. */
+
+/* A poll()/epoll/select loop, as with c-ares or libcurl's multi interface:
+ * the server's sockets with the poll() events it waits for (the first cap
+ * into fds, *count of them in all: at most cfg.max_connections + 1) and at
+ * most *timeout_ms of waiting (-1: no deadline). Wait for them, then call
+ * uas_server_process, whether a socket became ready or the time ran out;
+ * ask again before every wait, as the set and the deadline change.
+ * BadResourceUnavailable when cap is too small (*count says how many);
+ * BadInvalidState for a server with more than one loop, on an
+ * application's libev loop, or running on threads. From the first call on,
+ * the calling thread is the server's loop thread. */
+struct pollfd;
+uas_status uas_server_get_pollfds(uas_server *s, struct pollfd *fds, size_t cap, size_t *count,
+                                  int *timeout_ms);
+/* Runs every callback that is ready or due, without blocking. */
+uas_status uas_server_process(uas_server *s);
+
+/* An application that runs libev itself: the server's watchers go on the
+ * application's loop, which the application runs (ev_run) and which must
+ * outlive the server; uas_server_run, uas_server_start and
+ * uas_server_request_stop do not apply, uas_server_delete removes every
+ * watcher of the server from the loop. cfg->threads must be 1. */
+struct ev_loop;
+uas_server *uas_server_new_libev(const uas_server_config *cfg, struct ev_loop *loop,
+                                 uas_status *status);
 /* Stops every loop (joining the started threads) and closes every
  * connection. Call it from any thread but a server callback; from a
  * callback, or a signal handler, use uas_server_request_stop. */
@@ -325,4 +357,5 @@ uas_status uas_server_read_value(uas_server *s, const uas_nodeid *id, uas_varian
 #ifdef __cplusplus
 }
 #endif
+UAS_API_END
 #endif

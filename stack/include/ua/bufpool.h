@@ -5,6 +5,9 @@
 #ifndef UA_BUFPOOL_H
 #define UA_BUFPOOL_H
 
+#include <ua/export.h>
+UAS_API_BEGIN
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -57,4 +60,5 @@ void uas_bufpool_get_stats(const uas_bufpool *p, uas_bufpool_stats *out);
 #ifdef __cplusplus
 }
 #endif
+UAS_API_END
 #endif

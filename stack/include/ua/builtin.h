@@ -5,6 +5,9 @@
 #ifndef UA_BUILTIN_H
 #define UA_BUILTIN_H
 
+#include <ua/export.h>
+UAS_API_BEGIN
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -183,4 +186,5 @@ bool uas_string_eq_cstr(const uas_string *s, const char *cstr);
 #ifdef __cplusplus
 }
 #endif
+UAS_API_END
 #endif

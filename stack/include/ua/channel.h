@@ -9,6 +9,9 @@
 #ifndef UA_CHANNEL_H
 #define UA_CHANNEL_H
 
+#include <ua/export.h>
+UAS_API_BEGIN
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -187,4 +190,5 @@ const char *uas_channel_endpoint_url(const uas_channel *ch);
 #ifdef __cplusplus
 }
 #endif
+UAS_API_END
 #endif

@@ -9,6 +9,9 @@
 #ifndef UA_CODEC_H
 #define UA_CODEC_H
 
+#include <ua/export.h>
+UAS_API_BEGIN
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -85,4 +88,5 @@ uas_status uas_decode_bytes(uas_decoder *d, void *dst, size_t n);
 #ifdef __cplusplus
 }
 #endif
+UAS_API_END
 #endif

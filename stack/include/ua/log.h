@@ -5,6 +5,9 @@
 #ifndef UA_LOG_H
 #define UA_LOG_H
 
+#include <ua/export.h>
+UAS_API_BEGIN
+
 #include <stdarg.h>
 #include <stddef.h>
 
@@ -73,4 +76,5 @@ void uas_log_limited(uas_log_limit *lim, uas_log_level level, const char *module
 #ifdef __cplusplus
 }
 #endif
+UAS_API_END
 #endif

@@ -8,6 +8,9 @@
 #ifndef UA_MEM_H
 #define UA_MEM_H
 
+#include <ua/export.h>
+UAS_API_BEGIN
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -87,4 +90,5 @@ void uas_arena_free(uas_arena *a);
 #ifdef __cplusplus
 }
 #endif
+UAS_API_END
 #endif

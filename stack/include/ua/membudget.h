@@ -13,6 +13,9 @@
 #ifndef UA_MEMBUDGET_H
 #define UA_MEMBUDGET_H
 
+#include <ua/export.h>
+UAS_API_BEGIN
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -73,4 +76,5 @@ size_t uas_process_rss(void);
 #ifdef __cplusplus
 }
 #endif
+UAS_API_END
 #endif

@@ -9,6 +9,9 @@
 #ifndef UA_NET_H
 #define UA_NET_H
 
+#include <ua/export.h>
+UAS_API_BEGIN
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -37,6 +40,14 @@ void uas_loop_run(uas_loop *l);
 void uas_loop_stop(uas_loop *l);
 /* Run one iteration without blocking more than needed (embedding). */
 void uas_loop_run_once(uas_loop *l, bool block);
+
+/* An application's libev loop (not destroyed by uas_loop_delete). */
+uas_loop *uas_loop_new_on(struct ev_loop *ev, size_t max_pool_bytes);
+bool uas_loop_is_foreign(const uas_loop *l);
+void uas_loop_now_update(uas_loop *l);
+/* Seconds until t fires, -1 when it is not active. */
+struct ev_timer;
+double uas_loop_timer_remaining(uas_loop *l, const struct ev_timer *t);
 
 typedef struct uas_conn_handler {
     /* A complete message; body valid only during the call. */
@@ -77,6 +88,11 @@ void uas_conn_close(uas_conn *c, uas_status reason);
  * runs and the connection is freed before this returns, unless called from
  * one of its own callbacks (then right after that callback). */
 void uas_conn_abort(uas_conn *c, uas_status reason);
+/* Seconds until the connection's timer fires, -1 when none is armed. */
+double uas_conn_timer_remaining(const uas_conn *c);
+/* The socket (*fd) and the poll() events its watchers wait for (POLLIN,
+ * POLLOUT; 0 once closed), for an application's own poll loop. */
+short uas_conn_poll_events(const uas_conn *c, int *fd);
 void *uas_conn_ud(const uas_conn *c);
 void uas_conn_set_ud(uas_conn *c, void *ud);
 uas_channel *uas_conn_channel(uas_conn *c);
@@ -112,4 +128,5 @@ uas_status uas_parse_endpoint_url(const char *url, char *host, size_t host_len, 
 #ifdef __cplusplus
 }
 #endif
+UAS_API_END
 #endif

@@ -6,6 +6,9 @@
 #ifndef UA_SECURITY_H
 #define UA_SECURITY_H
 
+#include <ua/export.h>
+UAS_API_BEGIN
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -43,4 +46,5 @@ const uint8_t *uas_secpol_cred_cert(const uas_secpol_cred *c, size_t *len);
 #ifdef __cplusplus
 }
 #endif
+UAS_API_END
 #endif

@@ -4,6 +4,9 @@
 #ifndef UA_STATUS_H
 #define UA_STATUS_H
 
+#include <ua/export.h>
+UAS_API_BEGIN
+
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -44,4 +47,5 @@ const char *uas_status_description(uas_status s);
 #ifdef __cplusplus
 }
 #endif
+UAS_API_END
 #endif

@@ -5,6 +5,9 @@
 #ifndef UA_TYPES_H
 #define UA_TYPES_H
 
+#include <ua/export.h>
+UAS_API_BEGIN
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -76,4 +79,5 @@ void uas_variant_set_array(uas_variant *v, void *p, size_t n, const uas_type *t)
 #ifdef __cplusplus
 }
 #endif
+UAS_API_END
 #endif

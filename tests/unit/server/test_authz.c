@@ -434,6 +434,7 @@ Test(authz, user_write_mask_and_access_level_follow_permissions)
                  0x77);
 }
 
+#ifndef UAS_MINIMAL /* the minimal profile has no INI files */
 Test(authz, config_file_roles_section)
 {
     char path[] = "/tmp/uas-authz-ini-XXXXXX";
@@ -447,7 +448,8 @@ Test(authz, config_file_roles_section)
     uas_server_config c = base_config();
     uas_config_file *keep = NULL;
     char err[256];
-    cr_assert_eq(uas_config_load(path, &c, &keep, err, sizeof(err)), UAS_GOOD, "%s", err);
+    cr_assert_eq(uas_server_config_load_file(path, &c, &keep, err, sizeof(err)), UAS_GOOD, "%s",
+                 err);
     cr_expect_str_eq(c.anonymous_roles, "Observer");
     cr_expect_str_eq(c.role_permissions, "1 Anonymous Browse,Read,Write\n1 Operator Browse");
     cr_expect_str_eq(c.x509_roles, "Operator subject=CN=bob, O=Acme");
@@ -457,6 +459,7 @@ Test(authz, config_file_roles_section)
     cr_expect_eq(write_value(&f, N1(1), &v, NULL), UAS_GOOD);
     f.se.roles = USER | ROLE(OPERATOR);
     cr_expect_eq(write_value(&f, N1(1), &v, NULL), UAS_GOOD, "Operator also holds Anonymous");
-    uas_config_file_free(keep);
+    uas_server_config_file_free(keep);
     unlink(path);
 }
+#endif

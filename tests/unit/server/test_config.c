@@ -47,7 +47,7 @@ static uas_status load(const char *text, uas_server_config *cfg, uas_config_file
     fclose(f);
     uas_server_config_default(cfg);
     *keep = NULL;
-    return uas_config_load(path, cfg, keep, err, errlen);
+    return uas_server_config_load_file(path, cfg, keep, err, errlen);
 }
 
 Test(config, anonymous_endpoints_key_is_read_and_printed)
@@ -66,11 +66,11 @@ Test(config, anonymous_endpoints_key_is_read_and_printed)
     char *text = NULL;
     size_t len = 0;
     FILE *out = open_memstream(&text, &len);
-    uas_config_print(out, &cfg);
+    uas_server_config_print(out, &cfg);
     fclose(out);
     cr_expect(strstr(text, "anonymous_endpoints = Basic256Sha256:Sign\n"), "%s", text);
     free(text);
-    uas_config_file_free(keep);
+    uas_server_config_file_free(keep);
 }
 
 Test(config, defaults_leave_anonymous_to_every_endpoint)
@@ -90,7 +90,7 @@ Test(config, empty_anonymous_endpoints_is_kept_as_no_endpoint)
                  UAS_GOOD, "%s", err);
     cr_assert_not_null(cfg.anonymous_endpoints);
     cr_expect_str_eq(cfg.anonymous_endpoints, "");
-    uas_config_file_free(keep);
+    uas_server_config_file_free(keep);
 }
 
 static uas_server *server_with(const char *security, bool allow, const char *anonymous,
@@ -217,7 +217,7 @@ Test(config, subscription_limits_are_read_with_their_defaults)
     cr_expect_eq(cfg.max_monitored_items, 200000);
     cr_expect_eq(cfg.max_orphaned_subscriptions, 1000);
     cr_expect_eq(cfg.max_subscription_lifetime_ms, 3600000);
-    uas_config_file_free(keep);
+    uas_server_config_file_free(keep);
     st = load("[subscriptions]\nmax_publishing_interval_ms = 86400001\n", &cfg, &keep, err,
               sizeof(err));
     cr_expect_eq(st, UAS_BAD_CONFIGURATION_ERROR);

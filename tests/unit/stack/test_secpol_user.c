@@ -5,11 +5,13 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
+#ifdef UAS_ENABLE_ENCRYPTION /* a build without it may have no OpenSSL headers */
 #include <openssl/bn.h>
 #include <openssl/core_names.h>
 #include <openssl/evp.h>
 #include <openssl/rsa.h>
 #include <openssl/x509.h>
+#endif
 
 #include "helper_keys.h"
 #include "secpol.h"
