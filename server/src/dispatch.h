@@ -20,6 +20,11 @@ void uas_dispatch_respond(uas_server *s, uas_conn *c, uint32_t request_id, const
 void uas_dispatch_close_idle(uas_sloop *l, int64_t now_ms);
 /* Close every connection of a stopped loop (server shutdown). */
 void uas_dispatch_abort_all(uas_sloop *l);
+/* A parked request's work came back to its loop (the done hook of the
+ * loop's work inbox): resume the request, or drop the result when its
+ * connection is gone. */
+struct uas_work;
+void uas_dispatch_work_done(struct uas_work *w);
 /* Remember that session se is bound to this connection's channel. */
 void uas_sconn_cache_add(uas_sconn *sc, uas_session *se);
 

@@ -30,7 +30,24 @@ typedef struct uas_request_ctx {
     int64_t now_ms;   /* monotonic */
     uas_datetime now; /* UTC */
     bool no_response; /* the service answers later by itself (Publish) */
+    /* Parking (uas_request_park): the request message as received, and,
+     * when the handler runs again after its parked work ran, that work. */
+    const uint8_t *body;
+    size_t body_len;
+    void *work_done;
 } uas_request_ctx;
+
+/* Parks the request while job runs on a worker thread (run(job) there;
+ * it may touch only the job's own data and thread-safe stores), holding
+ * the channel so that nothing after it on the channel is processed first.
+ * When it ran, the request is decoded again and its handler called again
+ * on the loop with ctx->work_done = job; free(job) follows. Returns Good
+ * (parked: the handler returns without a response), BadNotSupported (no
+ * pool or no connection: the caller runs job inline) or
+ * BadResourceUnavailable (the queue is full: the caller refuses the
+ * request and logs). On anything but Good the caller keeps job. */
+uas_status uas_request_park(uas_request_ctx *ctx, void *job, void (*run)(void *job),
+                            void (*free)(void *job));
 
 /* A service fills resp (zeroed, of the response type); a Bad
  * response_header.service_result turns the answer into a ServiceFault. */
@@ -133,6 +150,7 @@ struct uas_sloop {
     uint32_t connections;
     struct uas_sconn *conns; /* open connections (dispatch.c) */
     uas_sloop_subs *subs;    /* the subscription engine of this loop */
+    struct uas_work_inbox *inbox; /* completed worker jobs come back here */
     void *watchers;          /* listener, stop and housekeeping watchers (server.c) */
 };
 
@@ -176,6 +194,7 @@ struct uas_server {
     uas_pki_store *user_pki; /* <pki_dir>/user: trust list of X509 user tokens */
     uas_user_store *users;   /* NULL: no users file, user names refused */
     struct uas_authz *authz; /* roles and permissions (authz.h) */
+    struct uas_workpool *pool; /* RSA, argon2id, PKI work off the loops */
     /* Namespace array (index 0: OPC UA, 1: the application URI). */
     pthread_mutex_t ns_lock;
     char **namespaces;

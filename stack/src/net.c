@@ -253,6 +253,28 @@ static void on_timer(struct ev_loop *ev, ev_timer *w, int revents)
     conn_release(c);
 }
 
+/* After the channel processed input (read, a job's completion, the end of
+ * a hold): close on a fatal status; read only while the channel is not
+ * held, so a parked request keeps what follows it in the socket. */
+static void after_channel(uas_conn *c, uas_status st)
+{
+    if (st != UAS_GOOD) {
+        if (!c->closing) {
+            c->closing = true;
+            c->reason = st;
+        }
+        ev_io_stop(c->loop->ev, &c->rio);
+    } else if (!c->dead && !c->closing && !c->connecting) {
+        if (uas_channel_held(c->ch))
+            ev_io_stop(c->loop->ev, &c->rio);
+        else
+            ev_io_start(c->loop->ev, &c->rio);
+    }
+    conn_flush(c);
+    if (!c->dead)
+        arm_timer(c);
+}
+
 static void on_readable(struct ev_loop *ev, ev_io *w, int revents)
 {
     (void)ev;
@@ -270,16 +292,7 @@ static void on_readable(struct ev_loop *ev, ev_io *w, int revents)
         uas_status st = uas_channel_recv(c->ch, b->data, (size_t)n, uas_loop_now_ms(c->loop));
         c->corked = false;
         uas_buf_put(c->loop->pool, b);
-        if (st != UAS_GOOD) {
-            if (!c->closing) {
-                c->closing = true;
-                c->reason = st;
-            }
-            ev_io_stop(c->loop->ev, &c->rio);
-        }
-        conn_flush(c);
-        if (!c->dead)
-            arm_timer(c);
+        after_channel(c, st);
     } else {
         uas_buf_put(c->loop->pool, b);
         /* EOF and a reset are the peer closing (as on the write side);
@@ -526,6 +539,46 @@ void uas_conn_close(uas_conn *c, uas_status reason)
     ev_io_stop(c->loop->ev, &c->rio);
     if (c->connecting)
         conn_shutdown(c, reason);
+    else
+        conn_flush(c);
+    conn_release(c);
+}
+
+void uas_conn_job_done(uas_conn *c, uas_channel_job *job)
+{
+    if (c->dead) {
+        uas_channel_job_free(job);
+        return;
+    }
+    c->busy++;
+    c->corked = true;
+    uas_status st = uas_channel_job_done(c->ch, job, uas_loop_now_ms(c->loop));
+    c->corked = false;
+    after_channel(c, st);
+    conn_release(c);
+}
+
+void uas_conn_hold(uas_conn *c)
+{
+    uas_channel_hold(c->ch);
+    if (!c->dead)
+        ev_io_stop(c->loop->ev, &c->rio);
+}
+
+void uas_conn_resume(uas_conn *c, void (*fn)(uas_conn *c, void *arg), void *arg)
+{
+    if (c->dead)
+        return;
+    c->busy++;
+    c->corked = true;
+    if (fn)
+        fn(c, arg);
+    uas_status st = c->dead || c->closing
+                        ? UAS_BAD_CONNECTION_CLOSED
+                        : uas_channel_release(c->ch, uas_loop_now_ms(c->loop));
+    c->corked = false;
+    if (!c->dead && !c->closing)
+        after_channel(c, st);
     else
         conn_flush(c);
     conn_release(c);
