@@ -239,9 +239,9 @@ static void on_message(uas_conn *c, uint32_t request_id, const uint8_t *body, si
 struct parked {
     uas_work work; /* first: the pool's item */
     uas_sloop *loop;
-    uas_sconn *sc;          /* NULL once the connection closed (loop thread only) */
-    atomic_bool cancelled;  /* the connection closed: skip the work if not begun */
-    uas_channel_job *cjob;  /* an OPN's asymmetric work, or a service's: */
+    uas_sconn *sc;         /* NULL once the connection closed (loop thread only) */
+    atomic_bool cancelled; /* the connection closed: skip the work if not begun */
+    uas_channel_job *cjob; /* an OPN's asymmetric work, or a service's: */
     void *job;
     void (*run)(void *job);
     void (*free)(void *job);

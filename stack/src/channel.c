@@ -187,6 +187,12 @@ uas_status uas_channel_verify(const uas_channel *ch, const uint8_t *data, size_t
     return uas_secpol_keys_verify(ch->keys, data, len, sig, sig_len);
 }
 
+uas_status uas_channel_clone_keys(const uas_channel *ch, uas_secpol_keys **out)
+{
+    *out = NULL;
+    return ch->keys ? uas_secpol_keys_clone_peer(ch->keys, out) : UAS_GOOD;
+}
+
 const char *uas_channel_endpoint_url(const uas_channel *ch)
 {
     return ch->endpoint_url ? ch->endpoint_url : "";
@@ -584,13 +590,12 @@ uas_status uas__channel_open_failed(uas_channel *ch, uas_status st)
                              "OPN failed verification");
 }
 
-uas_status uas__channel_open_finish(uas_channel *ch, const uas_secpol *policy,
-                                    const uint8_t *chunk, size_t header_len, size_t end,
-                                    int64_t now_ms)
+uas_status uas__channel_open_finish(uas_channel *ch, const uas_secpol *policy, const uint8_t *chunk,
+                                    size_t header_len, size_t end, int64_t now_ms)
 {
     rd r = {chunk + header_len, chunk + end};
-    uint32_t channel_id = (uint32_t)chunk[8] | (uint32_t)chunk[9] << 8 |
-                          (uint32_t)chunk[10] << 16 | (uint32_t)chunk[11] << 24;
+    uint32_t channel_id = (uint32_t)chunk[8] | (uint32_t)chunk[9] << 8 | (uint32_t)chunk[10] << 16 |
+                          (uint32_t)chunk[11] << 24;
     uint32_t seq, request_id;
     if (!rd_u32(&r, &seq) || !rd_u32(&r, &request_id))
         return uas__channel_fail(ch, UAS_BAD_TCP_MESSAGE_TYPE_INVALID, "truncated OPN");

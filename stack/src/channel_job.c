@@ -61,9 +61,9 @@ void uas_channel_job_free(uas_channel_job *job)
 void uas_channel_job_run(uas_channel_job *job)
 {
     if (job->kind == JOB_OPN_IN) {
-        job->vst = job->validate ? job->validate(job->validate_ud, job->data + job->cert_off,
-                                                 job->cert_len)
-                                 : UAS_GOOD;
+        job->vst = job->validate
+                       ? job->validate(job->validate_ud, job->data + job->cert_off, job->cert_len)
+                       : UAS_GOOD;
         if (job->vst != UAS_GOOD)
             return;
         size_t end = job->len;

@@ -573,9 +573,8 @@ void uas_conn_resume(uas_conn *c, void (*fn)(uas_conn *c, void *arg), void *arg)
     c->corked = true;
     if (fn)
         fn(c, arg);
-    uas_status st = c->dead || c->closing
-                        ? UAS_BAD_CONNECTION_CLOSED
-                        : uas_channel_release(c->ch, uas_loop_now_ms(c->loop));
+    uas_status st = c->dead || c->closing ? UAS_BAD_CONNECTION_CLOSED
+                                          : uas_channel_release(c->ch, uas_loop_now_ms(c->loop));
     c->corked = false;
     if (!c->dead && !c->closing)
         after_channel(c, st);

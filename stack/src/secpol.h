@@ -155,6 +155,10 @@ const uas_secpol *uas_secpol_keys_policy(const uas_secpol_keys *k);
  * asymmetric operations of a channel (sign, verify, OPN chunks) while the
  * channel's own keys stay on its thread. BadOutOfMemory. */
 uas_status uas_secpol_keys_clone_peer(const uas_secpol_keys *k, uas_secpol_keys **out);
+/* The same for a channel's keys (channel.c): *out NULL and Good for a
+ * channel without keys (None). */
+struct uas_channel;
+uas_status uas_channel_clone_keys(const struct uas_channel *ch, uas_secpol_keys **out);
 
 /* The MessageSecurityMode of the channel (UAS_MESSAGE_SECURITY_MODE_SIGN
  * or _SIGN_AND_ENCRYPT); anything else gives BadSecurityModeRejected. Must
