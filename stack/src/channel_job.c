@@ -211,12 +211,18 @@ uas_status uas__channel_park(uas_channel *ch, uas_channel_job *job, int64_t now_
     return UAS_GOOD;
 }
 
+/* The most a held channel keeps: one receive buffer and two reads. */
+static size_t backlog_max(const uas_channel *ch)
+{
+    return (size_t)ch->recv_buffer + 2 * 65536;
+}
+
 uas_status uas__channel_keep(uas_channel *ch, const uint8_t *data, size_t len)
 {
-    /* The owner stops reading while held, so this is the rest of one read;
-     * a larger backlog means an owner that keeps feeding a held channel. */
+    /* An owner that asks uas_channel_wants_input never passes the bound;
+     * one that keeps feeding a held channel ends it. */
     size_t have = ch->backlog ? ch->backlog->len : 0;
-    if (have + len > (size_t)ch->recv_buffer + 2 * 65536)
+    if (have + len > backlog_max(ch))
         return uas__channel_fail(ch, UAS_BAD_TCP_NOT_ENOUGH_RESOURCES,
                                  "too much input while a request is parked");
     if (!ch->backlog || ch->backlog->cap < have + len) {
@@ -253,6 +259,12 @@ static uas_status drain(uas_channel *ch, int64_t now_ms)
 bool uas_channel_held(const uas_channel *ch)
 {
     return ch->held;
+}
+
+bool uas_channel_wants_input(const uas_channel *ch, size_t read_size)
+{
+    size_t have = ch->backlog ? ch->backlog->len : 0;
+    return !ch->held || have + read_size <= backlog_max(ch);
 }
 
 void uas_channel_hold(uas_channel *ch)

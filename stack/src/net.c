@@ -102,6 +102,8 @@ struct uas_conn {
 
 static void conn_free(uas_conn *c);
 
+enum { READ_SIZE = 65536 }; /* bytes one read takes */
+
 static void conn_release(uas_conn *c)
 {
     if (--c->busy == 0 && c->dead)
@@ -254,8 +256,10 @@ static void on_timer(struct ev_loop *ev, ev_timer *w, int revents)
 }
 
 /* After the channel processed input (read, a job's completion, the end of
- * a hold): close on a fatal status; read only while the channel is not
- * held, so a parked request keeps what follows it in the socket. */
+ * a hold): close on a fatal status. While a request is parked the socket
+ * is still read (a peer that leaves is noticed at once and its queued work
+ * cancelled) until the channel's backlog is full; then the rest stays in
+ * the socket. */
 static void after_channel(uas_conn *c, uas_status st)
 {
     if (st != UAS_GOOD) {
@@ -265,10 +269,10 @@ static void after_channel(uas_conn *c, uas_status st)
         }
         ev_io_stop(c->loop->ev, &c->rio);
     } else if (!c->dead && !c->closing && !c->connecting) {
-        if (uas_channel_held(c->ch))
-            ev_io_stop(c->loop->ev, &c->rio);
-        else
+        if (uas_channel_wants_input(c->ch, READ_SIZE))
             ev_io_start(c->loop->ev, &c->rio);
+        else
+            ev_io_stop(c->loop->ev, &c->rio);
     }
     conn_flush(c);
     if (!c->dead)
@@ -280,7 +284,7 @@ static void on_readable(struct ev_loop *ev, ev_io *w, int revents)
     (void)ev;
     (void)revents;
     uas_conn *c = w->data;
-    uas_buf *b = uas_buf_get(c->loop->pool, 65536);
+    uas_buf *b = uas_buf_get(c->loop->pool, READ_SIZE);
     if (!b) {
         conn_shutdown(c, UAS_BAD_TCP_NOT_ENOUGH_RESOURCES);
         return;
@@ -561,8 +565,6 @@ void uas_conn_job_done(uas_conn *c, uas_channel_job *job)
 void uas_conn_hold(uas_conn *c)
 {
     uas_channel_hold(c->ch);
-    if (!c->dead)
-        ev_io_stop(c->loop->ev, &c->rio);
 }
 
 void uas_conn_resume(uas_conn *c, void (*fn)(uas_conn *c, void *arg), void *arg)

@@ -131,6 +131,10 @@ uas_status uas_channel_recv(uas_channel *ch, uint8_t *data, size_t len, int64_t 
  * request parked by the owner, or an OPN whose asymmetric work is out on a
  * worker, is answered before anything that came after it on the channel. */
 bool uas_channel_held(const uas_channel *ch);
+/* Whether the owner should read more now: always unless held; while held,
+ * as long as the backlog has room for another read of read_size bytes
+ * (reading on lets the owner notice a peer that leaves). */
+bool uas_channel_wants_input(const uas_channel *ch, size_t read_size);
 /* Hold the channel (callable from on_message: the bytes after the current
  * message wait). */
 void uas_channel_hold(uas_channel *ch);
