@@ -810,7 +810,13 @@ void uas_svc_activate_session(uas_request_ctx *ctx, const void *vreq, void *vres
             set_result(resp, st);
             return;
         }
-        st = uas_request_park(ctx, own, act_run, act_free);
+        /* Anonymous on a None channel proves nothing: no need to wait. */
+        const uas_extensionobject *tok = &req->user_identity_token;
+        bool proofs =
+            own->secure || (tok->encoding == UAS_EXTOBJ_DECODED &&
+                            (tok->content.decoded.type == UAS_TYPE(USER_NAME_IDENTITY_TOKEN) ||
+                             tok->content.decoded.type == UAS_TYPE(X509_IDENTITY_TOKEN)));
+        st = proofs ? uas_request_park(ctx, own, act_run, act_free) : UAS_BAD_NOT_SUPPORTED;
         if (st == UAS_GOOD)
             return;
         if (st != UAS_BAD_NOT_SUPPORTED) {
