@@ -211,8 +211,8 @@ uas_server *uas_server_new(const uas_server_config *cfg, uas_status *status)
             return NULL;
         }
     }
-    unsigned workers = cfg->worker_threads ? cfg->worker_threads
-                                           : (unsigned)sysconf(_SC_NPROCESSORS_ONLN);
+    unsigned workers =
+        cfg->worker_threads ? cfg->worker_threads : (unsigned)sysconf(_SC_NPROCESSORS_ONLN);
     st = uas_workpool_new(workers, cfg->worker_queue, &s->pool);
     for (unsigned i = 0; st == UAS_GOOD && i < s->nloops; i++)
         st = uas_work_inbox_new(uas_loop_ev(s->loops[i].loop), uas_dispatch_work_done,

@@ -150,8 +150,9 @@ struct uas_sloop {
     uint32_t connections;
     struct uas_sconn *conns; /* open connections (dispatch.c) */
     uas_sloop_subs *subs;    /* the subscription engine of this loop */
-    struct uas_work_inbox *inbox; /* completed worker jobs come back here */
     void *watchers;          /* listener, stop and housekeeping watchers (server.c) */
+    /* Completed worker jobs come back here (workpool.h). */
+    struct uas_work_inbox *inbox;
 };
 
 /* Counters of ServerDiagnosticsSummary. */
@@ -194,7 +195,8 @@ struct uas_server {
     uas_pki_store *user_pki; /* <pki_dir>/user: trust list of X509 user tokens */
     uas_user_store *users;   /* NULL: no users file, user names refused */
     struct uas_authz *authz; /* roles and permissions (authz.h) */
-    struct uas_workpool *pool; /* RSA, argon2id, PKI work off the loops */
+    /* RSA, argon2id and PKI work off the loops (workpool.h). */
+    struct uas_workpool *pool;
     /* Namespace array (index 0: OPC UA, 1: the application URI). */
     pthread_mutex_t ns_lock;
     char **namespaces;

@@ -106,7 +106,6 @@ uas_status uas__channel_on_opn_request(uas_channel *ch, uint32_t request_id, con
 uas_status uas__channel_on_opn_response(uas_channel *ch, uint32_t request_id, uint32_t channel_id,
                                         const uint8_t *body, size_t len, int64_t now_ms);
 
-
 /* channel_job.c */
 /* The asymmetric part of a server's OPN, as a job: a copy of the chunk
  * ([0, len), security header in [12, header_len), the sender certificate
@@ -124,9 +123,8 @@ uas_status uas__channel_park(uas_channel *ch, struct uas_channel_job *job, int64
 uas_status uas__channel_keep(uas_channel *ch, const uint8_t *data, size_t len);
 /* channel.c: the end of an OPN once its chunk is verified and decrypted
  * ([header_len, end) is the sequence header and body). */
-uas_status uas__channel_open_finish(uas_channel *ch, const uas_secpol *policy,
-                                    const uint8_t *chunk, size_t header_len, size_t end,
-                                    int64_t now_ms);
+uas_status uas__channel_open_finish(uas_channel *ch, const uas_secpol *policy, const uint8_t *chunk,
+                                    size_t header_len, size_t end, int64_t now_ms);
 /* The ERR status of an asym_unprotect failure. */
 uas_status uas__channel_open_failed(uas_channel *ch, uas_status st);
 
