@@ -195,3 +195,21 @@ Test(config, anonymous_per_endpoint_with_secured_endpoints, .timeout = 60)
     cr_expect_null(server_with("None, Basic256Sha256:Sign", true, "Basic256Sha256", &st));
     cr_expect_eq(st, UAS_BAD_CONFIGURATION_ERROR, "%s", uas_status_name(st));
 }
+
+Test(config, worker_pool_keys_and_their_bounds)
+{
+    uas_server_config cfg;
+    uas_server_config_default(&cfg);
+    cr_expect_eq(cfg.worker_threads, 0, "0: one worker per core");
+    cr_expect_eq(cfg.worker_queue, 256);
+    uas_config_file *keep;
+    char err[256] = "";
+    cr_assert_eq(
+        load("[server]\nworker_threads = 3\nworker_queue = 7\n", &cfg, &keep, err, sizeof(err)),
+        UAS_GOOD, "%s", err);
+    cr_expect_eq(cfg.worker_threads, 3);
+    cr_expect_eq(cfg.worker_queue, 7);
+    uas_config_file_free(keep);
+    cr_expect_neq(load("[server]\nworker_queue = 0\n", &cfg, &keep, err, sizeof(err)), UAS_GOOD,
+                  "a queue of no job refuses every handshake");
+}
