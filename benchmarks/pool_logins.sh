@@ -54,8 +54,9 @@ for r in $(seq "$ROUNDS"); do
             run "reads-$b-t$t" $b "$bin" "$t" --logins 0,1
             run "setups-anon-$b-t$t" $b "$bin" "$t" --sessions 1 --inflight 1 --logins 4 \
                 --login-identity anonymous
-            [ -n "${NAME_SETUPS:-}" ] &&
+            if [ -n "${NAME_SETUPS:-}" ]; then
                 run "setups-name-$b-t$t" $b "$bin" "$t" --sessions 1 --inflight 1 --logins 4
+            fi
         done
     done
 done
