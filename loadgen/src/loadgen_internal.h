@@ -14,7 +14,8 @@ enum { LG_SEC_NONE, LG_SEC_SIGN, LG_SEC_ENCRYPT };
 /* What --threads and --security alternate, round by round. */
 typedef struct lg_variant {
     unsigned threads;
-    int security; /* LG_SEC_* */
+    int security;    /* LG_SEC_* */
+    unsigned logins; /* concurrent login loops beside the load (lg_logins.c) */
 } lg_variant;
 
 typedef struct lg_opts {
@@ -25,6 +26,9 @@ typedef struct lg_opts {
     unsigned nthreads;
     int security[LG_MAX_VARIANTS]; /* LG_SEC_* */
     unsigned nsecurity;
+    unsigned logins[LG_MAX_VARIANTS]; /* --logins: login loops beside the load */
+    unsigned nlogins;
+    bool login_anonymous;                 /* --login-identity anonymous */
     const char *policy;                   /* --policy, e.g. "Basic256Sha256" */
     lg_variant variants[LG_MAX_VARIANTS]; /* threads x security */
     unsigned nvariants;
@@ -154,5 +158,25 @@ int lg_sec_discover(lg_sec *s, uas_loop *loop, const char *url);
 /* Sets the security of a session's client configuration. */
 void lg_sec_apply(const lg_sec *s, uas_client_config *cc);
 void lg_sec_close(lg_sec *s);
+
+/* ---- login load (lg_logins.c) ----
+ * The user the logins present; a --target server needs it in its users
+ * file (uapki user add selfload). */
+#define LG_LOGIN_USER     "selfload"
+#define LG_LOGIN_PASSWORD "selfload-password"
+typedef struct lg_logins lg_logins;
+/* n loops (none: *out NULL) of secured session set-ups against url with
+ * sec's policy and mode, with the user name or anonymous. */
+int lg_logins_new(lg_logins **out, uas_loop *loop, const lg_sec *sec, const char *url, unsigned n,
+                  bool anonymous);
+void lg_logins_begin(lg_logins *l);
+/* Call every loop iteration: counts finished logins, starts the next. */
+void lg_logins_poll(lg_logins *l);
+/* Count finished logins from now on (true) or not. */
+void lg_logins_count(lg_logins *l, bool on);
+void lg_logins_result(const lg_logins *l, uint64_t *ok, uint64_t *failed, uas_status *first);
+void lg_logins_free(lg_logins *l);
+/* A users file in dir with the login user; its path into path. */
+int lg_logins_user_file(const char *dir, char *path, size_t cap);
 
 #endif

@@ -48,6 +48,7 @@ enum { PH_CONNECT, PH_WARMUP, PH_MEASURE, PH_DRAIN };
 struct lg_run {
     const lg_opts *o;
     const lg_sec *sec;
+    bool secure_sessions; /* the measured sessions use sec (else None) */
     uas_loop *loop;
     lg_sess *sess;
     int phase;
@@ -61,6 +62,7 @@ struct lg_run {
     ev_timer pace;
     uint64_t rate_t0, rate_next, late_ns;
     uint64_t due, late, capped;
+    lg_logins *logins; /* --logins: secured session set-ups beside the load */
 };
 
 static void issue(lg_slot *slot, uint64_t due_ns);
@@ -321,6 +323,7 @@ static void run_until(lg_run *run, uint64_t deadline_ns, const char *what, unsig
     uint64_t ops0 = run->answered;
     while (lg_now_ns() < deadline_ns) {
         uas_loop_run_once(run->loop, true);
+        lg_logins_poll(run->logins);
         uint64_t now = lg_now_ns();
         if (now - last > 1000000000ull) {
             last = now;
@@ -342,7 +345,8 @@ static int connect_all(lg_run *run, const char *url, uas_client **ctrl)
     cc.create_session = true;
     cc.session_name = "self-load";
     cc.max_inflight = o->inflight + 4;
-    lg_sec_apply(run->sec, &cc);
+    if (run->secure_sessions)
+        lg_sec_apply(run->sec, &cc);
     /* In batches: the server refuses more than 128 sessions per address
      * that are not activated yet (max_unactivated_per_address). */
     enum { BATCH = 64 };
@@ -381,14 +385,32 @@ static int run_once(const lg_opts *o, const lg_variant *var, unsigned round, uas
     lg_child child;
     memset(&child, 0, sizeof(child));
     lg_sec sec;
-    if (lg_sec_open(&sec, o, var->security) != 0) {
+    /* Logins beside a None load are secured with the run's policy in
+     * SignAndEncrypt; the measured sessions stay None. */
+    int level = var->security == LG_SEC_NONE && var->logins ? LG_SEC_ENCRYPT : var->security;
+    if (lg_sec_open(&sec, o, level) != 0) {
+        lg_sec_close(&sec);
+        return -1;
+    }
+    char users[160], offers[256];
+    if (var->logins && !o->target && lg_logins_user_file(sec.dir, users, sizeof(users)) != 0) {
         lg_sec_close(&sec);
         return -1;
     }
     const char *url = o->target;
     if (!url) {
-        const char *extra[8];
-        extra[lg_sec_child_args(&sec, extra, 0)] = NULL;
+        const char *extra[12];
+        int n = lg_sec_child_args(&sec, extra, 0);
+        if (var->logins) {
+            /* None for the measured sessions (when they are None), the
+             * policy in both modes, the login user. */
+            snprintf(offers, sizeof(offers), "None, %s:Sign, %s:SignAndEncrypt", o->policy,
+                     o->policy);
+            extra[1] = offers;
+            extra[n++] = "--users";
+            extra[n++] = users;
+        }
+        extra[n] = NULL;
         if (lg_child_start(&child, o->exe, var->threads, o->server_cpus, extra) != 0) {
             fprintf(stderr, "self-load: cannot start the server child (%s)\n", o->exe);
             lg_sec_close(&sec);
@@ -406,6 +428,7 @@ static int run_once(const lg_opts *o, const lg_variant *var, unsigned round, uas
         goto out;
     run->o = o;
     run->sec = &sec;
+    run->secure_sessions = var->security != LG_SEC_NONE;
     uas_hist_init(&run->hist);
     run->loop = uas_loop_new(64u << 20);
     run->sess = calloc(o->sessions, sizeof(lg_sess));
@@ -420,6 +443,9 @@ static int run_once(const lg_opts *o, const lg_variant *var, unsigned round, uas
         fprintf(stderr, "\nself-load: could not establish %u sessions with %s\n", o->sessions, url);
         goto out;
     }
+    if (lg_logins_new(&run->logins, run->loop, &sec, url, var->logins, o->login_anonymous) != 0)
+        goto out;
+    lg_logins_begin(run->logins);
     run->phase = PH_WARMUP;
     if (o->rate > 0) {
         run->rate_t0 = lg_now_ns();
@@ -448,8 +474,10 @@ static int run_once(const lg_opts *o, const lg_variant *var, unsigned round, uas
         lg_child_sample(&child, &a);
     uint64_t t0 = lg_now_ns();
     run->phase = PH_MEASURE;
+    lg_logins_count(run->logins, true);
     run_until(run, t0 + (uint64_t)(o->duration * 1e9), "measuring", round, o->rounds);
     uint64_t t1 = lg_now_ns();
+    lg_logins_count(run->logins, false);
     run->phase = PH_DRAIN;
     if (o->rate > 0)
         ev_timer_stop(uas_loop_ev(run->loop), &run->pace);
@@ -480,6 +508,14 @@ static int run_once(const lg_opts *o, const lg_variant *var, unsigned round, uas
         r->capped = run->capped;
         uas_rate_judge(r);
     }
+    if (run->logins) {
+        uas_status first;
+        lg_logins_result(run->logins, &r->logins, &r->login_failures, &first);
+        r->logins_per_s = (double)r->logins / r->duration_s;
+        if (r->login_failures)
+            fprintf(stderr, "self-load: %llu logins failed, first: %s\n",
+                    (unsigned long long)r->login_failures, uas_status_name(first));
+    }
     if (r->has_server && ops > 0) {
         double cpu_ns = (double)(b.cpu_ns - a.cpu_ns);
         r->server_cpu_us_per_op = cpu_ns / 1e3 / (double)ops;
@@ -499,6 +535,7 @@ static int run_once(const lg_opts *o, const lg_variant *var, unsigned round, uas
     rc = ops > 0 ? 0 : -1;
 out:
     if (run) {
+        lg_logins_free(run->logins);
         if (ctrl)
             uas_client_delete(ctrl);
         for (unsigned i = 0; run->sess && i < o->sessions; i++)
@@ -521,9 +558,11 @@ void lg_variant_label(const lg_opts *o, const lg_variant *v, char *buf, size_t l
     if (o->nthreads > 1)
         n += (size_t)snprintf(buf, len, "threads=%u", v->threads);
     if (o->nsecurity > 1 || v->security != LG_SEC_NONE)
-        snprintf(buf + n, len - n, "%s%s%s%s", n ? " " : "", lg_security_name(v->security),
-                 v->security != LG_SEC_NONE ? " " : "",
-                 v->security != LG_SEC_NONE ? o->policy : "");
+        n += (size_t)snprintf(buf + n, len - n, "%s%s%s%s", n ? " " : "",
+                              lg_security_name(v->security), v->security != LG_SEC_NONE ? " " : "",
+                              v->security != LG_SEC_NONE ? o->policy : "");
+    if ((o->nlogins > 1 || v->logins) && n < len)
+        snprintf(buf + n, len - n, "%slogins=%u", n ? " " : "", v->logins);
 }
 
 /* "uaserver threads=N [security policy]" or the target URL, for the tables. */
@@ -534,65 +573,75 @@ static void variant_name(const lg_opts *o, unsigned v, char *buf, size_t len)
     int n = o->target ? snprintf(buf, len, "%s", o->target)
                       : snprintf(buf, len, "uaserver threads=%u", var->threads);
     if (sec && n > 0 && (size_t)n < len)
-        snprintf(buf + n, len - (size_t)n, " %s%s%s", lg_security_name(var->security),
-                 var->security != LG_SEC_NONE ? " " : "",
-                 var->security != LG_SEC_NONE ? o->policy : "");
+        n += snprintf(buf + n, len - (size_t)n, " %s%s%s", lg_security_name(var->security),
+                      var->security != LG_SEC_NONE ? " " : "",
+                      var->security != LG_SEC_NONE ? o->policy : "");
+    if ((o->nlogins > 1 || var->logins) && n > 0 && (size_t)n < len)
+        snprintf(buf + n, len - (size_t)n, " logins=%u%s", var->logins,
+                 var->logins && o->login_anonymous ? " anonymous" : "");
 }
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: uaserver --self-load read|write|browse|sub|sessions|counters|events\n"
-               "       [options]\n"
-               "       uaserver --self-load capacity [options]   every table of\n"
-               "       docs/Benchmarks.md (see uaserver --self-load capacity --help)\n"
-               "  --sessions N      concurrent sessions (10; sessions: the target, 500;\n"
-               "                    counters: always 1)\n"
-               "  --inflight N      outstanding requests per session, closed loop (10);\n"
-               "                    with --rate, the cap per session\n"
-               "  --rate N          read, write, browse: open loop, N requests/s in all,\n"
-               "                    spread over the sessions (request k is due at k/N s and\n"
-               "                    goes to session k mod sessions); requests sent late (after\n"
-               "                    the session's next was due, >= 10 ms) or refused by the\n"
-               "                    cap are counted; a run that\n"
-               "                    cannot keep the rate\n"
-               "                    says RATE NOT KEPT and why, and exits 1\n"
-               "  --nodes N         values per Read/Write request (1); monitored items per\n"
-               "                    subscription (sub: 1, on ns=1;i=1001.. wrapping after 100;\n"
-               "                    counters: 1000 counters ns=1;i=100001..)\n"
-               "  --threads N[,M]   server event loops; a list alternates variants (1)\n"
-               "  --duration S      measurement window in seconds (10; sub, counters: 20;\n"
-               "                    sessions: 60)\n"
-               "  --warmup S        warm-up in seconds (3; subscription scenarios: 5)\n"
-               "  --rounds N        rounds, median and range reported (1)\n"
-               "  --security L[,M]  none, sign or encrypt (SignAndEncrypt); a list alternates\n"
-               "                    variants (none). Sessions use a client certificate made\n"
-               "                    for the run, which the child trusts (a --target server\n"
-               "                    must accept it, e.g. by auto-accept in a lab)\n"
-               "  --policy NAME     security policy of sign/encrypt (Basic256Sha256)\n"
-               "  --server-cpus L   processors of the child server, e.g. 1 or 2-3 (not pinned)\n"
-               "  --client-cpus L   processors of the load generator, e.g. 0 (not pinned)\n"
-               "  --target URL      drive an external server instead of a child\n"
-               "  --target-pid PID  with --target: sample that process's CPU and memory\n"
-               "  --out FILE        append the Markdown results to FILE\n"
-               "subscription scenarios (see docs/Benchmarks.md for what is expected):\n"
-               "  --subs N          subscriptions per session (1)\n"
-               "  --pub MS          publishing interval (1000)\n"
-               "  --queue-size N    monitored item queue size (1)\n"
-               "  --sampling MS     sampling interval (0; counters: 100)\n"
-               "  --writers N       dedicated writer sessions (sub: 0 = the first subscriber\n"
-               "                    writes; sessions: 1)\n"
-               "  --write-nodes N   monitored nodes written (all, at most 100)\n"
-               "  --write-interval MS  writer period (sub: 1300; sessions: 500; 0: closed loop)\n"
-               "  --publish-requests N  Publish requests outstanding per session (subs + 2,\n"
-               "                    3 to 20)\n"
-               "  --keep-alive N    requested max keep-alive count (10)\n"
-               "  --ramp-rate N     sessions started per second (0: as fast as allowed)\n"
-               "  --connect-parallel N  session set-ups in flight at once (64)\n"
-               "  --sources N       loopback source addresses 127.0.0.2.. (0: one per 4096\n"
-               "                    sessions)\n"
-               "events (event items on the Server object, --subs per session):\n"
-               "  --event-rate N    events per second the server reports (100); the queue\n"
-               "                    size defaults to two publishing intervals of events\n");
+    fprintf(f,
+            "usage: uaserver --self-load read|write|browse|sub|sessions|counters|events\n"
+            "       [options]\n"
+            "       uaserver --self-load capacity [options]   every table of\n"
+            "       docs/Benchmarks.md (see uaserver --self-load capacity --help)\n"
+            "  --sessions N      concurrent sessions (10; sessions: the target, 500;\n"
+            "                    counters: always 1)\n"
+            "  --inflight N      outstanding requests per session, closed loop (10);\n"
+            "                    with --rate, the cap per session\n"
+            "  --rate N          read, write, browse: open loop, N requests/s in all,\n"
+            "                    spread over the sessions (request k is due at k/N s and\n"
+            "                    goes to session k mod sessions); requests sent late (after\n"
+            "                    the session's next was due, >= 10 ms) or refused by the\n"
+            "                    cap are counted; a run that\n"
+            "                    cannot keep the rate\n"
+            "                    says RATE NOT KEPT and why, and exits 1\n"
+            "  --nodes N         values per Read/Write request (1); monitored items per\n"
+            "                    subscription (sub: 1, on ns=1;i=1001.. wrapping after 100;\n"
+            "                    counters: 1000 counters ns=1;i=100001..)\n"
+            "  --threads N[,M]   server event loops; a list alternates variants (1)\n"
+            "  --duration S      measurement window in seconds (10; sub, counters: 20;\n"
+            "                    sessions: 60)\n"
+            "  --warmup S        warm-up in seconds (3; subscription scenarios: 5)\n"
+            "  --rounds N        rounds, median and range reported (1)\n"
+            "  --security L[,M]  none, sign or encrypt (SignAndEncrypt); a list alternates\n"
+            "                    variants (none). Sessions use a client certificate made\n"
+            "                    for the run, which the child trusts (a --target server\n"
+            "                    must accept it, e.g. by auto-accept in a lab)\n"
+            "  --policy NAME     security policy of sign/encrypt (Basic256Sha256)\n"
+            "  --logins N[,M]    read/write/browse: N loops of secured session set-ups\n"
+            "                    beside the load (new connection, OPN SignAndEncrypt with\n"
+            "                    --policy, CreateSession, ActivateSession with user\n"
+            "                    '" LG_LOGIN_USER "', then dropped); a list alternates variants\n"
+            "                    (0). Reports logins/s; a --target server needs that user\n"
+            "  --login-identity name|anonymous  what the logins present (name)\n"
+            "  --server-cpus L   processors of the child server, e.g. 1 or 2-3 (not pinned)\n"
+            "  --client-cpus L   processors of the load generator, e.g. 0 (not pinned)\n"
+            "  --target URL      drive an external server instead of a child\n"
+            "  --target-pid PID  with --target: sample that process's CPU and memory\n"
+            "  --out FILE        append the Markdown results to FILE\n"
+            "subscription scenarios (see docs/Benchmarks.md for what is expected):\n"
+            "  --subs N          subscriptions per session (1)\n"
+            "  --pub MS          publishing interval (1000)\n"
+            "  --queue-size N    monitored item queue size (1)\n"
+            "  --sampling MS     sampling interval (0; counters: 100)\n"
+            "  --writers N       dedicated writer sessions (sub: 0 = the first subscriber\n"
+            "                    writes; sessions: 1)\n"
+            "  --write-nodes N   monitored nodes written (all, at most 100)\n"
+            "  --write-interval MS  writer period (sub: 1300; sessions: 500; 0: closed loop)\n"
+            "  --publish-requests N  Publish requests outstanding per session (subs + 2,\n"
+            "                    3 to 20)\n"
+            "  --keep-alive N    requested max keep-alive count (10)\n"
+            "  --ramp-rate N     sessions started per second (0: as fast as allowed)\n"
+            "  --connect-parallel N  session set-ups in flight at once (64)\n"
+            "  --sources N       loopback source addresses 127.0.0.2.. (0: one per 4096\n"
+            "                    sessions)\n"
+            "events (event items on the Server object, --subs per session):\n"
+            "  --event-rate N    events per second the server reports (100); the queue\n"
+            "                    size defaults to two publishing intervals of events\n");
 }
 
 static int parse_uint(const char *opt, const char *v, unsigned lo, unsigned hi, unsigned *out)
@@ -668,6 +717,8 @@ int lg_parse_opts(int argc, char **argv, lg_opts *o)
     o->nthreads = 1;
     o->security[0] = LG_SEC_NONE;
     o->nsecurity = 1;
+    o->logins[0] = 0;
+    o->nlogins = 1;
     o->policy = "Basic256Sha256";
     o->duration = -1;
     o->warmup = -1;
@@ -791,6 +842,28 @@ int lg_parse_opts(int argc, char **argv, lg_opts *o)
                 }
             }
             bad = bad || o->nsecurity == 0 ? -1 : 0;
+        } else if (!strcmp(a, "--logins") && v) {
+            o->nlogins = 0;
+            char buf[64];
+            snprintf(buf, sizeof(buf), "%s", v);
+            for (char *t = strtok(buf, ","); t && !bad; t = strtok(NULL, ",")) {
+                if (o->nlogins == MAX_VARIANTS) {
+                    fprintf(stderr, "uaserver --self-load: at most %d --logins variants\n",
+                            MAX_VARIANTS);
+                    bad = -1;
+                } else {
+                    bad = parse_uint(a, t, 0, 10000, &o->logins[o->nlogins++]);
+                }
+            }
+            bad = bad || o->nlogins == 0 ? -1 : 0;
+        } else if (!strcmp(a, "--login-identity") && v) {
+            if (!strcmp(v, "anonymous") || !strcmp(v, "name")) {
+                o->login_anonymous = !strcmp(v, "anonymous");
+            } else {
+                fprintf(stderr, "uaserver --self-load: --login-identity takes name or "
+                                "anonymous\n");
+                bad = -1;
+            }
         } else if (!strcmp(a, "--policy") && v) {
             o->policy = v;
             if (lg_policy_check(v) != 0) {
@@ -838,16 +911,23 @@ int lg_parse_opts(int argc, char **argv, lg_opts *o)
         fprintf(stderr, "uaserver --self-load: --rate is an option of read, write and browse\n");
         return -1;
     }
-    if (o->nthreads * o->nsecurity > MAX_VARIANTS) {
+    if (o->scenario >= SC_SUB && (o->nlogins > 1 || o->logins[0])) {
+        fprintf(stderr, "uaserver --self-load: --logins is an option of read, write and browse\n");
+        return -1;
+    }
+    if (o->nthreads * o->nsecurity * o->nlogins > MAX_VARIANTS) {
         fprintf(stderr,
-                "uaserver --self-load: --threads x --security make %u variants, at most %d\n",
-                o->nthreads * o->nsecurity, MAX_VARIANTS);
+                "uaserver --self-load: --threads x --security x --logins make %u variants, at "
+                "most %d\n",
+                o->nthreads * o->nsecurity * o->nlogins, MAX_VARIANTS);
         return -1;
     }
     o->nvariants = 0;
     for (unsigned t = 0; t < o->nthreads; t++)
         for (unsigned k = 0; k < o->nsecurity; k++)
-            o->variants[o->nvariants++] = (lg_variant){o->threads[t], o->security[k]};
+            for (unsigned m = 0; m < o->nlogins; m++)
+                o->variants[o->nvariants++] =
+                    (lg_variant){o->threads[t], o->security[k], o->logins[m]};
     scenario_defaults(o);
     return 0;
 }
@@ -863,6 +943,16 @@ static double g_p50_us(const uas_result *r)
 static double g_p99_us(const uas_result *r)
 {
     return (double)r->p99_ns / 1e3;
+}
+
+static double g_logins(const uas_result *r)
+{
+    return r->logins_per_s;
+}
+
+static double g_login_failures(const uas_result *r)
+{
+    return (double)r->login_failures;
 }
 
 static void print_summary(FILE *f, const lg_opts *o, uas_result res[][MAX_VARIANTS],
@@ -905,6 +995,20 @@ static void print_summary(FILE *f, const lg_opts *o, uas_result res[][MAX_VARIAN
                     kept == rounds ? "" : " (RATE NOT KEPT)**");
         }
         fprintf(f, "\n");
+    }
+    bool logins = false;
+    for (unsigned v = 0; v < o->nvariants; v++)
+        logins = logins || o->variants[v].logins;
+    if (logins) {
+        fprintf(f, "\n| server | logins/s (set-ups completed beside the load) | failed |\n"
+                   "|---|---|---|\n");
+        for (unsigned v = 0; v < o->nvariants; v++) {
+            char name[160], lps[128], fail[128];
+            variant_name(o, v, name, sizeof(name));
+            lg_stat_text(lps, sizeof(lps), res, rounds, v, g_logins, "%.1f");
+            lg_stat_text(fail, sizeof(fail), res, rounds, v, g_login_failures, "%.0f");
+            fprintf(f, "| %s | %s | %s |\n", name, lps, fail);
+        }
     }
     fprintf(f, "\n");
 }

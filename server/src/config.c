@@ -32,6 +32,8 @@ static const key_def keys[] = {
     K("server", "port", T_U16, port, 0, 65535),
     K("server", "hostname", T_STR, hostname, 0, 0),
     K("server", "threads", T_U32, threads, 0, 256),
+    K("server", "worker_threads", T_U32, worker_threads, 0, 256),
+    K("server", "worker_queue", T_U32, worker_queue, 1, 1000000),
     K("server", "application_uri", T_STR, application_uri, 0, 0),
     K("server", "product_uri", T_STR, product_uri, 0, 0),
     K("server", "application_name", T_STR, application_name, 0, 0),
@@ -337,6 +339,7 @@ void uas_server_config_print(FILE *out, const uas_server_config *c)
 {
     fprintf(out, "[server]\nbind_address = %s\nport = %u\nthreads = %u\napplication_uri = %s\n",
             c->bind_address, c->port, c->threads, c->application_uri);
+    fprintf(out, "worker_threads = %u\nworker_queue = %u\n", c->worker_threads, c->worker_queue);
     fprintf(out,
             "[transport]\nbuffer_size = %u\nmax_message_size = %u\nmax_chunk_count = %u\n"
             "max_connections = %u\n",

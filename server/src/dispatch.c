@@ -14,8 +14,11 @@
 #include "dispatch.h"
 #include "lock_stats.h"
 #include "svc_subscription.h"
+#include "workpool.h"
 
 enum { CACHE = 8 };
+
+typedef struct parked parked;
 
 /* Server-side state of one connection. */
 struct uas_sconn {
@@ -27,6 +30,7 @@ struct uas_sconn {
     size_t ncache;
     int64_t last_message_ms; /* loop time of the last request (or of the accept) */
     uint64_t address_key;    /* its count in conn_limits; 0: none */
+    parked *parked;          /* its work on the pool; at most one: the channel is held */
 };
 
 static void cache_drop(uas_sconn *sc, size_t i)
@@ -109,7 +113,10 @@ static bool discovery_only(uas_sconn *sc, const uas_service *svc)
            !uas_security_policy_signature_uri(uas_channel_policy(uas_conn_channel(sc->conn)));
 }
 
-static void on_message(uas_conn *c, uint32_t request_id, const uint8_t *body, size_t len)
+/* One request: decode, find the service and session, run the handler,
+ * respond. work_done: the request runs again after its parked work. */
+static void handle(uas_conn *c, uint32_t request_id, const uint8_t *body, size_t len,
+                   void *work_done)
 {
     uas_sconn *sc = uas_conn_ud(c);
     uas_sloop *l = sc->loop;
@@ -179,6 +186,9 @@ static void on_message(uas_conn *c, uint32_t request_id, const uint8_t *body, si
         .request_id = request_id,
         .now_ms = uas_monotonic_ms(),
         .now = uas_datetime_now(),
+        .body = body,
+        .body_len = len,
+        .work_done = work_done,
     };
     uas_session *se = NULL;
     if (svc->session != SVC_NO_SESSION) {
@@ -222,6 +232,152 @@ static void on_message(uas_conn *c, uint32_t request_id, const uint8_t *body, si
     rh->timestamp = ctx.now;
     rh->request_handle = hdr->request_handle;
     uas_dispatch_respond(s, c, request_id, resp, svc->response);
+}
+
+static void on_message(uas_conn *c, uint32_t request_id, const uint8_t *body, size_t len)
+{
+    handle(c, request_id, body, len, NULL);
+}
+
+/* ---- parked requests: work on the pool, resumed on the loop ---- */
+
+struct parked {
+    uas_work work; /* first: the pool's item */
+    uas_sloop *loop;
+    uas_sconn *sc;         /* NULL once the connection closed (loop thread only) */
+    atomic_bool cancelled; /* the connection closed: skip the work if not begun */
+    uas_channel_job *cjob; /* an OPN's asymmetric work, or a service's: */
+    void *job;
+    void (*run)(void *job);
+    void (*free)(void *job);
+    uint32_t request_id;
+    size_t body_len;
+    uint8_t *body; /* the request, decoded again on resumption */
+};
+
+static void parked_free(parked *p)
+{
+    if (p->cjob)
+        uas_channel_job_free(p->cjob);
+    if (p->job)
+        p->free(p->job);
+    if (p->body)
+        uas_free(p->body, p->body_len ? p->body_len : 1);
+    uas_free(p, sizeof(*p));
+}
+
+static void parked_run(uas_work *w)
+{
+    parked *p = (parked *)w;
+    if (atomic_load_explicit(&p->cancelled, memory_order_acquire))
+        return;
+    if (p->cjob)
+        uas_channel_job_run(p->cjob);
+    else
+        p->run(p->job);
+}
+
+static void parked_complete(uas_work *w)
+{
+    parked *p = (parked *)w;
+    uas_work_inbox_post(p->loop->inbox, w);
+}
+
+static void parked_discard(uas_work *w)
+{
+    parked_free((parked *)w);
+}
+
+static void replay(uas_conn *c, void *arg)
+{
+    parked *p = arg;
+    handle(c, p->request_id, p->body, p->body_len, p->job);
+}
+
+/* A parked item came back to its loop. */
+void uas_dispatch_work_done(uas_work *w)
+{
+    parked *p = (parked *)w;
+    uas_sconn *sc = p->sc;
+    if (!sc) {
+        parked_free(p); /* the client left: nothing to answer */
+        return;
+    }
+    sc->parked = NULL;
+    p->sc = NULL;
+    uas_conn *c = sc->conn; /* sc may go during the calls below; c stays until they return */
+    if (p->cjob) {
+        uas_channel_job *job = p->cjob;
+        p->cjob = NULL;
+        parked_free(p);
+        uas_conn_job_done(c, job);
+        return;
+    }
+    uas_conn_resume(c, replay, p);
+    parked_free(p);
+}
+
+static parked *parked_new(uas_sconn *sc)
+{
+    parked *p = uas_calloc(1, sizeof(*p));
+    if (!p)
+        return NULL;
+    p->work.run = parked_run;
+    p->work.complete = parked_complete;
+    p->work.discard = parked_discard;
+    p->loop = sc->loop;
+    p->sc = sc;
+    atomic_init(&p->cancelled, false);
+    return p;
+}
+
+/* The channel's offload hook: an OPN's asymmetric work goes to the pool. */
+static uas_status offload_opn(void *ud, uas_channel_job *job)
+{
+    uas_sconn *sc = ud;
+    parked *p = parked_new(sc);
+    if (!p)
+        return UAS_BAD_TCP_NOT_ENOUGH_RESOURCES;
+    p->cjob = job;
+    if (uas_workpool_submit(sc->loop->server->pool, &p->work) != UAS_GOOD) {
+        p->cjob = NULL; /* the channel frees its job */
+        parked_free(p);
+        return UAS_BAD_TCP_SERVER_TOO_BUSY;
+    }
+    sc->parked = p;
+    return UAS_GOOD;
+}
+
+uas_status uas_request_park(uas_request_ctx *ctx, void *job, void (*run)(void *job),
+                            void (*free)(void *job))
+{
+    uas_sconn *sc = ctx->sconn;
+    if (!sc || !ctx->conn || !ctx->server->pool || !ctx->body)
+        return UAS_BAD_NOT_SUPPORTED;
+    parked *p = parked_new(sc);
+    uint8_t *body = p ? uas_malloc(ctx->body_len ? ctx->body_len : 1) : NULL;
+    if (!body) {
+        if (p)
+            uas_free(p, sizeof(*p));
+        return UAS_BAD_RESOURCE_UNAVAILABLE;
+    }
+    memcpy(body, ctx->body, ctx->body_len);
+    p->body = body;
+    p->body_len = ctx->body_len;
+    p->request_id = ctx->request_id;
+    p->job = job;
+    p->run = run;
+    p->free = free;
+    uas_status st = uas_workpool_submit(ctx->server->pool, &p->work);
+    if (st != UAS_GOOD) {
+        p->job = NULL; /* stays the caller's */
+        parked_free(p);
+        return UAS_BAD_RESOURCE_UNAVAILABLE;
+    }
+    sc->parked = p;
+    ctx->no_response = true;
+    uas_conn_hold(ctx->conn);
+    return UAS_GOOD;
 }
 
 static void on_message_error(uas_conn *c, uint32_t request_id, uas_status status)
@@ -269,6 +425,13 @@ static void on_close(uas_conn *c, uas_status reason)
 {
     (void)reason;
     uas_sconn *sc = uas_conn_ud(c);
+    if (sc->parked) {
+        /* The work finishes (or is skipped) on its own; its result is
+         * dropped when it comes back. */
+        atomic_store_explicit(&sc->parked->cancelled, true, memory_order_release);
+        sc->parked->sc = NULL;
+        sc->parked = NULL;
+    }
     uas_subs_conn_closed(sc->loop, sc->channel_id, c);
     /* Sessions outlive their channel (a client may reactivate them on a new
      * one); they end by CloseSession or their timeout. */
@@ -343,6 +506,10 @@ void uas_dispatch_accept(uas_sloop *l, int fd, const void *peer)
     cc.channel.offer_count = s->channel_offer_count;
     cc.channel.validate_peer = uas_server_validate_client;
     cc.channel.validate_ud = s;
+    if (s->pool) {
+        cc.channel.offload = offload_opn;
+        cc.channel.offload_ud = sc;
+    }
     cc.max_output_bytes = s->cfg.max_output_bytes;
     l->connections++;
     sc->conn = uas_conn_accept(l->loop, fd, &cc, &handler, sc);

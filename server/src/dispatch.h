@@ -32,6 +32,11 @@ struct pollfd;
 size_t uas_dispatch_pollfds(uas_sloop *l, struct pollfd *fds, size_t cap);
 /* Seconds until the earliest timer of the loop's connections, -1: none. */
 double uas_dispatch_timer_remaining(uas_sloop *l);
+/* A parked request's work came back to its loop (the done hook of the
+ * loop's work inbox): resume the request, or drop the result when its
+ * connection is gone. */
+struct uas_work;
+void uas_dispatch_work_done(struct uas_work *w);
 /* Remember that session se is bound to this connection's channel. */
 void uas_sconn_cache_add(uas_sconn *sc, uas_session *se);
 

@@ -25,6 +25,7 @@
 #include "authz.h"
 #include "dispatch.h"
 #include "svc_subscription.h"
+#include "workpool.h"
 
 typedef struct loop_watchers {
     ev_io listen;
@@ -102,6 +103,7 @@ void uas_server_config_default(uas_server_config *c)
     c->max_sessions = 8;
     c->max_output_bytes = 256u << 10;
 #endif
+    c->worker_queue = 256;
 }
 
 /* Descriptors the server needs besides its connections: per loop the
@@ -249,7 +251,14 @@ static uas_server *server_new(const uas_server_config *cfg, struct ev_loop *app_
             return NULL;
         }
     }
-    st = uas_server_security_init(s);
+    unsigned workers =
+        cfg->worker_threads ? cfg->worker_threads : (unsigned)sysconf(_SC_NPROCESSORS_ONLN);
+    st = uas_workpool_new(workers, cfg->worker_queue, &s->pool);
+    for (unsigned i = 0; st == UAS_GOOD && i < s->nloops; i++)
+        st = uas_work_inbox_new(uas_loop_ev(s->loops[i].loop), uas_dispatch_work_done,
+                                &s->loops[i].inbox);
+    if (st == UAS_GOOD)
+        st = uas_server_security_init(s);
     if (st == UAS_GOOD)
         st = uas_authz_new(s, &s->authz);
     if (st != UAS_GOOD) {
@@ -322,6 +331,14 @@ void uas_server_delete(uas_server *s)
         if (s->loops[i].subs)
             uas_dispatch_abort_all(&s->loops[i]);
     uas_budget_clear_pressure_hook(s);
+    /* Every connection is gone, so no result has anyone to go to: the
+     * workers finish what runs, and what waits or came back is freed. */
+    uas_workpool_free(s->pool);
+    s->pool = NULL;
+    for (unsigned i = 0; s->loops && i < s->nloops; i++) {
+        uas_work_inbox_free(s->loops[i].inbox);
+        s->loops[i].inbox = NULL;
+    }
     uas_sessions_delete(s->sessions);
     uas_conn_limits_delete(s->conn_limits);
     uas_subs_free(s);

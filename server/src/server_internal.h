@@ -30,7 +30,24 @@ typedef struct uas_request_ctx {
     int64_t now_ms;   /* monotonic */
     uas_datetime now; /* UTC */
     bool no_response; /* the service answers later by itself (Publish) */
+    /* Parking (uas_request_park): the request message as received, and,
+     * when the handler runs again after its parked work ran, that work. */
+    const uint8_t *body;
+    size_t body_len;
+    void *work_done;
 } uas_request_ctx;
+
+/* Parks the request while job runs on a worker thread (run(job) there;
+ * it may touch only the job's own data and thread-safe stores), holding
+ * the channel so that nothing after it on the channel is processed first.
+ * When it ran, the request is decoded again and its handler called again
+ * on the loop with ctx->work_done = job; free(job) follows. Returns Good
+ * (parked: the handler returns without a response), BadNotSupported (no
+ * pool or no connection: the caller runs job inline) or
+ * BadResourceUnavailable (the queue is full: the caller refuses the
+ * request and logs). On anything but Good the caller keeps job. */
+uas_status uas_request_park(uas_request_ctx *ctx, void *job, void (*run)(void *job),
+                            void (*free)(void *job));
 
 /* A service fills resp (zeroed, of the response type); a Bad
  * response_header.service_result turns the answer into a ServiceFault. */
@@ -157,6 +174,8 @@ struct uas_sloop {
     /* Memory pressure (dispatch.c): the most one of its connections held
      * at this loop's last look, for the other loops to compare with. */
     atomic_size_t largest_held;
+    /* Completed worker jobs come back here (workpool.h). */
+    struct uas_work_inbox *inbox;
 };
 
 /* Counters of ServerDiagnosticsSummary. */
@@ -207,6 +226,8 @@ struct uas_server {
     uas_pki_store *user_pki; /* <pki_dir>/user: trust list of X509 user tokens */
     uas_user_store *users;   /* NULL: no users file, user names refused */
     struct uas_authz *authz; /* roles and permissions (authz.h) */
+    /* RSA, argon2id and PKI work off the loops (workpool.h). */
+    struct uas_workpool *pool;
     /* Namespace array (index 0: OPC UA, 1: the application URI). */
     pthread_mutex_t ns_lock;
     char **namespaces;

@@ -157,125 +157,181 @@ static void cstr_of(const uas_string *s, char *buf, size_t cap)
 #endif
 
 /* CreateSession on a secured channel (Part 4, 5.6.2): a client nonce of
- * 32..128 bytes, the certificate the channel was opened with, and that
- * certificate valid for the applicationUri the client claims. */
-static uas_status check_client(uas_request_ctx *ctx, const uas_create_session_request *req,
-                               uas_channel *ch)
+ * 32..128 bytes (checked on the loop), then, as a job for a worker
+ * (create_job_run), the certificate the channel was opened with, that
+ * certificate valid for the applicationUri the client claims (the PKI:
+ * parsing, chain, revocation, file I/O), and serverSignature =
+ * Sign(clientCertificate + clientNonce) with our key. The job owns copies
+ * of everything it reads; the channel's peer comes as a key object of its
+ * own (uas_channel_clone_keys). */
+typedef struct create_job {
+    uas_server *server;
+    uas_secpol_keys *keys; /* the channel's peer and our credentials */
+    uint8_t *data;         /* clientCertificate + clientNonce */
+    size_t cert_len, data_len;
+    char uri[512];
+    uas_datetime now;
+    uas_status st;
+    uint8_t server_nonce[32]; /* the session's, when bound is signed */
+    uint8_t *bound;           /* enhanced ECC policies: what is signed instead */
+    size_t bound_len;
+    size_t sig_len;
+    uint8_t sig[UAS_RSA_MAX_BYTES];
+} create_job;
+
+static void create_job_free(void *vjob)
 {
+    create_job *j = vjob;
+    uas_secpol_keys_free(j->keys);
+    if (j->data)
+        uas_free(j->data, j->data_len ? j->data_len : 1);
+    if (j->bound)
+        uas_free(j->bound, j->bound_len ? j->bound_len : 1);
+    uas_free(j, sizeof(*j));
+}
+
+static void create_job_run(void *vjob)
+{
+    create_job *j = vjob;
 #ifndef UAS_ENABLE_ENCRYPTION
-    (void)ctx, (void)req, (void)ch;
-    return UAS_BAD_SECURITY_CHECKS_FAILED; /* unreachable: no secured channel */
+    j->st = UAS_BAD_SECURITY_CHECKS_FAILED; /* unreachable: no secured channel */
 #else
-    uas_server *s = ctx->server;
+    uas_bytestring cert = {.length = j->cert_len, .data = j->data};
+    size_t n = first_cert_len(&cert);
+    if (n == 0 || !uas_secpol_keys_peer_is(j->keys, j->data, n)) {
+        uas_log(UAS_LOG_INFO, "session",
+                "CreateSession refused: the client certificate is not the channel's");
+        j->st = UAS_BAD_SECURITY_CHECKS_FAILED;
+        return;
+    }
+    uas_pki_verdict v;
+    j->st = uas_pki_validate(j->server->pki, j->data, j->cert_len, j->uri, UAS_PKI_USAGE_CLIENT, 0,
+                             0, j->now, &v);
+    if (j->st != UAS_GOOD) {
+        uas_log(UAS_LOG_WARN, "session", "CreateSession refused: client certificate %s: %s (%s)",
+                v.thumbprint, uas_status_name(j->st), v.reason);
+        return;
+    }
+    j->st = j->bound ? uas_secpol_keys_sign(j->keys, j->bound, j->bound_len, j->sig, sizeof(j->sig),
+                                            &j->sig_len)
+                     : uas_secpol_keys_sign(j->keys, j->data, j->data_len, j->sig, sizeof(j->sig),
+                                            &j->sig_len);
+#endif
+}
+
+/* The cheap checks, then the job with its copies. */
+static uas_status create_job_new(uas_request_ctx *ctx, const uas_create_session_request *req,
+                                 uas_channel *ch, create_job **out)
+{
+    *out = NULL;
     if (!req->client_nonce.data || req->client_nonce.length < 32 ||
         req->client_nonce.length > 128) {
         uas_log(UAS_LOG_INFO, "session", "CreateSession refused: client nonce of %zu bytes",
                 req->client_nonce.data ? req->client_nonce.length : 0);
         return UAS_BAD_NONCE_INVALID;
     }
-    size_t n = first_cert_len(&req->client_certificate);
-    if (n == 0 || !uas_channel_peer_is(ch, req->client_certificate.data, n)) {
+    if (!req->client_certificate.data || req->client_certificate.length == 0) {
         uas_log(UAS_LOG_INFO, "session",
                 "CreateSession refused: the client certificate is not the channel's");
         return UAS_BAD_SECURITY_CHECKS_FAILED;
     }
-    char uri[512];
-    cstr_of(&req->client_description.application_uri, uri, sizeof(uri));
-    uas_pki_verdict v;
-    uas_status st =
-        uas_pki_validate(s->pki, req->client_certificate.data, req->client_certificate.length, uri,
-                         UAS_PKI_USAGE_CLIENT, 0, 0, uas_datetime_now(), &v);
-    if (st != UAS_GOOD)
-        uas_log(UAS_LOG_WARN, "session", "CreateSession refused: client certificate %s: %s (%s)",
-                v.thumbprint, uas_status_name(st), v.reason);
-    return st;
-#endif
-}
-
-/* The channel-bound data of the ECC policies with SecureChannelEnhancements
- * (Part 4, 5.6.2 / 5.6.3 of 1.05.07), copied into the arena:
- *   CreateSession:   TP | clientNonce | H(serverCert) | H(clientCert) | serverNonce
- *   ActivateSession: TP | serverNonce | H(serverCert) | H(serverCert) | H(clientCert) |
- *                    clientNonce
- * (our application and channel certificate are the same one). */
-static uint8_t *bound_data(uas_request_ctx *ctx, uas_channel *ch, bool activate,
-                           const uint8_t *client_nonce, size_t client_nonce_len, size_t *len)
-{
-    size_t sl = 0, cl = 0;
-    const uint8_t *server = uas_channel_local_cert(ch, &sl);
-    const uas_bytestring *cc = &ctx->session->client_cert;
-    const uint8_t *client = cc->data;
-    cl = cc->length;
-    const uint8_t *certs[3] = {server, server, client};
-    size_t lens[3] = {sl, sl, cl};
-    const uint8_t *sn = ctx->session->server_nonce;
-    size_t snl = sizeof(ctx->session->server_nonce);
-    uint8_t *d = NULL;
-    size_t n = 0;
-    uas_status st = activate ? uas_channel_bound_data(ch, sn, snl, certs, lens, 3, client_nonce,
-                                                      client_nonce_len, &d, &n)
-                             : uas_channel_bound_data(ch, client_nonce, client_nonce_len, certs + 1,
-                                                      lens + 1, 2, sn, snl, &d, &n);
-    if (st != UAS_GOOD)
-        return NULL;
-    uint8_t *out = uas_arena_alloc(ctx->arena, n);
-    if (out)
-        memcpy(out, d, n);
-    uas_free(d, n ? n : 1);
-    *len = n;
-    return out;
-}
-
-/* serverSignature = Sign(clientCertificate + clientNonce) with our key;
- * channel-bound data for the enhanced ECC policies. */
-static uas_status sign_client(uas_request_ctx *ctx, const uas_create_session_request *req,
-                              uas_channel *ch, uas_create_session_response *resp)
-{
-    size_t n = req->client_certificate.length + req->client_nonce.length;
-    uint8_t *data = NULL;
-    uint8_t *sig = uas_arena_alloc(ctx->arena, UAS_RSA_MAX_BYTES);
-    if (uas_channel_enhanced(ch)) {
-        data = bound_data(ctx, ch, false, req->client_nonce.data, req->client_nonce.length, &n);
-    } else if ((data = uas_arena_alloc(ctx->arena, n ? n : 1))) {
-        memcpy(data, req->client_certificate.data, req->client_certificate.length);
-        memcpy(data + req->client_certificate.length, req->client_nonce.data,
-               req->client_nonce.length);
-    }
-    if (!data || !sig)
+    create_job *j = uas_calloc(1, sizeof(*j));
+    if (!j)
         return UAS_BAD_OUT_OF_MEMORY;
-    size_t sig_len = 0;
-    uas_status st = uas_channel_sign(ch, data, n, sig, UAS_RSA_MAX_BYTES, &sig_len);
-    if (st != UAS_GOOD)
-        return st;
-    resp->server_signature.algorithm =
-        uas_string_from(uas_security_policy_signature_uri(uas_channel_policy(ch)));
-    resp->server_signature.signature.data = sig;
-    resp->server_signature.signature.length = sig_len;
+    j->server = ctx->server;
+    j->cert_len = req->client_certificate.length;
+    j->data_len = j->cert_len + req->client_nonce.length;
+    j->data = uas_malloc(j->data_len);
+    if (!j->data || uas_channel_clone_keys(ch, &j->keys) != UAS_GOOD || !j->keys) {
+        create_job_free(j);
+        return UAS_BAD_OUT_OF_MEMORY;
+    }
+    memcpy(j->data, req->client_certificate.data, j->cert_len);
+    memcpy(j->data + j->cert_len, req->client_nonce.data, req->client_nonce.length);
+#ifdef UAS_ENABLE_ENCRYPTION
+    cstr_of(&req->client_description.application_uri, j->uri, sizeof(j->uri));
+#endif
+    j->now = uas_datetime_now();
+    if (uas_channel_enhanced(ch)) {
+        /* The enhanced ECC policies sign channel-bound data (Part 4, 5.6.2
+         * of 1.05.07): TP | clientNonce | H(serverCert) | H(clientCert) |
+         * serverNonce. The session's server nonce is chosen here, so that
+         * the job can sign it; create_session gives it to the session. */
+        size_t sl = 0;
+        const uint8_t *server = uas_channel_local_cert(ch, &sl);
+        const uint8_t *certs[2] = {server, req->client_certificate.data};
+        size_t lens[2] = {sl, req->client_certificate.length};
+        uas_random_bytes(j->server_nonce, sizeof(j->server_nonce));
+        if (uas_channel_bound_data(ch, req->client_nonce.data, req->client_nonce.length, certs,
+                                   lens, 2, j->server_nonce, sizeof(j->server_nonce), &j->bound,
+                                   &j->bound_len) != UAS_GOOD) {
+            create_job_free(j);
+            return UAS_BAD_OUT_OF_MEMORY;
+        }
+    }
+    *out = j;
     return UAS_GOOD;
 }
 
-/* serverCertificate + serverNonce: what the client and X509 user token
- * signatures of ActivateSession cover. */
-static uint8_t *activation_data(uas_request_ctx *ctx, size_t *len)
+/* serverSignature, worked out by the job. */
+static uas_status sign_client(uas_request_ctx *ctx, const create_job *j, uas_channel *ch,
+                              uas_create_session_response *resp)
 {
-    size_t n = 0;
-    const uint8_t *cert = uas_channel_local_cert(channel_obj(ctx), &n);
-    if (!cert)
-        cert = (const uint8_t *)"";
-    size_t nonce = sizeof(ctx->session->server_nonce);
-    uint8_t *data = uas_arena_alloc(ctx->arena, n + nonce);
-    if (data) {
-        memcpy(data, cert, n);
-        memcpy(data + n, ctx->session->server_nonce, nonce);
-    }
-    *len = n + nonce;
-    return data;
+    uint8_t *sig = uas_arena_alloc(ctx->arena, j->sig_len ? j->sig_len : 1);
+    if (!sig)
+        return UAS_BAD_OUT_OF_MEMORY;
+    memcpy(sig, j->sig, j->sig_len);
+    resp->server_signature.algorithm =
+        uas_string_from(uas_security_policy_signature_uri(uas_channel_policy(ch)));
+    resp->server_signature.signature.data = sig;
+    resp->server_signature.signature.length = j->sig_len;
+    return UAS_GOOD;
 }
+
+static void create_session(uas_request_ctx *ctx, const uas_create_session_request *req,
+                           uas_create_session_response *resp, uas_status st, const create_job *job);
 
 void uas_svc_create_session(uas_request_ctx *ctx, const void *vreq, void *vresp)
 {
     const uas_create_session_request *req = vreq;
     uas_create_session_response *resp = vresp;
+    uas_channel *ch = channel_obj(ctx);
+    create_job *job = ctx->work_done, *own = NULL;
+    uas_status st = UAS_GOOD;
+    /* A None channel of a server without a None endpoint never gets here:
+     * the dispatcher keeps it to discovery (dispatch.c, discovery_only). */
+    if (channel_secure(ch) && !job) {
+        st = create_job_new(ctx, req, ch, &own);
+        if (st == UAS_GOOD) {
+            uas_status pst = uas_request_park(ctx, own, create_job_run, create_job_free);
+            if (pst == UAS_GOOD)
+                return; /* answered when the job is back (ctx->work_done) */
+            if (pst == UAS_BAD_NOT_SUPPORTED) {
+                create_job_run(own);
+                job = own;
+            } else {
+                create_job_free(own);
+                own = NULL;
+                UAS_LOG_LIMITED(UAS_LOG_WARN, "session",
+                                "CreateSession refused: BadTooManySessions: the worker queue is "
+                                "full (worker_queue = %u)",
+                                ctx->server->cfg.worker_queue);
+                atomic_fetch_add(&ctx->server->counters.rejected_sessions, 1);
+                set_result(resp, UAS_BAD_TOO_MANY_SESSIONS);
+                return;
+            }
+        }
+    }
+    create_session(ctx, req, resp, st, job);
+    if (own)
+        create_job_free(own);
+}
+
+/* The rest of CreateSession, on the loop: st is the cheap checks' verdict,
+ * job the worker's (NULL on a None channel). */
+static void create_session(uas_request_ctx *ctx, const uas_create_session_request *req,
+                           uas_create_session_response *resp, uas_status st, const create_job *job)
+{
     const uas_server_config *cfg = &ctx->server->cfg;
     double timeout = req->requested_session_timeout;
     if (!(timeout >= cfg->min_session_timeout_ms)) /* also catches NaN */
@@ -284,11 +340,8 @@ void uas_svc_create_session(uas_request_ctx *ctx, const void *vreq, void *vresp)
         timeout = cfg->max_session_timeout_ms;
     uas_channel *ch = channel_obj(ctx);
     bool secure = channel_secure(ch);
-    uas_status st = UAS_GOOD;
-    /* A None channel of a server without a None endpoint never gets here:
-     * the dispatcher keeps it to discovery (dispatch.c, discovery_only). */
-    if (secure)
-        st = check_client(ctx, req, ch);
+    if (st == UAS_GOOD && secure)
+        st = job ? job->st : UAS_BAD_INTERNAL_ERROR;
     if (st != UAS_GOOD) {
         atomic_fetch_add(&ctx->server->counters.security_rejected_requests, 1);
         atomic_fetch_add(&ctx->server->counters.rejected_sessions, 1);
@@ -316,17 +369,18 @@ void uas_svc_create_session(uas_request_ctx *ctx, const void *vreq, void *vresp)
             memcpy(se->client_nonce, req->client_nonce.data, req->client_nonce.length);
             se->client_nonce_len = (uint8_t)req->client_nonce.length;
         }
-        if (!(se->client_cert.data = uas_malloc(req->client_certificate.length)))
-            st = UAS_BAD_OUT_OF_MEMORY;
-        else {
-            memcpy(se->client_cert.data, req->client_certificate.data,
-                   req->client_certificate.length);
-            se->client_cert.length = req->client_certificate.length;
-        }
+        if (job && job->bound)
+            memcpy(se->server_nonce, job->server_nonce, sizeof(se->server_nonce));
+        st = sign_client(ctx, job, ch, resp);
         if (st == UAS_GOOD) {
-            uas_request_ctx sctx = *ctx;
-            sctx.session = se;
-            st = sign_client(&sctx, req, ch, resp);
+            se->client_cert.data = uas_malloc(req->client_certificate.length);
+            if (!se->client_cert.data) {
+                st = UAS_BAD_OUT_OF_MEMORY;
+            } else {
+                memcpy(se->client_cert.data, req->client_certificate.data,
+                       req->client_certificate.length);
+                se->client_cert.length = req->client_certificate.length;
+            }
         }
         if (st != UAS_GOOD) {
             uas_sessions_remove(ctx->server->sessions, se);
@@ -400,16 +454,63 @@ __attribute__((format(printf, 3, 4))) static uas_status refuse(refusal *r, uas_s
     return st;
 }
 
+/* The proofs of an ActivateSession (client signature, user identity
+ * token) are checked by a worker (act_run) against this snapshot, taken on
+ * the loop: copies of the session's nonce and client certificate, the
+ * channel's policy, mode and peer as key objects of the job's own, and the
+ * request itself, decoded again from a copy. The user and PKI stores lock
+ * for themselves; the server's configuration does not change while it
+ * runs. */
+typedef struct act_env {
+    uas_server *server;
+    bool has_channel;
+    bool secure;              /* the channel signs (not None) */
+    const uas_secpol *policy; /* the channel's */
+    int32_t mode;
+    uas_secpol_keys *keys;      /* the channel's peer and our credentials; NULL on None */
+    uint8_t nonce[32];          /* the session's server nonce when parked */
+    const uint8_t *server_cert; /* the channel's (its type's), immutable */
+    size_t server_cert_len;
+    uint8_t *bound; /* enhanced ECC policies: the channel-bound data signed */
+    size_t bound_len;
+    uas_bytestring client_cert;
+    char address[64]; /* the peer's, for throttling without a certificate */
+    uint8_t *body;    /* the request message */
+    size_t body_len;
+    uas_arena arena;
+    uint8_t arena_first[4096];
+    /* The verdict. */
+    uas_status st;
+    refusal r;
+    char user[72];
+} act_env;
+
+/* serverCertificate + serverNonce: what the client and X509 user token
+ * signatures of ActivateSession cover. */
+static uint8_t *activation_data(act_env *e, size_t *len)
+{
+    size_t n = e->server_cert ? e->server_cert_len : 0;
+    const uint8_t *cert = e->server_cert ? e->server_cert : (const uint8_t *)"";
+    size_t nonce = sizeof(e->nonce);
+    uint8_t *data = uas_arena_alloc(&e->arena, n + nonce);
+    if (data) {
+        memcpy(data, cert, n);
+        memcpy(data + n, e->nonce, nonce);
+    }
+    *len = n + nonce;
+    return data;
+}
+
 #ifdef UAS_ENABLE_ENCRYPTION
 /* The UserTokenPolicy a token names (Part 4, 7.41), among those of the
  * endpoint the activation comes through: the policy of the channel, or
  * Basic256Sha256 on a None one (uas_server_endpoints advertises the same).
  * A policy id another endpoint offers is refused here too, so a token
  * cannot be encrypted with a weaker policy than the endpoint names. */
-static const uas_secpol *endpoint_token_policy(uas_request_ctx *ctx, const uas_string *id,
-                                               const char *prefix, refusal *r)
+static const uas_secpol *endpoint_token_policy(act_env *e, const uas_string *id, const char *prefix,
+                                               refusal *r)
 {
-    uas_server *s = ctx->server;
+    uas_server *s = e->server;
     char text[264];
     const uas_secpol *named = uas_server_token_policy(s, id, prefix);
     if (!named) {
@@ -417,9 +518,8 @@ static const uas_secpol *endpoint_token_policy(uas_request_ctx *ctx, const uas_s
         refuse(r, 0, "unknown policy id '%s'", text);
         return NULL;
     }
-    uas_channel *ch = channel_obj(ctx);
     const uas_secpol *own = uas_server_user_token_policy(
-        s, ch ? uas_channel_policy(ch) : uas_security_policy(NONE_URI, false));
+        s, e->has_channel ? e->policy : uas_security_policy(NONE_URI, false));
     if (named != own) {
         escaped(id, text, sizeof(text));
         refuse(r, 0, "policy id '%s' is not offered on this endpoint", text);
@@ -430,14 +530,13 @@ static const uas_secpol *endpoint_token_policy(uas_request_ctx *ctx, const uas_s
 
 /* The throttling key of a login: the client certificate's thumbprint, or
  * the peer's address on a channel without one. */
-static void client_key(uas_request_ctx *ctx, char *buf, size_t cap)
+static void client_key(act_env *e, char *buf, size_t cap)
 {
-    const uas_session *se = ctx->session;
-    if (se->client_cert.data && cap >= UAS_PKI_THUMBPRINT_HEX) {
-        size_t n = first_cert_len(&se->client_cert);
-        uas_pki_thumbprint(se->client_cert.data, n ? n : se->client_cert.length, buf);
-    } else if (!ctx->conn || !uas_conn_peer_address(ctx->conn, buf, cap)) {
-        snprintf(buf, cap, "?");
+    if (e->client_cert.data && cap >= UAS_PKI_THUMBPRINT_HEX) {
+        size_t n = first_cert_len(&e->client_cert);
+        uas_pki_thumbprint(e->client_cert.data, n ? n : e->client_cert.length, buf);
+    } else {
+        snprintf(buf, cap, "%s", e->address);
     }
 }
 
@@ -448,17 +547,16 @@ static void client_key(uas_request_ctx *ctx, char *buf, size_t cap)
  * make us do: cheap checks first, then the throttle, then exactly one RSA
  * block (the secret of any real password fits in one), and a token that
  * does not decrypt counts as a failed login like a wrong password. */
-static uas_status check_user_name(uas_request_ctx *ctx, const uas_user_name_identity_token *t,
-                                  refusal *r)
+static uas_status check_user_name(act_env *e, const uas_user_name_identity_token *t, refusal *r)
 {
-    uas_server *s = ctx->server;
+    uas_server *s = e->server;
     if (!s->users || !s->cred)
         return refuse(r, UAS_BAD_IDENTITY_TOKEN_REJECTED, "user names are not offered");
 #ifndef UAS_ENABLE_ENCRYPTION
     (void)t; /* unreachable: a build without encryption has no users file */
     return refuse(r, UAS_BAD_IDENTITY_TOKEN_REJECTED, "this build has no encryption");
 #else
-    const uas_secpol *pol = endpoint_token_policy(ctx, &t->policy_id, "username_", r);
+    const uas_secpol *pol = endpoint_token_policy(e, &t->policy_id, "username_", r);
     if (!pol)
         return UAS_BAD_IDENTITY_TOKEN_INVALID;
     char text[264];
@@ -469,7 +567,7 @@ static uas_status check_user_name(uas_request_ctx *ctx, const uas_user_name_iden
                       text, pol->asym_encryption_uri);
     }
     char key[64];
-    client_key(ctx, key, sizeof(key));
+    client_key(e, key, sizeof(key));
     uas_status st = uas_user_throttle_check(s->users, key);
     if (st != UAS_GOOD)
         return refuse(r, st, "%s (client %s)",
@@ -484,14 +582,14 @@ static uas_status check_user_name(uas_request_ctx *ctx, const uas_user_name_iden
     uint8_t pw[UAS_RSA_MAX_BYTES];
     size_t pw_len = 0;
     const char *why = "";
-    st = uas_secpol_user_decrypt(s->cred, pol, t->password.data, len, ctx->session->server_nonce,
-                                 sizeof(ctx->session->server_nonce), pw, sizeof(pw), &pw_len, &why);
+    st = uas_secpol_user_decrypt(s->cred, pol, t->password.data, len, e->nonce, sizeof(e->nonce),
+                                 pw, sizeof(pw), &pw_len, &why);
     if (st == UAS_GOOD) {
         char name[UAS_USER_NAME_MAX + 2];
         cstr_of(&t->user_name, name, sizeof(name));
         st = uas_user_check(s->users, key, name, (const char *)pw, pw_len);
         if (st == UAS_GOOD)
-            snprintf(ctx->session->user, sizeof(ctx->session->user), "%s", name);
+            snprintf(e->user, sizeof(e->user), "%s", name);
         else
             refuse(r, 0, "user name login refused (client %s)", key);
         st = st == UAS_GOOD ? UAS_GOOD : UAS_BAD_USER_ACCESS_DENIED;
@@ -505,17 +603,17 @@ static uas_status check_user_name(uas_request_ctx *ctx, const uas_user_name_iden
 #endif
 }
 
-static uas_status check_x509_user(uas_request_ctx *ctx, const uas_x509_identity_token *t,
+static uas_status check_x509_user(act_env *e, const uas_x509_identity_token *t,
                                   const uas_signature_data *sig, refusal *r)
 {
-    uas_server *s = ctx->server;
+    uas_server *s = e->server;
     if (!s->user_pki || !s->cred)
         return refuse(r, UAS_BAD_IDENTITY_TOKEN_REJECTED, "user certificates are not offered");
 #ifndef UAS_ENABLE_ENCRYPTION
     (void)t, (void)sig;
     return refuse(r, UAS_BAD_IDENTITY_TOKEN_REJECTED, "this build has no encryption");
 #else
-    const uas_secpol *pol = endpoint_token_policy(ctx, &t->policy_id, "x509_", r);
+    const uas_secpol *pol = endpoint_token_policy(e, &t->policy_id, "x509_", r);
     if (!pol)
         return UAS_BAD_IDENTITY_TOKEN_INVALID;
     if (!t->certificate_data.data || t->certificate_data.length == 0)
@@ -528,7 +626,7 @@ static uas_status check_x509_user(uas_request_ctx *ctx, const uas_x509_identity_
                       pol->asym_signature_uri);
     }
     size_t len;
-    uint8_t *data = activation_data(ctx, &len);
+    uint8_t *data = activation_data(e, &len);
     if (!data)
         return UAS_BAD_OUT_OF_MEMORY;
     uas_status st =
@@ -547,31 +645,28 @@ static uas_status check_x509_user(uas_request_ctx *ctx, const uas_x509_identity_
                 uas_status_name(st), v.reason);
         return refuse(r, UAS_BAD_IDENTITY_TOKEN_REJECTED, "user certificate not trusted");
     }
-    snprintf(ctx->session->user, sizeof(ctx->session->user), "x509:%s", v.thumbprint);
+    snprintf(e->user, sizeof(e->user), "x509:%s", v.thumbprint);
     return UAS_GOOD;
 #endif
 }
 
 /* Anonymous is judged by the endpoint the activation comes through: the
  * channel's policy and mode (None for a request without a connection). */
-static bool anonymous_allowed(uas_request_ctx *ctx)
+static bool anonymous_allowed(act_env *e)
 {
-    uas_channel *ch = channel_obj(ctx);
-    if (!ch)
-        return uas_server_anonymous_allowed(ctx->server, uas_security_policy(NONE_URI, false),
+    if (!e->has_channel)
+        return uas_server_anonymous_allowed(e->server, uas_security_policy(NONE_URI, false),
                                             UAS_MESSAGE_SECURITY_MODE_NONE);
-    return uas_server_anonymous_allowed(ctx->server, uas_channel_policy(ch),
-                                        uas_channel_security_mode(ch));
+    return uas_server_anonymous_allowed(e->server, e->policy, e->mode);
 }
 
 /* The user identity token (Part 4, 7.41): anonymous when allowed, a user
  * name with its password encrypted under one of our UserTokenPolicies, or
  * an X.509 certificate the user trust list accepts with its signature. */
-static uas_status check_identity(uas_request_ctx *ctx, const uas_activate_session_request *req,
-                                 refusal *r)
+static uas_status check_identity(act_env *e, const uas_activate_session_request *req, refusal *r)
 {
     const uas_extensionobject *tok = &req->user_identity_token;
-    bool anonymous = anonymous_allowed(ctx);
+    bool anonymous = anonymous_allowed(e);
     if (tok->encoding == UAS_EXTOBJ_EMPTY)
         return anonymous ? UAS_GOOD
                          : refuse(r, UAS_BAD_IDENTITY_TOKEN_REJECTED, "anonymous not offered here");
@@ -587,9 +682,9 @@ static uas_status check_identity(uas_request_ctx *ctx, const uas_activate_sessio
                          : refuse(r, UAS_BAD_IDENTITY_TOKEN_REJECTED, "anonymous not offered here");
     }
     if (type == UAS_TYPE(USER_NAME_IDENTITY_TOKEN))
-        return check_user_name(ctx, tok->content.decoded.data, r);
+        return check_user_name(e, tok->content.decoded.data, r);
     if (type == UAS_TYPE(X509_IDENTITY_TOKEN))
-        return check_x509_user(ctx, tok->content.decoded.data, &req->user_token_signature, r);
+        return check_x509_user(e, tok->content.decoded.data, &req->user_token_signature, r);
     return refuse(r, UAS_BAD_IDENTITY_TOKEN_REJECTED, "unsupported identity token type");
 }
 
@@ -597,34 +692,30 @@ static uas_status check_identity(uas_request_ctx *ctx, const uas_activate_sessio
  * secured with the certificate the session was created with, and
  * clientSignature = Sign(serverCertificate + serverNonce) by its key. A
  * session created on a secured channel is never activated on a None one. */
-static uas_status check_client_signature(uas_request_ctx *ctx,
-                                         const uas_activate_session_request *req, refusal *r)
+static uas_status check_client_signature(act_env *e, const uas_activate_session_request *req,
+                                         refusal *r)
 {
-    uas_session *se = ctx->session;
-    uas_channel *ch = channel_obj(ctx);
-    if (!channel_secure(ch))
-        return se->client_cert.data ? refuse(r, UAS_BAD_SECURITY_CHECKS_FAILED,
-                                             "a secured session on a None channel")
-                                    : UAS_GOOD;
-    size_t n = first_cert_len(&se->client_cert);
-    if (!se->client_cert.data || n == 0 || !uas_channel_peer_is(ch, se->client_cert.data, n))
+    if (!e->secure)
+        return e->client_cert.data ? refuse(r, UAS_BAD_SECURITY_CHECKS_FAILED,
+                                            "a secured session on a None channel")
+                                   : UAS_GOOD;
+    size_t n = first_cert_len(&e->client_cert);
+    if (!e->client_cert.data || n == 0 || !uas_secpol_keys_peer_is(e->keys, e->client_cert.data, n))
         return refuse(r, UAS_BAD_SECURITY_CHECKS_FAILED,
                       "the channel's certificate is not the session's");
-    const char *alg = uas_security_policy_signature_uri(uas_channel_policy(ch));
+    const char *alg = uas_security_policy_signature_uri(e->policy);
     /* The ECC policies have no algorithm URI: the field is null or empty
      * and ignored (Part 4, 7.37 of 1.05.07). */
     if ((*alg && !uas_string_eq_cstr(&req->client_signature.algorithm, alg)) ||
         !req->client_signature.signature.data)
         return refuse(r, UAS_BAD_APPLICATION_SIGNATURE_INVALID,
                       "client signature missing or of another algorithm");
-    size_t len = 0;
-    uint8_t *data = uas_channel_enhanced(ch)
-                        ? bound_data(ctx, ch, true, se->client_nonce, se->client_nonce_len, &len)
-                        : activation_data(ctx, &len);
+    size_t len = e->bound_len;
+    uint8_t *data = e->bound ? e->bound : activation_data(e, &len);
     if (!data)
         return UAS_BAD_OUT_OF_MEMORY;
-    if (uas_channel_verify(ch, data, len, req->client_signature.signature.data,
-                           req->client_signature.signature.length) != UAS_GOOD)
+    if (uas_secpol_keys_verify(e->keys, data, len, req->client_signature.signature.data,
+                               req->client_signature.signature.length) != UAS_GOOD)
         return refuse(r, UAS_BAD_APPLICATION_SIGNATURE_INVALID, "client signature does not verify");
     return UAS_GOOD;
 }
@@ -648,6 +739,112 @@ static uas_status check_move(const uas_session *se, const char *previous, refusa
     return UAS_GOOD;
 }
 
+static void act_free(void *vjob)
+{
+    act_env *e = vjob;
+    uas_secpol_keys_free(e->keys);
+    if (e->client_cert.data)
+        uas_free(e->client_cert.data, e->client_cert.length ? e->client_cert.length : 1);
+    if (e->body)
+        uas_free(e->body, e->body_len ? e->body_len : 1);
+    if (e->bound)
+        uas_free(e->bound, e->bound_len ? e->bound_len : 1);
+    uas_arena_free(&e->arena);
+    uas_wipe(e, sizeof(*e));
+    uas_free(e, sizeof(*e));
+}
+
+static void act_check(act_env *e, const uas_activate_session_request *req)
+{
+    e->st = check_client_signature(e, req, &e->r);
+    if (e->st == UAS_GOOD)
+        e->st = check_identity(e, req, &e->r);
+}
+
+/* On a worker: the request again from the job's copy, then the proofs. */
+static void act_run(void *vjob)
+{
+    act_env *e = vjob;
+    uas_decoder d;
+    uas_decoder_init(&d, e->body, e->body_len, &e->arena, &e->server->cfg.decode_limits);
+    d.zero_copy = true; /* into the job's copy */
+    uas_nodeid id;
+    uas_activate_session_request *req = uas_arena_alloc(&e->arena, sizeof(*req));
+    if (!req || uas_decode(&d, &id, &uas_types[UAS_TYPES_NODE_ID]) != UAS_GOOD ||
+        uas_decode(&d, req, UAS_TYPE(ACTIVATE_SESSION_REQUEST)) != UAS_GOOD) {
+        e->st = refuse(&e->r, UAS_BAD_OUT_OF_MEMORY, "the request could not be decoded again");
+        return;
+    }
+    act_check(e, req);
+}
+
+/* The snapshot an activation's proofs are checked against (act_env). */
+static uas_status act_new(uas_request_ctx *ctx, act_env **out)
+{
+    *out = NULL;
+    uas_session *se = ctx->session;
+    act_env *e = uas_calloc(1, sizeof(*e));
+    if (!e)
+        return UAS_BAD_OUT_OF_MEMORY;
+    e->server = ctx->server;
+    uas_arena_init(&e->arena, e->arena_first, sizeof(e->arena_first),
+                   (size_t)ctx->server->cfg.max_message_size * 4);
+    uas_channel *ch = channel_obj(ctx);
+    uas_status st = UAS_GOOD;
+    if (ch) {
+        e->has_channel = true;
+        e->policy = uas_channel_policy(ch);
+        e->mode = uas_channel_security_mode(ch);
+        e->secure = channel_secure(ch);
+        if (e->secure)
+            st = uas_channel_clone_keys(ch, &e->keys);
+        /* The certificate of the channel's type (RSA or an ECC curve). */
+        e->server_cert = uas_channel_local_cert(ch, &e->server_cert_len);
+    }
+    if (!e->server_cert && ctx->server->cred)
+        e->server_cert = uas_secpol_cred_cert(ctx->server->cred, &e->server_cert_len);
+    memcpy(e->nonce, se->server_nonce, sizeof(e->nonce));
+    if (st == UAS_GOOD && ch && e->secure && uas_channel_enhanced(ch)) {
+        /* Enhanced ECC policies (Part 4, 5.6.3 of 1.05.07): TP | serverNonce |
+         * H(serverCert) | H(serverCert) | H(clientCert) | clientNonce (our
+         * application and channel certificate are the same one). */
+        const uint8_t *certs[3] = {e->server_cert, e->server_cert, se->client_cert.data};
+        size_t lens[3] = {e->server_cert_len, e->server_cert_len, se->client_cert.length};
+        st = uas_channel_bound_data(ch, se->server_nonce, sizeof(se->server_nonce), certs, lens, 3,
+                                    se->client_nonce, se->client_nonce_len, &e->bound,
+                                    &e->bound_len);
+    }
+    if (st == UAS_GOOD && se->client_cert.data) {
+        e->client_cert.data = uas_malloc(se->client_cert.length ? se->client_cert.length : 1);
+        if (e->client_cert.data) {
+            memcpy(e->client_cert.data, se->client_cert.data, se->client_cert.length);
+            e->client_cert.length = se->client_cert.length;
+        } else {
+            st = UAS_BAD_OUT_OF_MEMORY;
+        }
+    }
+    if (!ctx->conn || !uas_conn_peer_address(ctx->conn, e->address, sizeof(e->address)))
+        snprintf(e->address, sizeof(e->address), "?");
+    if (st == UAS_GOOD && ctx->body) {
+        e->body = uas_malloc(ctx->body_len ? ctx->body_len : 1);
+        if (e->body) {
+            memcpy(e->body, ctx->body, ctx->body_len);
+            e->body_len = ctx->body_len;
+        } else {
+            st = UAS_BAD_OUT_OF_MEMORY;
+        }
+    }
+    if (st != UAS_GOOD) {
+        act_free(e);
+        return st;
+    }
+    *out = e;
+    return UAS_GOOD;
+}
+
+static void activate(uas_request_ctx *ctx, const uas_activate_session_request *req,
+                     uas_activate_session_response *resp, const act_env *e, bool moving);
+
 void uas_svc_activate_session(uas_request_ctx *ctx, const void *vreq, void *vresp)
 {
     const uas_activate_session_request *req = vreq;
@@ -664,16 +861,62 @@ void uas_svc_activate_session(uas_request_ctx *ctx, const void *vreq, void *vres
         return;
     }
     bool moving = se->activated && se->channel_id != channel;
+    /* The proofs (RSA, argon2id, the PKI) are checked off the loop: the
+     * request is parked and this handler runs again with the verdict. */
+    act_env *e = ctx->work_done, *own = NULL;
+    if (!e) {
+        uas_status st = act_new(ctx, &own);
+        if (st != UAS_GOOD) {
+            set_result(resp, st);
+            return;
+        }
+        /* Anonymous on a None channel proves nothing: no need to wait. */
+        const uas_extensionobject *tok = &req->user_identity_token;
+        bool proofs =
+            own->secure || (tok->encoding == UAS_EXTOBJ_DECODED &&
+                            (tok->content.decoded.type == UAS_TYPE(USER_NAME_IDENTITY_TOKEN) ||
+                             tok->content.decoded.type == UAS_TYPE(X509_IDENTITY_TOKEN)));
+        st = proofs ? uas_request_park(ctx, own, act_run, act_free) : UAS_BAD_NOT_SUPPORTED;
+        if (st == UAS_GOOD)
+            return;
+        if (st != UAS_BAD_NOT_SUPPORTED) {
+            act_free(own);
+            UAS_LOG_LIMITED(UAS_LOG_WARN, "session",
+                            "ActivateSession refused: BadServerTooBusy: the worker queue is full "
+                            "(worker_queue = %u)",
+                            ctx->server->cfg.worker_queue);
+            atomic_fetch_add(&ctx->server->counters.rejected_requests, 1);
+            set_result(resp, UAS_BAD_SERVER_TOO_BUSY);
+            return;
+        }
+        act_check(own, req);
+        e = own;
+    } else if (memcmp(e->nonce, se->server_nonce, sizeof(e->nonce)) != 0) {
+        /* Another activation renewed the nonce while this one's proofs were
+         * checked: they are over a nonce that is no longer the session's. */
+        e->st = refuse(&e->r, UAS_BAD_NONCE_INVALID,
+                       "the session nonce changed while the proofs were checked");
+    }
+    activate(ctx, req, resp, e, moving);
+    if (own)
+        act_free(own);
+}
+
+/* The rest of ActivateSession, on the loop, with the proofs' verdict. */
+static void activate(uas_request_ctx *ctx, const uas_activate_session_request *req,
+                     uas_activate_session_response *resp, const act_env *e, bool moving)
+{
+    uas_session *se = ctx->session;
+    uint32_t channel = channel_of(ctx);
     /* The identity is the one of this activation: an anonymous activation
      * after a user's leaves none (TransferSubscriptions compares it); a
      * refused one leaves the previous activation's. */
     char previous_user[sizeof(se->user)];
     memcpy(previous_user, se->user, sizeof(previous_user));
-    se->user[0] = 0;
-    refusal r = {""};
-    uas_status st = check_client_signature(ctx, req, &r);
+    refusal r = e->r;
+    uas_status st = e->st;
     if (st == UAS_GOOD)
-        st = check_identity(ctx, req, &r);
+        memcpy(se->user, e->user, sizeof(se->user));
     if (st == UAS_GOOD && moving)
         st = check_move(se, previous_user, &r);
     if (st != UAS_GOOD) {
@@ -689,6 +932,7 @@ void uas_svc_activate_session(uas_request_ctx *ctx, const void *vreq, void *vres
         set_result(resp, st);
         return;
     }
+
     if (moving)
         uas_log(UAS_LOG_INFO, "session", "session moved from channel %u to channel %u",
                 se->channel_id, channel);

@@ -123,6 +123,8 @@ void uas_channel_delete(uas_channel *ch)
         return;
     uas_buf_put(ch->pool, ch->partial);
     uas_buf_put(ch->pool, ch->assembly);
+    uas_buf_put(ch->pool, ch->backlog);
+    uas_channel_job_free(ch->opn_out);
     if (ch->keys)
         uas_secpol_keys_free(ch->keys);
     uas_wipe(ch->local_nonce, sizeof(ch->local_nonce));
@@ -205,6 +207,12 @@ uas_status uas_channel_verify(const uas_channel *ch, const uint8_t *data, size_t
     if (!ch->keys)
         return UAS_BAD_INVALID_STATE;
     return uas_secpol_keys_verify(ch->keys, data, len, sig, sig_len);
+}
+
+uas_status uas_channel_clone_keys(const uas_channel *ch, uas_secpol_keys **out)
+{
+    *out = NULL;
+    return ch->keys ? uas_secpol_keys_clone_peer(ch->keys, out) : UAS_GOOD;
 }
 
 const char *uas_channel_endpoint_url(const uas_channel *ch)
@@ -543,7 +551,7 @@ static uas_status on_symmetric(uas_channel *ch, uint8_t *chunk, size_t len, uint
 }
 
 /* Server: the credentials of the certificate type the policy needs. */
-static uas_secpol_cred *cred_for(const uas_channel *ch, const uas_secpol *p)
+uas_secpol_cred *uas__channel_cred_for(const uas_channel *ch, const uas_secpol *p)
 {
     if (uas_secpol_cred_fits(p, ch->cfg.cred))
         return ch->cfg.cred;
@@ -596,7 +604,8 @@ static uas_status on_open(uas_channel *ch, uint8_t *chunk, size_t len, uint8_t c
     size_t header_len = (size_t)(r.p - chunk);
     if (policy != &uas_secpol_none) {
         if (!ch->keys) {
-            uas_status kst = uas_secpol_keys_new(policy, cred_for(ch, policy), &ch->keys);
+            uas_status kst =
+                uas_secpol_keys_new(policy, uas__channel_cred_for(ch, policy), &ch->keys);
             if (kst != UAS_GOOD)
                 return uas__channel_fail(ch, kst, "no credentials for this policy");
             if (policy->ecc)
@@ -605,28 +614,37 @@ static uas_status on_open(uas_channel *ch, uint8_t *chunk, size_t len, uint8_t c
         /* The PKI judges the sender before any private-key work.
          * Renewals are judged again: a certificate revoked or removed
          * from the trust list since the channel opened ends the channel
-         * at its next renewal (the PKI's verdict cache keeps that cheap). */
+         * at its next renewal (the PKI's verdict cache keeps that cheap).
+         * Both, and the private-key work, are a job (channel_job.c) that
+         * the owner may run on another thread. */
         if (cert_len <= 0)
             return uas__channel_fail(ch, UAS_BAD_CERTIFICATE_INVALID, "no sender certificate");
-        if (ch->cfg.validate_peer) {
-            uas_status vst = ch->cfg.validate_peer(ch->cfg.validate_ud, cert, (size_t)cert_len);
-            if (vst != UAS_GOOD)
-                return uas__channel_fail(ch, vst,
-                                         ch->state == UAS_CHANNEL_OPEN
-                                             ? "peer certificate refused on renewal"
-                                             : "peer certificate refused");
-        }
+        return uas__channel_opn_job(ch, policy, chunk, len, header_len, (size_t)(cert - chunk),
+                                    (size_t)cert_len, now_ms);
     }
     size_t end = len;
     uas_status st = policy->asym_unprotect(ch->keys, chunk, header_len, &end);
     if (st != UAS_GOOD)
-        return uas__channel_fail(ch,
-                                 st == UAS_BAD_CERTIFICATE_INVALID ||
-                                         st == UAS_BAD_CERTIFICATE_POLICY_CHECK_FAILED
-                                     ? st
-                                     : UAS_BAD_SECURITY_CHECKS_FAILED,
-                                 "OPN failed verification");
-    r.end = chunk + end;
+        return uas__channel_open_failed(ch, st);
+    return uas__channel_open_finish(ch, policy, chunk, header_len, end, now_ms);
+}
+
+uas_status uas__channel_open_failed(uas_channel *ch, uas_status st)
+{
+    return uas__channel_fail(ch,
+                             st == UAS_BAD_CERTIFICATE_INVALID ||
+                                     st == UAS_BAD_CERTIFICATE_POLICY_CHECK_FAILED
+                                 ? st
+                                 : UAS_BAD_SECURITY_CHECKS_FAILED,
+                             "OPN failed verification");
+}
+
+uas_status uas__channel_open_finish(uas_channel *ch, const uas_secpol *policy, const uint8_t *chunk,
+                                    size_t header_len, size_t end, int64_t now_ms)
+{
+    rd r = {chunk + header_len, chunk + end};
+    uint32_t channel_id = (uint32_t)chunk[8] | (uint32_t)chunk[9] << 8 | (uint32_t)chunk[10] << 16 |
+                          (uint32_t)chunk[11] << 24;
     uint32_t seq, request_id;
     if (!rd_u32(&r, &seq) || !rd_u32(&r, &request_id))
         return uas__channel_fail(ch, UAS_BAD_TCP_MESSAGE_TYPE_INVALID, "truncated OPN");
@@ -688,6 +706,8 @@ uas_status uas_channel_recv(uas_channel *ch, uint8_t *data, size_t len, int64_t 
     while (len > 0) {
         if (ch->state == UAS_CHANNEL_CLOSED)
             return ch->close_reason == UAS_GOOD ? UAS_BAD_SECURE_CHANNEL_CLOSED : ch->close_reason;
+        if (ch->held)
+            return uas__channel_keep(ch, data, len);
         uas_buf *p = ch->partial;
         if (!p && len >= UAS_HEADER_LEN) {
             uas_status st = check_header(ch, data);

@@ -81,6 +81,16 @@ struct uas_channel {
     bool asm_discard;
     uas_status asm_error;
     int64_t hello_deadline;
+
+    /* Parking (channel_job.c): while held, received bytes wait in backlog;
+     * job_out: a job is with the owner (offload); opn_out: the OPN
+     * response the writer handed to a job instead of securing it (when
+     * defer_opn). */
+    bool held;
+    bool job_out;
+    bool defer_opn;
+    uas_buf *backlog;
+    struct uas_channel_job *opn_out;
 };
 
 void uas__channel_set_state(uas_channel *ch, uas_channel_state to, uas_status reason);
@@ -95,5 +105,31 @@ uas_status uas__channel_on_opn_request(uas_channel *ch, uint32_t request_id, con
                                        size_t len, int64_t now_ms);
 uas_status uas__channel_on_opn_response(uas_channel *ch, uint32_t request_id, uint32_t channel_id,
                                         const uint8_t *body, size_t len, int64_t now_ms);
+
+/* channel_job.c */
+/* The asymmetric part of a server's OPN, as a job: a copy of the chunk
+ * ([0, len), security header in [12, header_len), the sender certificate
+ * at cert_off), checked by validate_peer and asym_unprotect. */
+uas_status uas__channel_opn_job(uas_channel *ch, const uas_secpol *policy, const uint8_t *chunk,
+                                size_t len, size_t header_len, size_t cert_off, size_t cert_len,
+                                int64_t now_ms);
+/* The OPN response chunk [0, len) with its sequence header written, to be
+ * secured (asym_protect) by a job: NULL on out of memory. */
+struct uas_channel_job *uas__channel_opn_out_job(uas_channel *ch, const uint8_t *chunk,
+                                                 size_t header_len, size_t len, size_t cap);
+/* Hands a job to the owner (offload) or runs and completes it inline. */
+uas_status uas__channel_park(uas_channel *ch, struct uas_channel_job *job, int64_t now_ms);
+/* Keeps bytes received while held. */
+uas_status uas__channel_keep(uas_channel *ch, const uint8_t *data, size_t len);
+/* channel.c: the end of an OPN once its chunk is verified and decrypted
+ * ([header_len, end) is the sequence header and body). */
+uas_status uas__channel_open_finish(uas_channel *ch, const uas_secpol *policy, const uint8_t *chunk,
+                                    size_t header_len, size_t end, int64_t now_ms);
+/* The ERR status of an asym_unprotect failure. */
+uas_status uas__channel_open_failed(uas_channel *ch, uas_status st);
+
+/* Server: the credentials of the certificate type policy needs (RSA, or
+ * the ECC curve's). */
+uas_secpol_cred *uas__channel_cred_for(const uas_channel *ch, const uas_secpol *p);
 
 #endif

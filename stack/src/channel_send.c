@@ -101,6 +101,17 @@ static uas_status finish_chunk(chunk_writer *w, uint8_t chunk_type, size_t end)
     ch->send_seq = seq > UINT32_MAX - 1024 && !(ch->policy && ch->policy->ecc) ? 1 : seq + 1;
     put_u32(p + w->header_len, seq);
     put_u32(p + w->header_len + 4, w->request_id);
+    if (w->mt == MT_OPN && ch->defer_opn) {
+        /* Secured by a job off the loop (channel_job.c); sent when it
+         * completes. An OPN response is always one chunk. */
+        ch->opn_out = uas__channel_opn_out_job(ch, p, w->header_len, end, w->buf->cap);
+        uas_buf_put(ch->pool, w->buf);
+        w->buf = NULL;
+        if (!ch->opn_out)
+            return UAS_BAD_OUT_OF_MEMORY;
+        w->chunks++;
+        return UAS_GOOD;
+    }
     size_t len = end;
     uas_status st = w->mt == MT_OPN
                         ? ch->policy->asym_protect(ch->keys, p, w->header_len, &len, w->buf->cap)
@@ -435,15 +446,24 @@ uas_status uas__channel_on_opn_request(uas_channel *ch, uint32_t request_id, con
     resp.security_token.revised_lifetime = lifetime;
     resp.server_nonce.data = nonce_len ? server_nonce : UAS_EMPTY_ARRAY;
     resp.server_nonce.length = nonce_len;
+    /* The first response's signature is worked out off the loop when the
+     * owner offloads. A renewal's is not: the channel sends on meanwhile
+     * (Publish responses), and its sequence numbers must stay in order. */
+    ch->defer_opn = !renew && ch->cfg.offload && ch->keys;
     st = send_message(ch, MT_OPN, request_id, &resp, UAS_TYPE(OPEN_SECURE_CHANNEL_RESPONSE), NULL);
+    ch->defer_opn = false;
     uas_wipe(server_nonce, sizeof(server_nonce));
-    if (st != UAS_GOOD)
+    struct uas_channel_job *out = ch->opn_out;
+    ch->opn_out = NULL;
+    if (st != UAS_GOOD) {
+        uas_channel_job_free(out);
         return uas__channel_fail(ch, st, "cannot send OPN response");
+    }
     if (!renew) {
         ch->hello_deadline = INT64_MAX;
         uas__channel_set_state(ch, UAS_CHANNEL_OPEN, UAS_GOOD);
     }
-    return UAS_GOOD;
+    return out ? uas__channel_park(ch, out, now_ms) : UAS_GOOD;
 }
 
 uas_status uas__channel_on_opn_response(uas_channel *ch, uint32_t request_id, uint32_t channel_id,

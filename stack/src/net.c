@@ -159,6 +159,8 @@ struct uas_conn {
 
 static void conn_free(uas_conn *c);
 
+enum { READ_SIZE = 65536 }; /* bytes one read takes */
+
 static void conn_release(uas_conn *c)
 {
     if (--c->busy == 0 && c->dead)
@@ -436,12 +438,33 @@ static void on_timer(struct ev_loop *ev, ev_timer *w, int revents)
     conn_release(c);
 }
 
+/* After the channel processed input (read, a job's completion, the end of
+ * a hold): close on a fatal status. While a request is parked the socket
+ * is still read (a peer that leaves is noticed at once and its queued work
+ * cancelled) until the channel's backlog is full; then the rest stays in
+ * the socket. */
+static void after_channel(uas_conn *c, uas_status st)
+{
+    if (st != UAS_GOOD) {
+        set_closing(c, st);
+        ev_io_stop(c->loop->ev, &c->rio);
+    } else if (!c->dead && !c->closing && !c->connecting) {
+        if (uas_channel_wants_input(c->ch, READ_SIZE))
+            ev_io_start(c->loop->ev, &c->rio);
+        else
+            ev_io_stop(c->loop->ev, &c->rio);
+    }
+    conn_flush_later(c);
+    if (!c->dead)
+        arm_timer(c);
+}
+
 static void on_readable(struct ev_loop *ev, ev_io *w, int revents)
 {
     (void)ev;
     (void)revents;
     uas_conn *c = w->data;
-    uas_buf *b = uas_buf_get(c->loop->pool, 65536);
+    uas_buf *b = uas_buf_get(c->loop->pool, READ_SIZE);
     if (!b) {
         conn_shutdown(c, UAS_BAD_TCP_NOT_ENOUGH_RESOURCES);
         return;
@@ -453,13 +476,7 @@ static void on_readable(struct ev_loop *ev, ev_io *w, int revents)
         uas_status st = uas_channel_recv(c->ch, b->data, (size_t)n, uas_loop_now_ms(c->loop));
         c->corked = false;
         uas_buf_put(c->loop->pool, b);
-        if (st != UAS_GOOD) {
-            set_closing(c, st);
-            ev_io_stop(c->loop->ev, &c->rio);
-        }
-        conn_flush_later(c);
-        if (!c->dead)
-            arm_timer(c);
+        after_channel(c, st);
     } else {
         uas_buf_put(c->loop->pool, b);
         /* EOF and a reset are the peer closing (as on the write side);
@@ -705,6 +722,43 @@ void uas_conn_close(uas_conn *c, uas_status reason)
     ev_io_stop(c->loop->ev, &c->rio);
     if (c->connecting)
         conn_shutdown(c, reason);
+    else
+        conn_flush(c);
+    conn_release(c);
+}
+
+void uas_conn_job_done(uas_conn *c, uas_channel_job *job)
+{
+    if (c->dead) {
+        uas_channel_job_free(job);
+        return;
+    }
+    c->busy++;
+    c->corked = true;
+    uas_status st = uas_channel_job_done(c->ch, job, uas_loop_now_ms(c->loop));
+    c->corked = false;
+    after_channel(c, st);
+    conn_release(c);
+}
+
+void uas_conn_hold(uas_conn *c)
+{
+    uas_channel_hold(c->ch);
+}
+
+void uas_conn_resume(uas_conn *c, void (*fn)(uas_conn *c, void *arg), void *arg)
+{
+    if (c->dead)
+        return;
+    c->busy++;
+    c->corked = true;
+    if (fn)
+        fn(c, arg);
+    uas_status st = c->dead || c->closing ? UAS_BAD_CONNECTION_CLOSED
+                                          : uas_channel_release(c->ch, uas_loop_now_ms(c->loop));
+    c->corked = false;
+    if (!c->dead && !c->closing)
+        after_channel(c, st);
     else
         conn_flush(c);
     conn_release(c);

@@ -173,6 +173,18 @@ uas_status uas_secpol_keys_new(const uas_secpol *pol, uas_secpol_cred *cred, uas
 /* Zeroes every secret and releases the credentials; NULL is fine. */
 void uas_secpol_keys_free(uas_secpol_keys *k);
 const uas_secpol *uas_secpol_keys_policy(const uas_secpol_keys *k);
+/* New key material with the same policy, credentials (a reference), mode
+ * and peer as k, and no symmetric keys: what a worker thread needs for the
+ * asymmetric operations of a channel (sign, verify, OPN chunks) while the
+ * channel's own keys stay on its thread. BadOutOfMemory. */
+uas_status uas_secpol_keys_clone_peer(const uas_secpol_keys *k, uas_secpol_keys **out);
+/* After a clone signed our OPN response elsewhere: what that signature
+ * settled (the enhanced ECC policies' ChannelThumbprint) back into k. */
+void uas_secpol_keys_adopt_sign_state(uas_secpol_keys *k, const uas_secpol_keys *job);
+/* The same for a channel's keys (channel.c): *out NULL and Good for a
+ * channel without keys (None). */
+struct uas_channel;
+uas_status uas_channel_clone_keys(const struct uas_channel *ch, uas_secpol_keys **out);
 
 /* The MessageSecurityMode of the channel (UAS_MESSAGE_SECURITY_MODE_SIGN
  * or _SIGN_AND_ENCRYPT); anything else gives BadSecurityModeRejected. Must

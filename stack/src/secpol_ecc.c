@@ -228,6 +228,16 @@ uas_status uas__ecc_derive(uas_secpol_keys *k, uint32_t token_id, const uint8_t 
     return UAS_GOOD;
 }
 
+void uas__ecc_copy_sign_state(uas_secpol_keys *dst, const uas_secpol_keys *src)
+{
+    if (!dst->ecc || !src->ecc)
+        return;
+    dst->ecc->first = src->ecc->first;
+    memcpy(dst->ecc->req_sig, src->ecc->req_sig, sizeof(dst->ecc->req_sig));
+    memcpy(dst->ecc->thumbprint, src->ecc->thumbprint, sizeof(dst->ecc->thumbprint));
+    dst->ecc->thumbprint_len = src->ecc->thumbprint_len;
+}
+
 void uas__ecc_drop_prev(uas_secpol_keys *k)
 {
     if (k->ecc)

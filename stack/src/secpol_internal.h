@@ -90,6 +90,9 @@ uas_status uas__ecc_make_nonce(uas_secpol_keys *k, uint8_t *out, size_t len);
 uas_status uas__ecc_derive(uas_secpol_keys *k, uint32_t token_id, const uint8_t *local_nonce,
                            const uint8_t *remote_nonce, size_t len, bool is_server);
 void uas__ecc_drop_prev(uas_secpol_keys *k);
+/* The enhanced policies' OPN binding (the first request's signature, the
+ * ChannelThumbprint and how far the handshake is) from src to dst. */
+void uas__ecc_copy_sign_state(uas_secpol_keys *dst, const uas_secpol_keys *src);
 
 /* The keys of the token with this id, or NULL. Not const: securing a
  * chunk moves the state of the token's AES contexts. */

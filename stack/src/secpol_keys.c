@@ -195,6 +195,40 @@ uas_status uas_secpol_keys_new(const uas_secpol *pol, uas_secpol_cred *cred, uas
     return UAS_GOOD;
 }
 
+uas_status uas_secpol_keys_clone_peer(const uas_secpol_keys *k, uas_secpol_keys **out)
+{
+    *out = NULL;
+    if (!k)
+        return UAS_BAD_INVALID_ARGUMENT;
+    uas_secpol_keys *c = NULL;
+    uas_status st = uas_secpol_keys_new(k->pol, k->cred, &c);
+    if (st != UAS_GOOD)
+        return st;
+    c->mode = k->mode;
+    if (k->peer_spki) {
+        c->peer_spki = uas_malloc(k->peer_spki_len);
+        if (!c->peer_spki) {
+            uas_secpol_keys_free(c);
+            return UAS_BAD_OUT_OF_MEMORY;
+        }
+        memcpy(c->peer_spki, k->peer_spki, k->peer_spki_len);
+        c->peer_spki_len = k->peer_spki_len;
+        c->peer_bits = k->peer_bits;
+        c->peer_size = k->peer_size;
+        memcpy(c->peer_thumb, k->peer_thumb, UAS_SHA1_LEN);
+    }
+    /* An enhanced ECC policy's OPN response signs the request's signature. */
+    uas__ecc_copy_sign_state(c, k);
+    *out = c;
+    return UAS_GOOD;
+}
+
+void uas_secpol_keys_adopt_sign_state(uas_secpol_keys *k, const uas_secpol_keys *job)
+{
+    if (k && job)
+        uas__ecc_copy_sign_state(k, job);
+}
+
 /* Frees a token's AES and HMAC contexts (OpenSSL wipes the keys they
  * hold) and zeroes its keys. */
 static void gen_clear(uas_sym_gen *g)

@@ -217,6 +217,12 @@ uas_status uas_secpol_keys_new(const uas_secpol *pol, uas_secpol_cred *cred, uas
     *out = NULL;
     return UAS_BAD_NOT_SUPPORTED;
 }
+uas_status uas_secpol_keys_clone_peer(const uas_secpol_keys *k, uas_secpol_keys **out)
+{
+    (void)k;
+    *out = NULL;
+    return UAS_BAD_NOT_SUPPORTED;
+}
 void uas_secpol_keys_free(uas_secpol_keys *k)
 {
     (void)k;

@@ -220,6 +220,10 @@ typedef struct uas_result {
     bool has_locks;
     uint64_t lock_waits[4];
     bool has_server; /* false with --target: server-side numbers unknown */
+    /* --logins: secured session set-ups completed beside the load in the
+     * window, per second, and the ones that failed. */
+    uint64_t logins, login_failures;
+    double logins_per_s;
 
     /* Open loop (--rate): requests were due at fixed times, spread over the
      * sessions; latency counts from the send, lateness is counted apart. */

@@ -30,6 +30,11 @@ typedef struct uas_server_config {
     uint16_t port;            /* 4840; 0 picks an ephemeral port */
     const char *hostname;     /* in advertised endpoint URLs; NULL: gethostname() */
     unsigned threads;         /* event loops; 0: one per core */
+    /* The worker pool for RSA, argon2id and PKI work (docs/Architecture.md,
+     * "Worker pool"): threads (0: one per core) and how many jobs may wait
+     * for one (256); past that new handshakes and logins are refused. */
+    unsigned worker_threads;
+    uint32_t worker_queue;
     /* Identity. */
     const char *application_uri;  /* "urn:uastack:server" */
     const char *product_uri;      /* "urn:uastack" */

@@ -44,6 +44,9 @@ typedef struct uas_channel_offer {
     int32_t mode; /* Sign (2) or SignAndEncrypt (3); None (1) with policy None */
 } uas_channel_offer;
 
+/* Expensive work of a channel, run by its owner (see offload below). */
+typedef struct uas_channel_job uas_channel_job;
+
 typedef struct uas_channel_config {
     uas_channel_role role;
     uint32_t channel_id;            /* server: the id this channel gets (unique per server) */
@@ -73,6 +76,16 @@ typedef struct uas_channel_config {
      * key limits allow (tests only). */
     uas_status (*validate_peer)(void *ud, const uint8_t *der, size_t len);
     void *validate_ud;
+    /* Server: where the expensive steps of an OPN go (validate_peer, the
+     * asymmetric decrypt and verify, the signature of the response), so
+     * that the owner can run them on another thread. The callee owns the
+     * job: it calls uas_channel_job_run(job) on any thread and then
+     * uas_channel_job_done(ch, job) back on the channel's thread, or
+     * uas_channel_job_free(job) when the channel is gone. Until then the
+     * channel is held (uas_channel_held). A Bad return (queue full) ends
+     * the channel with an ERR of that status. NULL: the steps run inline. */
+    uas_status (*offload)(void *ud, uas_channel_job *job);
+    void *offload_ud;
     /* Client: the policy and mode to open, and the server's certificate
      * (from its endpoint description). */
     const uas_secpol *policy;
@@ -118,6 +131,34 @@ void uas_channel_delete(uas_channel *ch);
  * been passed to send, and the owner should flush its output and close the
  * socket. */
 uas_status uas_channel_recv(uas_channel *ch, uint8_t *data, size_t len, int64_t now_ms);
+
+/* ---- parking: expensive work off the channel's thread ----
+ * A held channel processes no more received bytes: uas_channel_recv keeps
+ * them (the owner should stop reading the socket meanwhile) and they are
+ * processed, in order, by uas_channel_release or uas_channel_job_done. So a
+ * request parked by the owner, or an OPN whose asymmetric work is out on a
+ * worker, is answered before anything that came after it on the channel. */
+bool uas_channel_held(const uas_channel *ch);
+/* Whether the owner should read more now: always unless held; while held,
+ * as long as the backlog has room for another read of read_size bytes
+ * (reading on lets the owner notice a peer that leaves). */
+bool uas_channel_wants_input(const uas_channel *ch, size_t read_size);
+/* Hold the channel (callable from on_message: the bytes after the current
+ * message wait). */
+void uas_channel_hold(uas_channel *ch);
+/* End a hold taken with uas_channel_hold and process what waited. Returns
+ * like uas_channel_recv. */
+uas_status uas_channel_release(uas_channel *ch, int64_t now_ms);
+/* The expensive part of a job. Touches only the job's own data (copied
+ * chunk, its own key object, the shared read-only credentials and the
+ * validate_peer callback, which must be thread-safe): any thread. */
+void uas_channel_job_run(uas_channel_job *job);
+/* Completes a job that ran, on the channel's thread, and frees it; then
+ * processes what waited unless the channel is held again. Returns like
+ * uas_channel_recv. */
+uas_status uas_channel_job_done(uas_channel *ch, uas_channel_job *job, int64_t now_ms);
+/* Frees a job without completing it (its channel is gone). Any thread. */
+void uas_channel_job_free(uas_channel_job *job);
 
 /* Client: send HEL (then OPN once acknowledged) for this endpoint URL. */
 uas_status uas_channel_connect(uas_channel *ch, const char *endpoint_url, int64_t now_ms);

@@ -93,6 +93,16 @@ double uas_conn_timer_remaining(const uas_conn *c);
 /* The socket (*fd) and the poll() events its watchers wait for (POLLIN,
  * POLLOUT; 0 once closed), for an application's own poll loop. */
 short uas_conn_poll_events(const uas_conn *c, int *fd);
+/* Parking (channel.h): complete a channel job that ran elsewhere (frees
+ * it; a job of a closed connection is just freed), hold the channel while
+ * the owner parks a request, release it. Reading pauses while the channel
+ * is held and resumes after, with what waited processed in order. */
+void uas_conn_job_done(uas_conn *c, uas_channel_job *job);
+void uas_conn_hold(uas_conn *c);
+/* Ends the hold: calls fn(c, arg) first (the parked request's answer; the
+ * connection stays valid during the call), then processes what waited.
+ * Nothing is called on a connection already closed. */
+void uas_conn_resume(uas_conn *c, void (*fn)(uas_conn *c, void *arg), void *arg);
 void *uas_conn_ud(const uas_conn *c);
 void uas_conn_set_ud(uas_conn *c, void *ud);
 uas_channel *uas_conn_channel(uas_conn *c);

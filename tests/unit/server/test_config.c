@@ -223,3 +223,21 @@ Test(config, subscription_limits_are_read_with_their_defaults)
     cr_expect_eq(st, UAS_BAD_CONFIGURATION_ERROR);
     cr_expect(strstr(err, "max_publishing_interval_ms"), "%s", err);
 }
+
+Test(config, worker_pool_keys_and_their_bounds)
+{
+    uas_server_config cfg;
+    uas_server_config_default(&cfg);
+    cr_expect_eq(cfg.worker_threads, 0, "0: one worker per core");
+    cr_expect_eq(cfg.worker_queue, 256);
+    uas_config_file *keep;
+    char err[256] = "";
+    cr_assert_eq(
+        load("[server]\nworker_threads = 3\nworker_queue = 7\n", &cfg, &keep, err, sizeof(err)),
+        UAS_GOOD, "%s", err);
+    cr_expect_eq(cfg.worker_threads, 3);
+    cr_expect_eq(cfg.worker_queue, 7);
+    uas_server_config_file_free(keep);
+    cr_expect_neq(load("[server]\nworker_queue = 0\n", &cfg, &keep, err, sizeof(err)), UAS_GOOD,
+                  "a queue of no job refuses every handshake");
+}
