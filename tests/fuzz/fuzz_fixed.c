@@ -203,3 +203,92 @@ bool fz_unseal(const fz_sym *s, uint8_t *chunk, size_t len, const uint8_t **plai
     *plain_len = body_end - UAS_SYM_HEADER_LEN;
     return true;
 }
+
+static size_t put_bytes(uint8_t *p, const void *data, size_t len)
+{
+    put_u32(p, data ? (uint32_t)len : UINT32_MAX);
+    if (data)
+        memcpy(p + 4, data, len);
+    return 4 + (data ? len : 0);
+}
+
+size_t fz_seal_opn(const uas_secpol *pol, const fz_identity *client, const fz_identity *server,
+                   uint32_t channel_id, const char *uri, const uint8_t *cert, size_t cert_len,
+                   const uint8_t *thumb, const uint8_t *plain, size_t plain_len, bool auto_pad,
+                   uint8_t *out, size_t cap)
+{
+    const struct uas_secpol_algs *a = pol->algs;
+    size_t h = 12 + 4 + (uri ? strlen(uri) : 0) + 4 + (cert ? cert_len : 0) + 4 +
+               (thumb ? UAS_SHA1_LEN : 0);
+    size_t sig = uas_crypto_rsa_size(client->key);
+    size_t block = uas_crypto_rsa_size(server->key);
+    size_t pblock = uas_crypto_rsa_plain_block(server->key, a->asym_enc);
+    bool extra = uas_crypto_rsa_bits(server->key) > 2048;
+    if (!sig || !pblock || h > cap)
+        return 0;
+    size_t body = plain_len, total_plain;
+    if (auto_pad) {
+        size_t bytes = plain_len + 1 + (extra ? 1u : 0u) + sig;
+        size_t pad = (pblock - bytes % pblock) % pblock;
+        total_plain = bytes + pad;
+    } else {
+        total_plain = (plain_len + sig + pblock - 1) / pblock * pblock;
+    }
+    size_t wire = h + total_plain / pblock * block;
+    if (wire > cap || h + total_plain > cap || wire > UINT32_MAX)
+        return 0;
+    memcpy(out, "OPNF", 4);
+    put_u32(out + 4, (uint32_t)wire);
+    put_u32(out + 8, channel_id);
+    size_t at = 12;
+    at += put_bytes(out + at, uri, uri ? strlen(uri) : 0);
+    at += put_bytes(out + at, cert, cert_len);
+    at += put_bytes(out + at, thumb, UAS_SHA1_LEN);
+    memcpy(out + h, plain, plain_len);
+    size_t sig_at = h + total_plain - sig;
+    if (auto_pad) {
+        size_t pad = total_plain - plain_len - 1 - (extra ? 1u : 0u) - sig;
+        memset(out + h + body, (int)(pad & 0xff), pad + 1);
+        if (extra)
+            out[sig_at - 1] = (uint8_t)(pad >> 8);
+    } else if (sig_at > h + body) {
+        memset(out + h + body, 0, sig_at - h - body);
+    }
+    if (uas_crypto_rsa_sign(a->asym_sig, client->key, out, sig_at, out + sig_at, sig) != UAS_GOOD)
+        die("rsa sign");
+    uint8_t *tmp = malloc(total_plain / pblock * block);
+    size_t n = 0;
+    if (!tmp ||
+        uas_crypto_rsa_encrypt(a->asym_enc, server->key, out + h, total_plain, tmp,
+                               total_plain / pblock * block, &n) != UAS_GOOD ||
+        h + n != wire)
+        die("rsa encrypt");
+    memcpy(out + h, tmp, n);
+    free(tmp);
+    return wire;
+}
+
+bool fz_unseal_opn(const uas_secpol *pol, const fz_identity *client, const fz_identity *server,
+                   uint8_t *chunk, size_t len, const uint8_t **plain, size_t *plain_len)
+{
+    size_t at = 12;
+    for (int field = 0; field < 3; field++) {
+        if (at + 4 > len)
+            return false;
+        uint32_t n = (uint32_t)chunk[at] | (uint32_t)chunk[at + 1] << 8 |
+                     (uint32_t)chunk[at + 2] << 16 | (uint32_t)chunk[at + 3] << 24;
+        at += 4 + (n == UINT32_MAX ? 0 : n);
+    }
+    size_t got = 0, sig = uas_crypto_rsa_size(client->key);
+    if (at > len ||
+        uas_crypto_rsa_decrypt(pol->algs->asym_enc, server->key, chunk + at, len - at, chunk + at,
+                               len - at, &got) != UAS_GOOD ||
+        got < sig + 1 + UAS_SEQ_HEADER_LEN)
+        return false;
+    size_t lo = at + got - sig - 1;
+    if (chunk[lo] > lo - at)
+        return false;
+    *plain = chunk + at;
+    *plain_len = lo - chunk[lo] - at;
+    return true;
+}

@@ -72,4 +72,21 @@ size_t fz_seal(const fz_sym *s, const char *type, char chunk_type, uint32_t chan
 bool fz_unseal(const fz_sym *s, uint8_t *chunk, size_t len, const uint8_t **plain,
                size_t *plain_len);
 
+/* An OPN chunk as a client with identity `client` makes it for a server
+ * with identity `server` under pol: [OPN F size | channel_id | uri |
+ * SenderCertificate | ReceiverCertificateThumbprint] then plain, padding
+ * (computed with auto_pad, else taken from plain, which is zero-extended
+ * to whole blocks) and the signature, encrypted with the server's key.
+ * uri, cert and thumb are written as given (NULL: a null ByteString).
+ * Returns the length written to out, 0 if it does not fit cap. */
+size_t fz_seal_opn(const uas_secpol *pol, const fz_identity *client, const fz_identity *server,
+                   uint32_t channel_id, const char *uri, const uint8_t *cert, size_t cert_len,
+                   const uint8_t *thumb, const uint8_t *plain, size_t plain_len, bool auto_pad,
+                   uint8_t *out, size_t cap);
+
+/* The reverse, for a recorded OPN chunk (server keys < 4096 bits): the
+ * plaintext [sequence header | body] at *plain (decrypted in place). */
+bool fz_unseal_opn(const uas_secpol *pol, const fz_identity *client, const fz_identity *server,
+                   uint8_t *chunk, size_t len, const uint8_t **plain, size_t *plain_len);
+
 #endif
