@@ -80,6 +80,9 @@ static void init(void)
     uas_server_config_default(&cfg);
     cfg.threads = 1;
     cfg.port = 0;
+    /* A small session table: the harness has one session at a time, and
+     * the expiry sweep after each input scans every slot. */
+    cfg.max_sessions = 64;
     cfg.security = "None";
     cfg.pki_dir = pki_dir;
     cfg.log_level = UAS_LOG_ERROR;
