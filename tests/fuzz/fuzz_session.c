@@ -70,12 +70,18 @@ static void quiet(void *ud, uas_log_level level, const char *module, const char 
         fprintf(stderr, "%s: %s\n", module, msg);
 }
 
+static void remove_pki_dir(void)
+{
+    rmdir(pki_dir); /* empty with policy None; left alone otherwise */
+}
+
 static void init(void)
 {
     uas_log_set_sink(quiet, NULL);
     snprintf(pki_dir, sizeof(pki_dir), "/tmp/fuzz_session_pki.XXXXXX");
     if (!mkdtemp(pki_dir))
         abort();
+    atexit(remove_pki_dir);
     uas_server_config cfg;
     uas_server_config_default(&cfg);
     cfg.threads = 1;
