@@ -368,13 +368,18 @@ int main(int argc, char **argv)
         printf("| %s | %lu | %.1f | %lu |\n", samples[i].phase, samples[i].cycle,
                samples[i].rss_mib, samples[i].failed);
     printf("\n| phase | cycles | time (s) | cycles/s | RSS after warm-up (MiB) | max after (MiB) "
-           "| growth (MiB) | failed | verdict |\n|---|--:|--:|--:|--:|--:|--:|--:|---|\n");
-    printf("| orderly | %lu | %.1f | %.0f | %.1f | %.1f | %+.1f | %lu | %s |\n", cycles, o.secs,
-           (double)cycles / o.secs, o.base, o.max, o.max - o.base, o.failed,
-           o.pass ? "PASS" : "FAIL");
-    printf("| abrupt | %lu | %.1f | %.0f | %.1f | %.1f | %+.1f | %lu | %s |\n", abrupt_cycles,
-           a.secs, (double)abrupt_cycles / a.secs, a.base, a.max, a.max - a.base, a.failed,
-           a.pass ? "PASS" : "FAIL");
+           "| growth (MiB) | bytes per cycle | failed | verdict |\n"
+           "|---|--:|--:|--:|--:|--:|--:|--:|--:|---|\n");
+    verdict *vs[2] = {&o, &a};
+    unsigned long ns[2] = {cycles, abrupt_cycles};
+    for (int i = 0; i < 2; i++) {
+        const verdict *v = vs[i];
+        /* From the warm-up's end to the last sample; RSS moves in pages. */
+        double per = (v->last - v->base) * 1048576.0 / (double)(ns[i] - warmup);
+        printf("| %s | %lu | %.1f | %.0f | %.1f | %.1f | %+.1f | %+.1f | %lu | %s |\n",
+               i ? "abrupt" : "orderly", ns[i], v->secs, (double)ns[i] / v->secs, v->base, v->max,
+               v->max - v->base, per, v->failed, v->pass ? "PASS" : "FAIL");
+    }
     static const char *const points[6] = {
         "TCP connect under way", "channel open",   "session created, not activated",
         "session active",        "Read in flight", "after the Read"};
