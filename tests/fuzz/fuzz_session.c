@@ -136,6 +136,10 @@ static void on_message(void *ud, uint32_t request_id, const uint8_t *body, size_
     uas_nodeid type;
     if (uas_decode(&d, &type, &uas_types[UAS_TYPES_NODE_ID]) != UAS_GOOD)
         abort(); /* the server sent something that is no message */
+    if (getenv("FZ_VERBOSE")) {
+        const uas_type *t = uas_type_by_encoding_id(type.id.numeric);
+        fprintf(stderr, "fuzz_session: answer %s\n", t ? t->name : "?");
+    }
     if (type.id.numeric == UAS_TYPE(CREATE_SESSION_RESPONSE)->binary_encoding_id &&
         !h->have_token) {
         uas_create_session_response r;
