@@ -1,0 +1,294 @@
+/* Fixed-key secure channels and in-memory identities for the fuzz targets:
+ * see fuzz_fixed.h. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/x509.h>
+
+#include "channel_internal.h"
+#include "fuzz_fixed.h"
+#include "secpol_internal.h"
+
+static const uint8_t client_nonce[64] = {
+    0xc1, 0x1e, 0x47, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08,
+    0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x10, 0x11, 0x12, 0x13, 0x14,
+    0x15, 0x16, 0x17, 0x18, 0x19, 0x1a, 0x1b, 0x1c, 0x1d, 0x1e, 0x1f, 0x20,
+};
+static const uint8_t server_nonce[64] = {
+    0x5e, 0x27, 0xe2, 0x00, 0xf1, 0xf2, 0xf3, 0xf4, 0xf5, 0xf6, 0xf7, 0xf8,
+    0xf9, 0xfa, 0xfb, 0xfc, 0xfd, 0xfe, 0xff, 0xe0, 0xe1, 0xe2, 0xe3, 0xe4,
+    0xe5, 0xe6, 0xe7, 0xe8, 0xe9, 0xea, 0xeb, 0xec, 0xed, 0xee, 0xef, 0xd0,
+};
+
+static void die(const char *what)
+{
+    fprintf(stderr, "fuzz_fixed: %s\n", what);
+    abort();
+}
+
+void fz_identity_make(fz_identity *id, unsigned bits, const char *cn)
+{
+    memset(id, 0, sizeof(*id));
+    id->key = EVP_PKEY_Q_keygen(NULL, NULL, "RSA", (size_t)bits);
+    X509 *x = X509_new();
+    if (!id->key || !x || X509_set_version(x, 2) != 1 ||
+        ASN1_INTEGER_set(X509_get_serialNumber(x), 4242) != 1 ||
+        !X509_gmtime_adj(X509_getm_notBefore(x), -3600) ||
+        !X509_gmtime_adj(X509_getm_notAfter(x), 3600L * 24 * 365) ||
+        X509_set_pubkey(x, id->key) != 1)
+        die("certificate fields");
+    X509_NAME *name = X509_get_subject_name(x);
+    if (X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (const unsigned char *)cn, -1, -1,
+                                   0) != 1 ||
+        X509_set_issuer_name(x, name) != 1 || X509_sign(x, id->key, EVP_sha256()) <= 0)
+        die("certificate signature");
+    int n = i2d_X509(x, NULL);
+    id->cert = malloc(n > 0 ? (size_t)n : 1);
+    uint8_t *p = id->cert;
+    if (n <= 0 || !id->cert || i2d_X509(x, &p) != n)
+        die("certificate encoding");
+    id->cert_len = (size_t)n;
+    X509_free(x);
+    int kn = i2d_PrivateKey(id->key, NULL);
+    uint8_t *kder = malloc(kn > 0 ? (size_t)kn : 1), *kp = kder;
+    if (kn <= 0 || !kder || i2d_PrivateKey(id->key, &kp) != kn)
+        die("key encoding");
+    if (uas_secpol_cred_new(id->cert, id->cert_len, kder, (size_t)kn, &id->cred) != UAS_GOOD)
+        die("credentials");
+    OPENSSL_cleanse(kder, (size_t)kn);
+    free(kder);
+}
+
+void fz_identity_free(fz_identity *id)
+{
+    uas_secpol_cred_unref(id->cred);
+    EVP_PKEY_free(id->key);
+    free(id->cert);
+    memset(id, 0, sizeof(*id));
+}
+
+static void derive(uas_secpol_keys *k, uint32_t token_id, bool is_server)
+{
+    size_t n = k->pol->nonce_len;
+    const uint8_t *local = is_server ? server_nonce : client_nonce;
+    const uint8_t *remote = is_server ? client_nonce : server_nonce;
+    if (n > sizeof(client_nonce) ||
+        uas_secpol_derive_keys(k, token_id, local, n, remote, n, is_server) != UAS_GOOD)
+        die("key derivation");
+}
+
+void fz_fixed_keys(const uas_secpol *pol, uas_secpol_cred *cred, int32_t mode, bool is_server,
+                   uint32_t token_id, uas_secpol_keys **out)
+{
+    if (uas_secpol_keys_new(pol, cred, out) != UAS_GOOD ||
+        uas_secpol_keys_set_mode(*out, mode) != UAS_GOOD)
+        die("key material");
+    /* Both tokens of a renewal: the older one first, as the channel does. */
+    if (token_id > 1)
+        derive(*out, token_id - 1, is_server);
+    derive(*out, token_id, is_server);
+}
+
+void fz_channel_open_fixed(uas_channel *ch, const uas_secpol *pol, uas_secpol_cred *cred,
+                           int32_t mode, uint32_t token_id, bool renewed, int64_t now_ms)
+{
+    bool server = ch->cfg.role == UAS_CHANNEL_SERVER;
+    if (ch->keys)
+        uas_secpol_keys_free(ch->keys);
+    fz_fixed_keys(pol, cred, mode, server, token_id, &ch->keys);
+    if (!renewed)
+        uas_secpol_keys_drop_prev(ch->keys);
+    ch->policy = pol;
+    ch->mode = mode;
+    ch->channel_id = FZ_CHANNEL_ID;
+    ch->send_buffer = ch->recv_buffer = FZ_BUF;
+    ch->peer_max_message = 0;
+    ch->peer_max_chunks = 0;
+    ch->token_id = token_id;
+    ch->send_token_id = renewed && server ? token_id - 1 : token_id;
+    ch->prev_token_id = renewed ? token_id - 1 : 0;
+    ch->prev_expires_at = renewed ? now_ms + 60000 : 0;
+    ch->expires_at = server ? now_ms + 3600000 : INT64_MAX;
+    ch->hello_deadline = INT64_MAX;
+    if (server) {
+        ch->recv_seq = 1;
+        ch->recv_seq_known = true;
+    } else {
+        ch->send_seq = 2;
+    }
+    ch->state = UAS_CHANNEL_OPEN;
+}
+
+static void put_u32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+}
+
+static uas_sym_gen *gen_for(const fz_sym *s, uint32_t token_id)
+{
+    uas_sym_gen *g = uas__secpol_gen(s->keys, token_id);
+    return g ? g : &s->keys->gen[0];
+}
+
+size_t fz_seal(const fz_sym *s, const char *type, char chunk_type, uint32_t channel_id,
+               uint32_t token_id, const uint8_t *plain, size_t plain_len, bool auto_pad,
+               uint8_t *out, size_t cap)
+{
+    uas_sym_gen *g = gen_for(s, token_id);
+    size_t sig = uas_digest_len(s->pol->algs->sym_mac);
+    size_t end = UAS_SYM_HEADER_LEN + plain_len;
+    size_t total;
+    if (s->encrypt && auto_pad) {
+        size_t pad = (UAS_AES_BLOCK - (plain_len + 1 + sig) % UAS_AES_BLOCK) % UAS_AES_BLOCK;
+        total = end + pad + 1 + sig;
+    } else if (s->encrypt) {
+        size_t area = (plain_len + sig + UAS_AES_BLOCK - 1) / UAS_AES_BLOCK * UAS_AES_BLOCK;
+        total = UAS_SYM_HEADER_LEN + area;
+    } else {
+        total = end + sig;
+    }
+    if (total > cap || total > UINT32_MAX)
+        return 0;
+    memcpy(out, type, 3);
+    out[3] = (uint8_t)chunk_type;
+    put_u32(out + 4, (uint32_t)total);
+    put_u32(out + 8, channel_id);
+    put_u32(out + 12, token_id);
+    memcpy(out + UAS_SYM_HEADER_LEN, plain, plain_len);
+    size_t sig_at = total - sig;
+    if (sig_at > end) /* padding, or the zeros that fill the block */
+        memset(out + end, auto_pad ? (int)(sig_at - end - 1) : 0, sig_at - end);
+    if (uas_crypto_hmac_keyed(&g->mac_local, out, sig_at, NULL, 0, out + sig_at) != UAS_GOOD)
+        die("hmac");
+    if (s->encrypt && uas_crypto_aes_cbc_run(&g->enc_local, g->local.iv, out + UAS_SYM_HEADER_LEN,
+                                             total - UAS_SYM_HEADER_LEN) != UAS_GOOD)
+        die("aes");
+    return total;
+}
+
+bool fz_unseal(const fz_sym *s, uint8_t *chunk, size_t len, const uint8_t **plain,
+               size_t *plain_len)
+{
+    if (len < UAS_SYM_HEADER_LEN)
+        return false;
+    uint32_t token = (uint32_t)chunk[12] | (uint32_t)chunk[13] << 8 | (uint32_t)chunk[14] << 16 |
+                     (uint32_t)chunk[15] << 24;
+    uas_sym_gen *g = uas__secpol_gen(s->keys, token);
+    size_t sig = uas_digest_len(s->pol->algs->sym_mac);
+    if (!g || len < UAS_SYM_HEADER_LEN + sig + 1)
+        return false;
+    /* Our own chunks: decrypt with the key we encrypt with (a fresh
+     * context; ours is keyed for encrypting). */
+    if (s->encrypt &&
+        uas_crypto_aes_cbc(false, g->local.enc, s->pol->algs->sym_enc_key_len, g->local.iv,
+                           chunk + UAS_SYM_HEADER_LEN, len - UAS_SYM_HEADER_LEN) != UAS_GOOD)
+        return false;
+    size_t sig_at = len - sig;
+    uint8_t mac[64];
+    if (uas_crypto_hmac_keyed(&g->mac_local, chunk, sig_at, NULL, 0, mac) != UAS_GOOD ||
+        memcmp(mac, chunk + sig_at, sig) != 0)
+        return false;
+    size_t body_end = sig_at;
+    if (s->encrypt) {
+        uint8_t pad = chunk[sig_at - 1];
+        if (pad + 1u > sig_at - UAS_SYM_HEADER_LEN)
+            return false;
+        body_end = sig_at - 1 - pad;
+    }
+    *plain = chunk + UAS_SYM_HEADER_LEN;
+    *plain_len = body_end - UAS_SYM_HEADER_LEN;
+    return true;
+}
+
+static size_t put_bytes(uint8_t *p, const void *data, size_t len)
+{
+    put_u32(p, data ? (uint32_t)len : UINT32_MAX);
+    if (data)
+        memcpy(p + 4, data, len);
+    return 4 + (data ? len : 0);
+}
+
+size_t fz_seal_opn(const uas_secpol *pol, const fz_identity *client, const fz_identity *server,
+                   uint32_t channel_id, const char *uri, const uint8_t *cert, size_t cert_len,
+                   const uint8_t *thumb, const uint8_t *plain, size_t plain_len, bool auto_pad,
+                   uint8_t *out, size_t cap)
+{
+    const struct uas_secpol_algs *a = pol->algs;
+    size_t h = 12 + 4 + (uri ? strlen(uri) : 0) + 4 + (cert ? cert_len : 0) + 4 +
+               (thumb ? UAS_SHA1_LEN : 0);
+    size_t sig = uas_crypto_rsa_size(client->key);
+    size_t block = uas_crypto_rsa_size(server->key);
+    size_t pblock = uas_crypto_rsa_plain_block(server->key, a->asym_enc);
+    bool extra = uas_crypto_rsa_bits(server->key) > 2048;
+    if (!sig || !pblock || h > cap)
+        return 0;
+    size_t body = plain_len, total_plain;
+    if (auto_pad) {
+        size_t bytes = plain_len + 1 + (extra ? 1u : 0u) + sig;
+        size_t pad = (pblock - bytes % pblock) % pblock;
+        total_plain = bytes + pad;
+    } else {
+        total_plain = (plain_len + sig + pblock - 1) / pblock * pblock;
+    }
+    size_t wire = h + total_plain / pblock * block;
+    if (wire > cap || h + total_plain > cap || wire > UINT32_MAX)
+        return 0;
+    memcpy(out, "OPNF", 4);
+    put_u32(out + 4, (uint32_t)wire);
+    put_u32(out + 8, channel_id);
+    size_t at = 12;
+    at += put_bytes(out + at, uri, uri ? strlen(uri) : 0);
+    at += put_bytes(out + at, cert, cert_len);
+    at += put_bytes(out + at, thumb, UAS_SHA1_LEN);
+    memcpy(out + h, plain, plain_len);
+    size_t sig_at = h + total_plain - sig;
+    if (auto_pad) {
+        size_t pad = total_plain - plain_len - 1 - (extra ? 1u : 0u) - sig;
+        memset(out + h + body, (int)(pad & 0xff), pad + 1);
+        if (extra)
+            out[sig_at - 1] = (uint8_t)(pad >> 8);
+    } else if (sig_at > h + body) {
+        memset(out + h + body, 0, sig_at - h - body);
+    }
+    if (uas_crypto_rsa_sign(a->asym_sig, client->key, out, sig_at, out + sig_at, sig) != UAS_GOOD)
+        die("rsa sign");
+    uint8_t *tmp = malloc(total_plain / pblock * block);
+    size_t n = 0;
+    if (!tmp ||
+        uas_crypto_rsa_encrypt(a->asym_enc, server->key, out + h, total_plain, tmp,
+                               total_plain / pblock * block, &n) != UAS_GOOD ||
+        h + n != wire)
+        die("rsa encrypt");
+    memcpy(out + h, tmp, n);
+    free(tmp);
+    return wire;
+}
+
+bool fz_unseal_opn(const uas_secpol *pol, const fz_identity *client, const fz_identity *server,
+                   uint8_t *chunk, size_t len, const uint8_t **plain, size_t *plain_len)
+{
+    size_t at = 12;
+    for (int field = 0; field < 3; field++) {
+        if (at + 4 > len)
+            return false;
+        uint32_t n = (uint32_t)chunk[at] | (uint32_t)chunk[at + 1] << 8 |
+                     (uint32_t)chunk[at + 2] << 16 | (uint32_t)chunk[at + 3] << 24;
+        at += 4 + (n == UINT32_MAX ? 0 : n);
+    }
+    size_t got = 0, sig = uas_crypto_rsa_size(client->key);
+    if (at > len ||
+        uas_crypto_rsa_decrypt(pol->algs->asym_enc, server->key, chunk + at, len - at, chunk + at,
+                               len - at, &got) != UAS_GOOD ||
+        got < sig + 1 + UAS_SEQ_HEADER_LEN)
+        return false;
+    size_t lo = at + got - sig - 1;
+    if (chunk[lo] > lo - at)
+        return false;
+    *plain = chunk + at;
+    *plain_len = lo - chunk[lo] - at;
+    return true;
+}
