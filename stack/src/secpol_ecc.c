@@ -360,25 +360,6 @@ static uas_status ecc_asym_protect(void *keys, uint8_t *chunk, size_t header_len
     return UAS_GOOD;
 }
 
-static bool rd_bytes(const uint8_t **p, const uint8_t *end, const uint8_t **data, size_t *len)
-{
-    if (end - *p < 4)
-        return false;
-    int32_t n = (int32_t)get_u32(*p);
-    *p += 4;
-    if (n < 0) {
-        *data = NULL;
-        *len = 0;
-        return true;
-    }
-    if ((size_t)(end - *p) < (size_t)n)
-        return false;
-    *data = *p;
-    *len = (size_t)n;
-    *p += n;
-    return true;
-}
-
 static uas_status ecc_asym_unprotect(void *keys, uint8_t *chunk, size_t header_len, size_t *len)
 {
     uas_secpol_keys *k = keys;
@@ -386,27 +367,11 @@ static uas_status ecc_asym_unprotect(void *keys, uint8_t *chunk, size_t header_l
         return UAS_BAD_SECURITY_CHECKS_FAILED;
     struct uas_ecc_chan *e = k->ecc;
     const struct uas_ecc_suite *s = suite(k);
-    const uint8_t *p = chunk + 12, *hend = chunk + header_len;
-    const uint8_t *uri, *cert, *thumb;
-    size_t uri_len, cert_len, thumb_len;
-    if (!rd_bytes(&p, hend, &uri, &uri_len) || !rd_bytes(&p, hend, &cert, &cert_len) ||
-        !rd_bytes(&p, hend, &thumb, &thumb_len) || p != hend)
-        return UAS_BAD_SECURITY_CHECKS_FAILED;
-    if (!uri || uri_len != strlen(k->pol->uri) || memcmp(uri, k->pol->uri, uri_len) != 0)
-        return UAS_BAD_SECURITY_CHECKS_FAILED;
-    if (!thumb || thumb_len != UAS_SHA1_LEN || memcmp(thumb, k->cred->thumb, UAS_SHA1_LEN) != 0)
-        return UAS_BAD_CERTIFICATE_INVALID;
-    if (!cert)
-        return UAS_BAD_SECURITY_CHECKS_FAILED;
     EVP_PKEY *sender = NULL;
     uint8_t sender_thumb[UAS_SHA1_LEN];
-    uas_status st = uas__secpol_peer_key(k->pol, cert, cert_len, &sender, sender_thumb);
+    uas_status st = uas__secpol_opn_sender(k, chunk, header_len, &sender, sender_thumb);
     if (st != UAS_GOOD)
-        return st; /* BadCertificateInvalid / BadCertificatePolicyCheckFailed (wrong curve) */
-    if (k->peer_spki && memcmp(sender_thumb, k->peer_thumb, UAS_SHA1_LEN) != 0) {
-        EVP_PKEY_free(sender);
-        return UAS_BAD_SECURITY_CHECKS_FAILED;
-    }
+        return st; /* a wrong curve: BadCertificatePolicyCheckFailed */
     if (*len < header_len + UAS_SEQ_HEADER_LEN + 1 + s->sig_len) {
         EVP_PKEY_free(sender);
         return UAS_BAD_SECURITY_CHECKS_FAILED;

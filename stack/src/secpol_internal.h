@@ -107,6 +107,13 @@ size_t uas__secpol_asym_header_len(const uas_secpol_keys *k);
 uas_status uas__secpol_peer_key(const uas_secpol *pol, const uint8_t *der, size_t len,
                                 EVP_PKEY **pub, uint8_t thumb[UAS_SHA1_LEN]);
 
+/* The asymmetric security header of a received OPN (Part 6, 6.7.2.3):
+ * this policy's URI, the sender's certificate (its key within the policy's
+ * limits, the channel's peer once one is known) and our certificate's
+ * thumbprint. *sender (EVP_PKEY_free it) and its thumbprint. */
+uas_status uas__secpol_opn_sender(const uas_secpol_keys *k, const uint8_t *chunk, size_t header_len,
+                                  EVP_PKEY **sender, uint8_t thumb[UAS_SHA1_LEN]);
+
 /* Makes pub (checked by uas__secpol_peer_key) the channel's peer. */
 uas_status uas__secpol_set_peer_key(uas_secpol_keys *k, EVP_PKEY *pub,
                                     const uint8_t thumb[UAS_SHA1_LEN]);

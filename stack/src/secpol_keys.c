@@ -130,6 +130,59 @@ bool uas_secpol_cred_fits(const uas_secpol *pol, const uas_secpol_cred *c)
     return pol->algs && !c->is_ecc && key_fits(pol, c->key_bits);
 }
 
+/* A ByteString field of the security header (a negative length is null);
+ * false when malformed. */
+static bool rd_bytes(const uint8_t **p, const uint8_t *end, const uint8_t **data, size_t *len)
+{
+    if (end - *p < 4)
+        return false;
+    int32_t n = (int32_t)((uint32_t)(*p)[0] | (uint32_t)(*p)[1] << 8 | (uint32_t)(*p)[2] << 16 |
+                          (uint32_t)(*p)[3] << 24);
+    *p += 4;
+    if (n < 0) {
+        *data = NULL;
+        *len = 0;
+        return true;
+    }
+    if ((size_t)(end - *p) < (size_t)n)
+        return false;
+    *data = *p;
+    *len = (size_t)n;
+    *p += n;
+    return true;
+}
+
+uas_status uas__secpol_opn_sender(const uas_secpol_keys *k, const uint8_t *chunk, size_t header_len,
+                                  EVP_PKEY **sender, uint8_t thumb[UAS_SHA1_LEN])
+{
+    *sender = NULL;
+    const uint8_t *p = chunk + 12, *hend = chunk + header_len;
+    const uint8_t *uri, *cert, *rthumb;
+    size_t uri_len, cert_len, rthumb_len;
+    if (!rd_bytes(&p, hend, &uri, &uri_len) || !rd_bytes(&p, hend, &cert, &cert_len) ||
+        !rd_bytes(&p, hend, &rthumb, &rthumb_len) || p != hend)
+        return UAS_BAD_SECURITY_CHECKS_FAILED;
+    if (!uri || uri_len != strlen(k->pol->uri) || memcmp(uri, k->pol->uri, uri_len) != 0)
+        return UAS_BAD_SECURITY_CHECKS_FAILED;
+    /* Part 6 6.7.7: an unknown ReceiverCertificateThumbprint is
+     * Bad_CertificateInvalid. */
+    if (!rthumb || rthumb_len != UAS_SHA1_LEN || memcmp(rthumb, k->cred->thumb, UAS_SHA1_LEN) != 0)
+        return UAS_BAD_CERTIFICATE_INVALID;
+    if (!cert)
+        return UAS_BAD_SECURITY_CHECKS_FAILED;
+    uas_status st = uas__secpol_peer_key(k->pol, cert, cert_len, sender, thumb);
+    if (st != UAS_GOOD)
+        return st; /* BadCertificateInvalid / BadCertificatePolicyCheckFailed */
+    /* Once a peer is known (client: the endpoint's certificate; server: the
+     * first OPN), every OPN must come from that same certificate. */
+    if (k->peer_spki && memcmp(thumb, k->peer_thumb, UAS_SHA1_LEN) != 0) {
+        EVP_PKEY_free(*sender);
+        *sender = NULL;
+        return UAS_BAD_SECURITY_CHECKS_FAILED;
+    }
+    return UAS_GOOD;
+}
+
 uas_status uas__secpol_peer_key(const uas_secpol *pol, const uint8_t *der, size_t len,
                                 EVP_PKEY **pub, uint8_t thumb[UAS_SHA1_LEN])
 {
