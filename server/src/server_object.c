@@ -184,6 +184,7 @@ static uas_status read_limit(uas_server *s, uint32_t id, uas_datavalue *out, uas
     case OL(MAXNODESPERTRANSLATEBROWSEPATHSTONODEIDS):
         return set_u32(out, a, c->max_nodes_per_translate);
     case OL(MAXNODESPERNODEMANAGEMENT):
+        return set_u32(out, a, c->max_nodes_per_node_management);
     case OL(MAXNODESPERHISTORYREADDATA):
     case OL(MAXNODESPERHISTORYREADEVENTS):
     case OL(MAXNODESPERHISTORYUPDATEDATA):

@@ -84,6 +84,7 @@ test("ServerCapabilities.OperationLimits are advertised and MaxNodesPerRead hold
         MaxNodesPerMethodCall: "i=11709",
         MaxNodesPerBrowse: "i=11710",
         MaxNodesPerTranslateBrowsePathsToNodeIds: "i=11712",
+        MaxNodesPerNodeManagement: "i=11713",
     };
     const got = {};
     for (const [name, nodeId] of Object.entries(limits)) {
@@ -97,6 +98,7 @@ test("ServerCapabilities.OperationLimits are advertised and MaxNodesPerRead hold
         got[name] = dv.value.value;
     }
     assert.ok(got.MaxNodesPerRead > 0, "MaxNodesPerRead > 0");
+    assert.ok(got.MaxNodesPerNodeManagement > 0, "NodeManagement is offered: its limit > 0");
     if (got.MaxNodesPerRead <= 20000) {
         // Exactly the limit is served (a request of several chunks)...
         const full = await session.read(
