@@ -618,6 +618,17 @@ static uas_status check_x509_user(act_env *e, const uas_x509_identity_token *t,
         return UAS_BAD_IDENTITY_TOKEN_INVALID;
     if (!t->certificate_data.data || t->certificate_data.length == 0)
         return refuse(r, UAS_BAD_IDENTITY_TOKEN_INVALID, "no user certificate");
+    /* Throttled like user names (the same client key and budget): failed
+     * signatures and untrusted certificates count, and a throttled client
+     * costs no signature check nor chain building. */
+    char key[64];
+    client_key(e, key, sizeof(key));
+    uas_status st = s->users ? uas_user_throttle_check(s->users, key) : UAS_GOOD;
+    if (st != UAS_GOOD)
+        return refuse(r, st, "%s (client %s)",
+                      st == UAS_BAD_TOO_MANY_OPERATIONS ? "server-wide login failure budget spent"
+                                                        : "client throttled",
+                      key);
     if (!uas_string_eq_cstr(&sig->algorithm, pol->asym_signature_uri) || !sig->signature.data) {
         char text[264];
         escaped(&sig->algorithm, text, sizeof(text));
@@ -629,9 +640,10 @@ static uas_status check_x509_user(act_env *e, const uas_x509_identity_token *t,
     uint8_t *data = activation_data(e, &len);
     if (!data)
         return UAS_BAD_OUT_OF_MEMORY;
-    uas_status st =
-        uas_secpol_user_verify(pol, t->certificate_data.data, t->certificate_data.length, data, len,
-                               sig->signature.data, sig->signature.length);
+    st = uas_secpol_user_verify(pol, t->certificate_data.data, t->certificate_data.length, data,
+                                len, sig->signature.data, sig->signature.length);
+    if (st != UAS_GOOD && s->users)
+        uas_user_throttle_fail(s->users, key);
     if (st == UAS_BAD_SECURITY_CHECKS_FAILED)
         return refuse(r, UAS_BAD_USER_SIGNATURE_INVALID, "user token signature does not verify");
     if (st != UAS_GOOD)
@@ -641,6 +653,8 @@ static uas_status check_x509_user(act_env *e, const uas_x509_identity_token *t,
     st = uas_pki_validate(s->user_pki, t->certificate_data.data, t->certificate_data.length, NULL,
                           UAS_PKI_USAGE_CLIENT, 0, 0, uas_datetime_now(), &v);
     if (st != UAS_GOOD) {
+        if (s->users)
+            uas_user_throttle_fail(s->users, key);
         uas_log(UAS_LOG_WARN, "session", "user certificate %s refused: %s (%s)", v.thumbprint,
                 uas_status_name(st), v.reason);
         return refuse(r, UAS_BAD_IDENTITY_TOKEN_REJECTED, "user certificate not trusted");

@@ -149,6 +149,36 @@ static uas_client *user_client(renv *r, const char *name, const char *password)
     return c;
 }
 
+/* An X.509 user login with cert and its key: the status the session
+ * reached (the client is closed). */
+static uas_status x509_login(renv *r, const uas_bytestring *cert, const uas_bytestring *key)
+{
+    uas_client_config cfg;
+    uas_client_config_default(&cfg);
+    cfg.endpoint_url = r->e.url;
+    cfg.create_session = true;
+    cfg.request_timeout_ms = ENV_WAIT_MS;
+    cfg.security.policy_uri = B256;
+    cfg.security.mode = UAS_MESSAGE_SECURITY_MODE_SIGN_AND_ENCRYPT;
+    cfg.security.pki_dir = r->client_pki;
+    cfg.security.server_cert = r->server_cert.data;
+    cfg.security.server_cert_len = r->server_cert.length;
+    cfg.security.validate_server = pin;
+    cfg.security.validate_ud = &r->server_cert;
+    cfg.user.kind = UAS_CLIENT_USER_X509;
+    cfg.user.cert = cert->data;
+    cfg.user.cert_len = cert->length;
+    cfg.user.key = key->data;
+    cfg.user.key_len = key->length;
+    uas_client *c = uas_client_new(r->e.loop, &cfg, NULL, NULL);
+    cr_assert(c);
+    uas_status st = uas_client_connect(c);
+    if (st == UAS_GOOD)
+        st = uas_client_wait_state(c, UAS_CLIENT_SESSION_ACTIVE, ENV_WAIT_MS);
+    env_client_close(c);
+    return st;
+}
+
 static uas_status write_i32(uas_client *c, uint32_t id, int32_t v)
 {
     uas_write_value wv;
@@ -379,5 +409,32 @@ Test(roles, translate_browse_paths_only_finds_what_browse_shows, .timeout = 60)
     cr_expect(found.ns == 1 && found.id.numeric == 1050);
     env_client_close(anon);
     env_client_close(op);
+    renv_stop(&r);
+}
+
+/* X.509 user tokens count against the login throttle as user names do: a
+ * client that keeps presenting certificates the user trust list refuses is
+ * refused without more work, even with a trusted one, while others are
+ * served. */
+Test(roles, x509_user_failures_are_throttled, .timeout = 90)
+{
+    renv r;
+    renv_start(&r);
+    char dir[160];
+    snprintf(dir, sizeof(dir), "%s/mallory", r.dir);
+    uas_bytestring other_cert, other_key;
+    env_make_cert(dir, "mallory", "urn:uastack:user:mallory", &other_cert, &other_key);
+    for (int i = 0; i < 5; i++) {
+        uas_status st = x509_login(&r, &other_cert, &other_key);
+        cr_expect_eq(st, UAS_BAD_IDENTITY_TOKEN_REJECTED, "an untrusted user: %s",
+                     uas_status_name(st));
+    }
+    cr_expect_eq(x509_login(&r, &r.user_cert, &r.user_key), UAS_BAD_USER_ACCESS_DENIED,
+                 "throttled: a trusted user is refused too");
+    uas_client *anon = env_client(&r.e, true, 0);
+    cr_expect_eq(read_status(anon, 1001, ATTR_VALUE, NULL), UAS_GOOD, "others are served");
+    env_client_close(anon);
+    uas_pki_bytes_free(&other_cert);
+    uas_pki_bytes_free(&other_key);
     renv_stop(&r);
 }
