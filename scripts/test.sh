@@ -14,16 +14,21 @@ JOBS=${JOBS:-$(nproc)}
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
 SCHEMA=${UA_SCHEMA_DIR:-$(pwd)/../shared/opcua-schema}
 step() { printf '\n== %s\n' "$*" >&2; }
+# The Release tree is the quick start's (README.md): after it, only what
+# changed is rebuilt. The other configurations get trees of their own
+# beside it: build/asan, build/reduced, build/fuzz, build/noenc,
+# build/minimal, build/armhf.
+REL=build
 
 step "format check (clang-format)"
 files=$(git ls-files '*.c' '*.h' | grep -Ev '^(stack|server)/gen/' || true)
 clang-format --dry-run --Werror $files
 
 step "Release build"
-cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DUA_SCHEMA_DIR="$SCHEMA" >/dev/null
-cmake --build build/release -j "$JOBS"
+cmake -S . -B "$REL" -DCMAKE_BUILD_TYPE=Release -DUA_SCHEMA_DIR="$SCHEMA" >/dev/null
+cmake --build "$REL" -j "$JOBS"
 step "Release tests"
-ctest --test-dir build/release --output-on-failure -j "$JOBS"
+ctest --test-dir "$REL" --output-on-failure -j "$JOBS"
 
 step "Debug build with AddressSanitizer + UndefinedBehaviorSanitizer"
 cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DUA_SANITIZE=ON -DUA_BUILD_BENCHMARKS=OFF \
@@ -74,11 +79,11 @@ for t in secure opn session; do
 done
 
 step "install: headers, libraries, CMake package and pkg-config files used by an outside program"
-tests/install_test.sh build/release .
+tests/install_test.sh "$REL" .
 
 step "Debian package (cpack -G DEB from the Release tree) checked and run extracted"
-(cd build/release && cpack -G DEB >/dev/null)
-tests/package_test.sh build/release/uastack_*.deb
+(cd "$REL" && cpack -G DEB >/dev/null)
+tests/package_test.sh "$REL"/uastack_*.deb
 
 step "build without encryption (UA_ENABLE_ENCRYPTION=OFF): policy None only, no OpenSSL/libsodium"
 # Debug (-O0): compiles in about half the time of Release; the tests are short.
@@ -93,7 +98,7 @@ cmake -S . -B build/minimal -DCMAKE_BUILD_TYPE=MinSizeRel -DUA_MINIMAL=ON \
       -DUA_BUILD_BENCHMARKS=OFF -DUA_SCHEMA_DIR="$SCHEMA" >/dev/null
 cmake --build build/minimal -j "$JOBS"
 ctest --test-dir build/minimal --output-on-failure -j "$JOBS" -E 'codegen|configure_missing_schema'
-tests/embed_minimal_test.sh build/minimal/server/embed_example build/release/client/uacli
+tests/embed_minimal_test.sh build/minimal/server/embed_example "$REL"/client/uacli
 size build/minimal/server/embed_example
 
 step "armhf cross build of the minimal profile, run under qemu-user"
@@ -114,9 +119,9 @@ cmake --build build/armhf -j "$JOBS"
 ctest --test-dir build/armhf --output-on-failure -j "$JOBS" --timeout 300 \
       -E 'nodeid_text|stack_test_log|aspace_write|robustness|integration_test_(bad_input|client_clock|client_server|dos)'
 QEMU="qemu-arm-static -L /usr/arm-linux-gnueabihf"
-UAS_RUNNER="$QEMU" tests/embed_minimal_test.sh build/armhf/server/embed_example build/release/client/uacli
+UAS_RUNNER="$QEMU" tests/embed_minimal_test.sh build/armhf/server/embed_example "$REL"/client/uacli
 for ex in example_poll_loop example_libev_loop; do
-  UAS_RUNNER="$QEMU" tests/examples_test.sh build/armhf/examples/$ex build/release/client/uacli
+  UAS_RUNNER="$QEMU" tests/examples_test.sh build/armhf/examples/$ex "$REL"/client/uacli
 done
 arm-linux-gnueabihf-size build/armhf/server/embed_example
 
