@@ -142,6 +142,11 @@ void lg_logins_free(lg_logins *l)
 int lg_logins_user_file(const char *dir, char *path, size_t cap)
 {
     snprintf(path, cap, "%s/users", dir);
+#ifndef UAS_ENABLE_ENCRYPTION
+    fprintf(stderr, "self-load: --logins needs a build with encryption (user names are "
+                    "encrypted)\n");
+    return -1;
+#else
     bool added = false;
     uas_status st = uas_user_add(path, LG_LOGIN_USER, LG_LOGIN_PASSWORD, strlen(LG_LOGIN_PASSWORD),
                                  NULL, &added);
@@ -151,4 +156,5 @@ int lg_logins_user_file(const char *dir, char *path, size_t cap)
         return -1;
     }
     return 0;
+#endif
 }

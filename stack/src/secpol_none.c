@@ -223,6 +223,11 @@ uas_status uas_secpol_keys_clone_peer(const uas_secpol_keys *k, uas_secpol_keys 
     *out = NULL;
     return UAS_BAD_NOT_SUPPORTED;
 }
+void uas_secpol_keys_adopt_sign_state(uas_secpol_keys *k, const uas_secpol_keys *job)
+{
+    (void)k;
+    (void)job;
+}
 void uas_secpol_keys_free(uas_secpol_keys *k)
 {
     (void)k;
