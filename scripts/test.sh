@@ -95,7 +95,11 @@ step "minimal profile (UA_MINIMAL, MinSizeRel): its tests, the full build's uacl
 cmake -S . -B build/minimal -DCMAKE_BUILD_TYPE=MinSizeRel -DUA_MINIMAL=ON \
       -DUA_BUILD_BENCHMARKS=OFF -DUA_SCHEMA_DIR="$SCHEMA" >/dev/null
 cmake --build build/minimal -j "$JOBS"
-ctest --test-dir build/minimal --output-on-failure -j "$JOBS" -E 'codegen|configure_missing_schema'
+# Left out, written for the full build: the memory-budget floods need more
+# than the profile's 16 connections, and the subscription limits use
+# TransferSubscriptions and event items, which the profile does not serve.
+ctest --test-dir build/minimal --output-on-failure -j "$JOBS" \
+      -E 'codegen|configure_missing_schema|integration_test_memory|integration_test_sub_limits'
 tests/embed_minimal_test.sh build/minimal/server/embed_example "$REL"/client/uacli
 size build/minimal/server/embed_example
 

@@ -114,6 +114,13 @@ void uas_server_system_event(uas_server *s, uint16_t severity, const char *messa
 
 #else /* UAS_MINIMAL: no event monitored items, so no event could reach anyone. */
 
+uas_status uas_server_condition_refresh(struct uas_sub_session *ss, uint32_t sub_id,
+                                        uint32_t item_id, int64_t now_ms)
+{
+    (void)ss, (void)sub_id, (void)item_id, (void)now_ms;
+    return UAS_BAD_NOT_SUPPORTED;
+}
+
 uas_status uas_server_report_event(uas_server *s, const uas_event *ev)
 {
     (void)s, (void)ev;

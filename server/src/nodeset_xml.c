@@ -11,7 +11,9 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <errno.h>
+#ifndef UAS_MINIMAL
 #include <expat.h>
+#endif
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,12 +22,13 @@
 
 #include "nodeset.h"
 
-#define NS_SEP '|'
-
 typedef struct ns_alias {
     const char *name;
     const char *value;
 } ns_alias;
+
+#ifndef UAS_MINIMAL
+#define NS_SEP '|'
 
 typedef struct px {
     ns_load *l;
@@ -54,6 +57,7 @@ typedef struct px {
     /* Namespaces of the whole load that the server does not have yet get
      * the indices they will have once added (at commit). */
 } px;
+#endif
 
 const char *ns_dom_attr(const ns_dom *d, const char *name)
 {
@@ -103,6 +107,7 @@ uas_status ns_fail(ns_load *l, const ns_file *f, uint32_t line, uas_status st, c
     return st;
 }
 
+#ifndef UAS_MINIMAL
 static const char *local(const char *name)
 {
     const char *s = strrchr(name, NS_SEP);
@@ -136,6 +141,7 @@ static const char *alias_lookup(px *x, const char *name)
             return x->aliases[i].value;
     return NULL;
 }
+#endif
 
 static bool parse_u32(const char *s, size_t n, uint32_t *out)
 {
@@ -317,6 +323,7 @@ uas_status ns_resolve_nodeid(ns_load *l, ns_file *f, const char *text, uint32_t 
     return ns_parse_nodeid(l, f, text, line, out);
 }
 
+#ifndef UAS_MINIMAL /* the XML parser: expat, not in the minimal profile */
 /* A NodeId attribute or element text: an alias or a NodeId. */
 static uas_status resolve_id(px *x, const char *text, uas_nodeid *out)
 {
@@ -876,3 +883,12 @@ uas_status ns_parse_file(ns_load *l, ns_file *f)
     }
     return l->st;
 }
+#else
+uas_status ns_parse_file(ns_load *l, ns_file *f)
+{
+    const char *slash = strrchr(f->path, '/');
+    f->name = slash ? slash + 1 : f->path;
+    return ns_fail(l, f, 0, UAS_BAD_NOT_SUPPORTED,
+                   "NodeSet2 files are not read by the minimal profile (no XML parser)");
+}
+#endif /* UAS_MINIMAL */

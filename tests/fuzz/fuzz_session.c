@@ -311,7 +311,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) != 0)
         abort();
     h.fd = sv[0];
-    uas_dispatch_accept(&srv->loops[0], sv[1]);
+    uas_dispatch_accept(&srv->loops[0], sv[1], NULL); /* a socketpair has no address */
     h.pool = uas_bufpool_new(1 << 20);
     uas_channel_config cfg;
     uas_channel_config_default(&cfg, UAS_CHANNEL_CLIENT);
