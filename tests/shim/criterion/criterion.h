@@ -84,6 +84,7 @@ void uas_shim_skip(const char *fmt, ...) __attribute__((noreturn));
 #define cr_assert_str_eq(a, b, ...)  UAS_SHIM_CHECK(1, !strcmp((a), (b)), #a " eq " #b, __VA_ARGS__)
 #define cr_expect_str_eq(a, b, ...)  UAS_SHIM_CHECK(0, !strcmp((a), (b)), #a " eq " #b, __VA_ARGS__)
 #define cr_assert_str_neq(a, b, ...) UAS_SHIM_CHECK(1, strcmp((a), (b)), #a " neq " #b, __VA_ARGS__)
+#define cr_expect_str_neq(a, b, ...) UAS_SHIM_CHECK(0, strcmp((a), (b)), #a " neq " #b, __VA_ARGS__)
 #define cr_assert_arr_eq(a, b, n, ...)                                                             \
     UAS_SHIM_CHECK(1, !memcmp((a), (b), (n)), #a " arr_eq " #b, __VA_ARGS__)
 #define cr_expect_arr_eq(a, b, n, ...)                                                             \

@@ -1,3 +1,4 @@
+#define _POSIX_C_SOURCE 200809L
 /* The worker pool on its own: every item runs once and is completed, the
  * queue bound refuses without blocking, shutdown discards what waits, and
  * an inbox brings completed items back to its loop's thread. */
