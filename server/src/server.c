@@ -251,12 +251,18 @@ static uas_server *server_new(const uas_server_config *cfg, struct ev_loop *app_
             return NULL;
         }
     }
+#ifdef UAS_ENABLE_ENCRYPTION
+    /* The worker pool takes the expensive work (RSA, argon2id, PKI); a
+     * build without encryption has none, and no threads of its own. */
     unsigned workers =
         cfg->worker_threads ? cfg->worker_threads : (unsigned)sysconf(_SC_NPROCESSORS_ONLN);
     st = uas_workpool_new(workers, cfg->worker_queue, &s->pool);
     for (unsigned i = 0; st == UAS_GOOD && i < s->nloops; i++)
         st = uas_work_inbox_new(uas_loop_ev(s->loops[i].loop), uas_dispatch_work_done,
                                 &s->loops[i].inbox);
+#else
+    st = UAS_GOOD;
+#endif
     if (st == UAS_GOOD)
         st = uas_server_security_init(s);
     if (st == UAS_GOOD)
