@@ -25,7 +25,7 @@ static void *_Atomic b_hook_ud;
 static atomic_size_t b_trim_high; /* allocator bytes at their highest since the last trim */
 
 /* cgroup v2 limit of this process, when it has one ("max": none). */
-static size_t cgroup_limit(void)
+static uint64_t cgroup_limit(void)
 {
     FILE *f = fopen("/sys/fs/cgroup/memory.max", "r");
     if (!f)
@@ -33,25 +33,26 @@ static size_t cgroup_limit(void)
     unsigned long long v = 0;
     int n = fscanf(f, "%llu", &v);
     fclose(f);
-    return n == 1 ? (size_t)v : 0;
+    return n == 1 ? (uint64_t)v : 0;
 }
 
 size_t uas_budget_default(void)
 {
+    /* In 64 bits: a 32-bit size_t cannot hold the RAM of most machines. */
     long pages = sysconf(_SC_PHYS_PAGES);
     long page = sysconf(_SC_PAGESIZE);
-    size_t ram = pages > 0 && page > 0 ? (size_t)pages * (size_t)page : (size_t)256 * MIB;
-    size_t cg = cgroup_limit();
+    uint64_t ram = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : (uint64_t)256 * MIB;
+    uint64_t cg = cgroup_limit();
     if (cg && cg < ram)
         ram = cg;
     /* A quarter leaves room for the address space, sessions, the code and
      * everything else the process holds, and for other programs. */
-    size_t b = ram / 4;
-    if (b < (size_t)64 * MIB)
-        b = (size_t)64 * MIB;
-    if (b > (size_t)1024 * MIB)
-        b = (size_t)1024 * MIB;
-    return b;
+    uint64_t b = ram / 4;
+    if (b < (uint64_t)64 * MIB)
+        b = (uint64_t)64 * MIB;
+    if (b > (uint64_t)1024 * MIB)
+        b = (uint64_t)1024 * MIB;
+    return (size_t)b;
 }
 
 void uas_budget_set_limit(size_t bytes)
@@ -59,10 +60,16 @@ void uas_budget_set_limit(size_t bytes)
     atomic_store(&b_limit, bytes ? bytes : uas_budget_default());
 }
 
+/* The limit, the default worked out (a file read) once if none was set. */
 size_t uas_budget_limit(void)
 {
     size_t l = atomic_load_explicit(&b_limit, memory_order_relaxed);
-    return l ? l : uas_budget_default();
+    if (!l) {
+        size_t zero = 0;
+        atomic_compare_exchange_strong(&b_limit, &zero, uas_budget_default());
+        l = atomic_load(&b_limit);
+    }
+    return l;
 }
 
 static void note_peak(size_t used)
@@ -86,13 +93,7 @@ static void pressure(void)
 
 bool uas_budget_try_reserve(size_t n)
 {
-    size_t limit = atomic_load_explicit(&b_limit, memory_order_relaxed);
-    if (!limit) {
-        /* Never set: the default, computed once. */
-        size_t zero = 0;
-        atomic_compare_exchange_strong(&b_limit, &zero, uas_budget_default());
-        limit = atomic_load(&b_limit);
-    }
+    size_t limit = uas_budget_limit();
     size_t used = atomic_load_explicit(&b_used, memory_order_relaxed);
     do {
         if (n > limit || used > limit - n) {
