@@ -540,6 +540,20 @@ static void client_key(act_env *e, char *buf, size_t cap)
     }
 }
 
+/* The login throttle of the client (user names and X.509 user tokens
+ * alike): Good, or the refusal noted in r. key gets the client key. */
+static uas_status throttled(act_env *e, char *key, size_t cap, refusal *r)
+{
+    client_key(e, key, cap);
+    uas_status st = e->server->users ? uas_user_throttle_check(e->server->users, key) : UAS_GOOD;
+    if (st != UAS_GOOD)
+        return refuse(r, st, "%s (client %s)",
+                      st == UAS_BAD_TOO_MANY_OPERATIONS ? "server-wide login failure budget spent"
+                                                        : "client throttled",
+                      key);
+    return UAS_GOOD;
+}
+
 #endif
 
 /* A UserNameIdentityToken (Part 4, 7.41.4) with its password in the legacy
@@ -567,13 +581,9 @@ static uas_status check_user_name(act_env *e, const uas_user_name_identity_token
                       text, pol->asym_encryption_uri);
     }
     char key[64];
-    client_key(e, key, sizeof(key));
-    uas_status st = uas_user_throttle_check(s->users, key);
+    uas_status st = throttled(e, key, sizeof(key), r);
     if (st != UAS_GOOD)
-        return refuse(r, st, "%s (client %s)",
-                      st == UAS_BAD_TOO_MANY_OPERATIONS ? "server-wide login failure budget spent"
-                                                        : "client throttled",
-                      key);
+        return st;
     size_t block = uas_secpol_user_block_len(s->cred);
     size_t len = t->password.data ? t->password.length : 0;
     if (len != block)
@@ -622,13 +632,9 @@ static uas_status check_x509_user(act_env *e, const uas_x509_identity_token *t,
      * signatures and untrusted certificates count, and a throttled client
      * costs no signature check nor chain building. */
     char key[64];
-    client_key(e, key, sizeof(key));
-    uas_status st = s->users ? uas_user_throttle_check(s->users, key) : UAS_GOOD;
+    uas_status st = throttled(e, key, sizeof(key), r);
     if (st != UAS_GOOD)
-        return refuse(r, st, "%s (client %s)",
-                      st == UAS_BAD_TOO_MANY_OPERATIONS ? "server-wide login failure budget spent"
-                                                        : "client throttled",
-                      key);
+        return st;
     if (!uas_string_eq_cstr(&sig->algorithm, pol->asym_signature_uri) || !sig->signature.data) {
         char text[264];
         escaped(&sig->algorithm, text, sizeof(text));
