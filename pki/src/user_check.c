@@ -12,7 +12,6 @@
 #include "pki_internal.h"
 #include "user_internal.h"
 
-#include <arpa/inet.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -20,6 +19,7 @@
 
 #include <ua/log.h>
 #include <ua/mem.h>
+#include <ua/net.h>
 
 #define KEY_MAX 64
 
@@ -228,26 +228,19 @@ static throttle_entry *find_key(uas_user_store *s, const char *key)
     return NULL;
 }
 
-/* The throttling key of a client key: an IPv6 address stands for its /64
- * (one subscriber gets a whole /64, so single addresses would give it
- * endless keys); IPv4, IPv4-mapped IPv6 and anything else (a certificate
- * thumbprint) stand for themselves. */
+/* The throttling key of a client key: an address stands for its group as
+ * the connection caps count it (an IPv6 address for its /64, since one
+ * subscriber gets a whole /64 and single addresses would give it endless
+ * keys); anything else (a certificate thumbprint) stands for itself. */
 static void throttle_key(const char *in, char *out, size_t cap)
 {
-    char addr[INET6_ADDRSTRLEN + 1];
+    char addr[64];
     snprintf(addr, sizeof(addr), "%s", in);
     char *scope = strchr(addr, '%');
     if (scope)
         *scope = 0;
-    struct in6_addr a;
-    if (!strchr(addr, ':') || inet_pton(AF_INET6, addr, &a) != 1 || IN6_IS_ADDR_V4MAPPED(&a)) {
+    if (!uas_address_group_str(addr, out, cap))
         snprintf(out, cap, "%s", in);
-        return;
-    }
-    memset(a.s6_addr + 8, 0, 8);
-    char text[INET6_ADDRSTRLEN];
-    inet_ntop(AF_INET6, &a, text, sizeof(text));
-    snprintf(out, cap, "%s/64", text);
 }
 
 /* A free slot, else the least recently seen key that is neither blocked
