@@ -335,31 +335,56 @@ static void print_lines(FILE *out, const char *key, const char *v)
     }
 }
 
+static void print_key(FILE *out, const key_def *k, const uas_server_config *c)
+{
+    const uint8_t *f = (const uint8_t *)c + k->offset;
+    switch (k->type) {
+    case T_STR:
+    case T_LIST: {
+        const char *v = *(const char *const *)(const void *)f;
+        if (!v)
+            fprintf(out, "; %s is not set\n", k->key);
+        else if (k->type == T_LIST)
+            print_lines(out, k->key, v);
+        else
+            fprintf(out, "%s = %s\n", k->key, v);
+        break;
+    }
+    case T_U16:
+        fprintf(out, "%s = %u\n", k->key, (unsigned)*(const uint16_t *)(const void *)f);
+        break;
+    case T_U32:
+        fprintf(out, "%s = %u\n", k->key, (unsigned)*(const uint32_t *)(const void *)f);
+        break;
+    case T_SIZE:
+        fprintf(out, "%s = %zu\n", k->key, *(const size_t *)(const void *)f);
+        break;
+    case T_LEVEL:
+        fprintf(out, "%s = %s\n", k->key,
+                uas_log_level_name(*(const uas_log_level *)(const void *)f));
+        break;
+    default:
+        fprintf(out, "%s = %s\n", k->key, *(const bool *)(const void *)f ? "true" : "false");
+        break;
+    }
+}
+
+/* Every key of the table, a section at a time in the order sections first
+ * appear, so that what is printed loads back to the same configuration. */
 void uas_server_config_print(FILE *out, const uas_server_config *c)
 {
-    fprintf(out, "[server]\nbind_address = %s\nport = %u\nthreads = %u\napplication_uri = %s\n",
-            c->bind_address, c->port, c->threads, c->application_uri);
-    fprintf(out, "worker_threads = %u\nworker_queue = %u\n", c->worker_threads, c->worker_queue);
-    fprintf(out,
-            "[transport]\nbuffer_size = %u\nmax_message_size = %u\nmax_chunk_count = %u\n"
-            "max_connections = %u\n",
-            c->buffer_size, c->max_message_size, c->max_chunk_count, c->max_connections);
-    fprintf(out, "[session]\nmax_sessions = %u\nmax_session_timeout_ms = %u\n", c->max_sessions,
-            c->max_session_timeout_ms);
-    fprintf(out,
-            "[security]\nsecurity = %s\nallow_deprecated = %s\npki_dir = %s\nusers_file = %s\n"
-            "allow_anonymous = %s\nauto_accept = %s\nkey_bits = %u\n",
-            c->security ? c->security : "None", c->allow_deprecated ? "true" : "false",
-            c->pki_dir ? c->pki_dir : "", c->users_file ? c->users_file : "<pki_dir>/users",
-            c->allow_anonymous ? "true" : "false", c->auto_accept ? "true" : "false", c->key_bits);
-    if (c->anonymous_endpoints)
-        fprintf(out, "anonymous_endpoints = %s\n", c->anonymous_endpoints);
-    if (c->certificate)
-        fprintf(out, "certificate = %s\nprivate_key = %s\n", c->certificate,
-                c->private_key ? c->private_key : "");
-    fprintf(out, "[roles]\nanonymous = %s\n", c->anonymous_roles ? c->anonymous_roles : "");
-    print_lines(out, "x509", c->x509_roles);
-    print_lines(out, "permissions", c->role_permissions);
+    const size_t n = sizeof(keys) / sizeof(keys[0]);
+    for (size_t i = 0; i < n; i++) {
+        bool seen = false;
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = !strcmp(keys[j].section, keys[i].section);
+        if (seen)
+            continue;
+        fprintf(out, "%s[%s]\n", i ? "\n" : "", keys[i].section);
+        for (size_t j = i; j < n; j++)
+            if (!strcmp(keys[j].section, keys[i].section))
+                print_key(out, &keys[j], c);
+    }
 }
 
 static bool same_value(const key_def *k, const uas_server_config *a, const uas_server_config *b)

@@ -73,6 +73,45 @@ Test(config, anonymous_endpoints_key_is_read_and_printed)
     uas_server_config_file_free(keep);
 }
 
+static void name_key(void *ud, const char *section, const char *key)
+{
+    (void)ud;
+    cr_log_error("[%s] %s does not load back as printed", section, key);
+}
+
+/* What --print-config prints is the whole configuration: loaded back, it
+ * gives the same values, for every key of the table (the defaults and a
+ * file that changes keys of each type). */
+Test(config, printed_configuration_loads_back_to_the_same)
+{
+    static const char *files[] = {
+        "",
+        "[server]\nport = 4999\nlog_level = debug\napplication_uri = urn:x\n"
+        "[transport]\nmemory_budget = 123456789\n"
+        "[security]\nsecurity = None, Basic256Sha256:Sign\nallow_anonymous = false\n"
+        "anonymous_endpoints =\n"
+        "[roles]\nx509 = CN=a: Operator\nx509 = CN=b: Engineer\n"
+        "[limits]\nmax_depth = 77\n",
+    };
+    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+        uas_server_config a, b;
+        uas_config_file *ka, *kb;
+        char err[256] = "";
+        cr_assert_eq(load(files[i], &a, &ka, err, sizeof(err)), UAS_GOOD, "%s", err);
+        char *text = NULL;
+        size_t len = 0;
+        FILE *out = open_memstream(&text, &len);
+        uas_server_config_print(out, &a);
+        fclose(out);
+        cr_assert_eq(load(text, &b, &kb, err, sizeof(err)), UAS_GOOD, "%s\n%s", err, text);
+        cr_expect_eq(uas_config_diff(&a, &b, name_key, NULL), 0, "%s", text);
+        cr_expect(strstr(text, "memory_budget = "), "%s", text);
+        free(text);
+        uas_server_config_file_free(ka);
+        uas_server_config_file_free(kb);
+    }
+}
+
 Test(config, defaults_leave_anonymous_to_every_endpoint)
 {
     uas_server_config cfg;
