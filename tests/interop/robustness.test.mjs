@@ -151,8 +151,10 @@ test("clients that vanish abruptly do not disturb the others", async () => {
         { stdio: ["ignore", "pipe", "ignore"] }
     );
     try {
+        // A hang guard, not a timing check: a fresh Node process loading
+        // node-opcua took over 15 s on a loaded CI machine.
         await new Promise((resolve, reject) => {
-            const t = setTimeout(() => reject(new Error("the client process did not get ready")), 15000);
+            const t = setTimeout(() => reject(new Error("the client process did not get ready")), 60000);
             child.stdout.on("data", (d) => {
                 if (String(d).includes("ready")) {
                     clearTimeout(t);
