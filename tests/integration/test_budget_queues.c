@@ -193,6 +193,7 @@ Test(budget_queues, an_event_flood_past_the_budget_is_cut_and_others_are_served,
 #ifdef UAS_MINIMAL
     cr_skip_test("the minimal profile has no event items");
 #endif
+    size_t used0 = mem_budget_used();
     env e;
     env_options o = {.threads = 2, .configure = small_budget};
     env_start(&e, &o);
@@ -256,10 +257,17 @@ Test(budget_queues, an_event_flood_past_the_budget_is_cut_and_others_are_served,
               "the queues kept their bytes");
     cr_expect_leq(diag(good, "MemoryBudget.SubscriptionQueueBytes"), credit);
     cr_expect_eq(diag(good, "Subscriptions.MonitoredItems"), 0);
-    env_client_close(hostile);
-    uas_loop_delete(hl);
+    /* Queues still full when the server stops are released with it. */
+    cr_assert_eq(create_sub(hostile, &sub), UAS_GOOD);
+    cr_assert_eq(create_items(hostile, sub, true, 2, FLOOD_QUEUE, st, NULL), UAS_GOOD);
+    for (int i = 0; i < 1000; i++)
+        cr_assert_eq(uas_server_report_event(e.server, &ev), UAS_GOOD);
     env_client_close(good);
-    env_stop(&e);
+    env_stop(&e); /* with the hostile session and its queues still there */
+    uas_client_delete(hostile);
+    uas_loop_delete(hl);
+    /* The server is gone: every byte it charged went back. */
+    cr_expect_eq(mem_budget_used(), used0, "%zu bytes still charged", mem_budget_used() - used0);
 }
 
 /* ---- the diagnostics are live ---- */
