@@ -50,12 +50,17 @@ static bool fits_inline(const uas_variant *v)
            v->type->size <= sizeof(sub_inl) && !v->array_dimensions;
 }
 
+static void store_inline(uas_datavalue *dst, sub_inl *inl, const uas_datavalue *src)
+{
+    *dst = *src;
+    memcpy(inl->b, src->value.data, src->value.type->size);
+    dst->value.data = inl->b;
+}
+
 uas_status sub_dv_store(uas_datavalue *dst, sub_inl *inl, const uas_datavalue *src)
 {
     if (fits_inline(&src->value)) {
-        *dst = *src;
-        memcpy(inl->b, src->value.data, src->value.type->size);
-        dst->value.data = inl->b;
+        store_inline(dst, inl, src);
         return UAS_GOOD;
     }
     return uas_copy(src, dst, &uas_types[UAS_TYPES_DATA_VALUE]);
@@ -88,8 +93,10 @@ enum { SUB_DV_OVERHEAD = 32 };
 uas_status sub_dv_store_queued(uas_sub_engine *e, uas_datavalue *dst, sub_inl *inl,
                                const uas_datavalue *src)
 {
-    if (fits_inline(&src->value))
-        return sub_dv_store(dst, inl, src);
+    if (fits_inline(&src->value)) { /* numbers: no heap, no charge */
+        store_inline(dst, inl, src);
+        return UAS_GOOD;
+    }
     memset(inl, 0, sizeof(*inl));
     size_t n = uas_encoded_size(src, &uas_types[UAS_TYPES_DATA_VALUE]) + SUB_DV_OVERHEAD;
     if (!sub_mem_take(e, n))
