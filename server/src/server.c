@@ -273,7 +273,8 @@ static uas_server *server_new(const uas_server_config *cfg, struct ev_loop *app_
         return NULL;
     }
     s->as = uas_aspace_new(s);
-    if (!s->as || uas_server_object_init(s) != UAS_GOOD || uas_subs_init(s) != UAS_GOOD ||
+    if (!s->as || uas_server_object_init(s) != UAS_GOOD ||
+        uas_server_diag_limits_init(s) != UAS_GOOD || uas_subs_init(s) != UAS_GOOD ||
         uas_subs_methods_init(s) != UAS_GOOD || uas_authz_roleset_init(s) != UAS_GOOD) {
         uas_server_delete(s);
         *status = UAS_BAD_OUT_OF_MEMORY;

@@ -291,5 +291,7 @@ void uas_server_system_event(uas_server *s, uint16_t severity, const char *messa
 
 /* Live variables of the Server object (server_object.c). */
 uas_status uas_server_object_init(uas_server *s);
+/* Server/uastack: usage of the server-wide limits (diag_limits.c). */
+uas_status uas_server_diag_limits_init(uas_server *s);
 
 #endif

@@ -18,6 +18,8 @@ typedef struct uas_subs_figures {
     uint32_t orphans;         /* subscriptions without session now */
     uint32_t orphans_dropped; /* orphans deleted early by a cap or max_orphan_lifetime_ms */
     uint32_t refused;         /* requests refused or revised by a subscription limit */
+    uint64_t queue_bytes;     /* memory budget held by the engines' queues */
+    uint32_t budget_refused;  /* items or notifications the memory budget refused */
 } uas_subs_figures;
 
 void uas_subs_get_figures(uas_server *s, uas_subs_figures *out);

@@ -4,7 +4,9 @@
  * address space calls (value changes, events). */
 #include <string.h>
 
+#include <ua/codec.h>
 #include <ua/log.h>
+#include <ua/membudget.h>
 
 #include "sub_internal.h"
 
@@ -48,12 +50,17 @@ static bool fits_inline(const uas_variant *v)
            v->type->size <= sizeof(sub_inl) && !v->array_dimensions;
 }
 
+static void store_inline(uas_datavalue *dst, sub_inl *inl, const uas_datavalue *src)
+{
+    *dst = *src;
+    memcpy(inl->b, src->value.data, src->value.type->size);
+    dst->value.data = inl->b;
+}
+
 uas_status sub_dv_store(uas_datavalue *dst, sub_inl *inl, const uas_datavalue *src)
 {
     if (fits_inline(&src->value)) {
-        *dst = *src;
-        memcpy(inl->b, src->value.data, src->value.type->size);
-        dst->value.data = inl->b;
+        store_inline(dst, inl, src);
         return UAS_GOOD;
     }
     return uas_copy(src, dst, &uas_types[UAS_TYPES_DATA_VALUE]);
@@ -69,11 +76,100 @@ void sub_dv_release(uas_datavalue *dv, sub_inl *inl)
 void sub_dv_move(uas_datavalue *dst, sub_inl *dst_inl, uas_datavalue *src, sub_inl *src_inl)
 {
     *dst = *src;
-    if (src->value.data == (void *)src_inl->b) {
-        *dst_inl = *src_inl;
+    /* inl goes along either way: a queued heap value keeps its charge
+     * there (sub_dv_store_queued). */
+    *dst_inl = *src_inl;
+    if (src->value.data == (void *)src_inl->b)
         dst->value.data = dst_inl->b;
-    }
     memset(src, 0, sizeof(*src));
+    memset(src_inl, 0, sizeof(*src_inl));
+}
+
+/* Heap values are charged about their encoded size plus the allocator's
+ * bookkeeping; the figure is an estimate, the release gives back exactly
+ * what was taken. */
+enum { SUB_DV_OVERHEAD = 32 };
+
+uas_status sub_dv_store_queued(uas_sub_engine *e, uas_datavalue *dst, sub_inl *inl,
+                               const uas_datavalue *src)
+{
+    if (fits_inline(&src->value)) { /* numbers: no heap, no charge */
+        store_inline(dst, inl, src);
+        return UAS_GOOD;
+    }
+    memset(inl, 0, sizeof(*inl));
+    size_t n = uas_encoded_size(src, &uas_types[UAS_TYPES_DATA_VALUE]) + SUB_DV_OVERHEAD;
+    if (!sub_mem_take(e, n))
+        return UAS_BAD_OUT_OF_MEMORY;
+    uas_status st = uas_copy(src, dst, &uas_types[UAS_TYPES_DATA_VALUE]);
+    if (st != UAS_GOOD) {
+        sub_mem_give(e, n);
+        return st;
+    }
+    inl->u[0] = n;
+    return UAS_GOOD;
+}
+
+void sub_dv_release_queued(uas_sub_engine *e, uas_datavalue *dv, sub_inl *inl)
+{
+    if (dv->value.data != (void *)inl->b && inl->u[0])
+        sub_mem_give(e, (size_t)inl->u[0]);
+    sub_dv_release(dv, inl);
+    memset(inl, 0, sizeof(*inl));
+}
+
+/* ---- the memory budget ---- */
+
+enum { SUB_MEM_BATCH = 64u << 10 };
+
+bool sub_mem_take(uas_sub_engine *e, size_t n)
+{
+    if (n <= e->mem_credit) {
+        e->mem_credit -= n;
+        return true;
+    }
+    size_t want = n - e->mem_credit + SUB_MEM_BATCH;
+    if (!uas_budget_try_reserve(want)) {
+        atomic_fetch_add_explicit(&e->shared->budget_refused, 1, memory_order_relaxed);
+        UAS_LOG_LIMITED(UAS_LOG_WARN, "subscription",
+                        "memory budget exhausted: %zu bytes for monitored item or publish "
+                        "queues refused",
+                        n);
+        return false;
+    }
+    atomic_fetch_add_explicit(&e->shared->queue_bytes, want, memory_order_relaxed);
+    e->mem_credit = e->mem_credit + want - n;
+    return true;
+}
+
+void sub_mem_force(uas_sub_engine *e, size_t n)
+{
+    if (n <= e->mem_credit) {
+        e->mem_credit -= n;
+        return;
+    }
+    size_t want = n - e->mem_credit;
+    uas_budget_charge(want);
+    atomic_fetch_add_explicit(&e->shared->queue_bytes, want, memory_order_relaxed);
+    e->mem_credit = 0;
+}
+
+/* Credit beyond two batches goes back to the budget. */
+static void mem_return(uas_sub_engine *e, size_t keep)
+{
+    if (e->mem_credit <= keep)
+        return;
+    size_t back = e->mem_credit - keep;
+    e->mem_credit = keep;
+    uas_budget_release(back);
+    atomic_fetch_sub_explicit(&e->shared->queue_bytes, back, memory_order_relaxed);
+}
+
+void sub_mem_give(uas_sub_engine *e, size_t n)
+{
+    e->mem_credit += n;
+    if (e->mem_credit > 2 * SUB_MEM_BATCH)
+        mem_return(e, SUB_MEM_BATCH);
 }
 
 /* ---- engine ---- */
@@ -179,6 +275,7 @@ void uas_sub_engine_delete(uas_sub_engine *e)
     sub_map_free(&e->watches);
     sub_wheel_free(&e->wheel);
     uas_arena_free(&e->scratch);
+    mem_return(e, 0); /* every queue is gone: what is left is credit */
     uas_free(e, sizeof(*e));
 }
 
@@ -316,7 +413,7 @@ sub_msg *sub_msg_get(uas_sub_engine *e)
 void sub_msg_put(uas_sub_engine *e, sub_msg *m)
 {
     for (uint32_t i = 0; i < m->ndc; i++)
-        sub_dv_release(&m->dc[i].value, &m->dc_inl[i]);
+        sub_dv_release_queued(e, &m->dc[i].value, &m->dc_inl[i]);
     for (uint32_t i = 0; i < m->nev; i++)
         sub_evrec_put(e, m->ev_rec[i]);
     m->ndc = m->nev = 0;
@@ -326,6 +423,8 @@ void sub_msg_put(uas_sub_engine *e, sub_msg *m)
         e->nfree_msgs++;
         return;
     }
+    /* The arrays hold their charge while pooled (sub_msg_arrays_size). */
+    sub_mem_give(e, sub_msg_arrays_size(m->dc_cap, m->ev_cap));
     uas_free(m->dc, m->dc_cap * sizeof(*m->dc));
     uas_free(m->dc_inl, m->dc_cap * sizeof(*m->dc_inl));
     uas_free(m->ev, m->ev_cap * sizeof(*m->ev));
@@ -370,6 +469,7 @@ sub_evrec *sub_evrec_get(uas_sub_engine *e)
     r->next_free = NULL;
     r->fields = NULL;
     r->n = 0;
+    r->charged = 0;
     return r;
 }
 
@@ -380,6 +480,8 @@ void sub_evrec_put(uas_sub_engine *e, sub_evrec *r)
     /* Spilled blocks go back to the heap at once: a pooled record is never
      * larger than SUB_EVREC_SIZE, so the pool's size bounds its memory. */
     uas_arena_free(&r->arena);
+    sub_mem_give(e, r->charged);
+    r->charged = 0;
     /* A record taken by another engine (before a transfer) is not counted
      * here. */
     if (e->evrecs_in_use > 0)

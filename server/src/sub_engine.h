@@ -199,6 +199,11 @@ typedef struct uas_sub_shared {
     atomic_uint subs, items, slots, orphans;
     atomic_uint orphans_dropped; /* deleted early: orphan caps and max_orphan_lifetime_ms */
     atomic_uint refused;         /* subscriptions/items refused or queues revised by a limit */
+    /* Bytes the engines hold of the process memory budget for queues
+     * (their batches included), and queue work the budget refused: items
+     * not created, notifications not queued. */
+    atomic_size_t queue_bytes;
+    atomic_uint budget_refused;
 } uas_sub_shared;
 
 typedef struct uas_sub_config {

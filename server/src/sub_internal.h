@@ -37,6 +37,13 @@ typedef struct sub_val {
 uas_status sub_dv_store(uas_datavalue *dst, sub_inl *inl, const uas_datavalue *src);
 void sub_dv_release(uas_datavalue *dv, sub_inl *inl);
 void sub_dv_move(uas_datavalue *dst, sub_inl *dst_inl, uas_datavalue *src, sub_inl *src_inl);
+/* The same for values that are queued (item queues, NotificationMessages):
+ * a value that does not fit inline holds bytes of the memory budget, and
+ * its unused inl records how many, so they go back wherever the value is
+ * released. BadOutOfMemory also when the budget refuses. */
+uas_status sub_dv_store_queued(uas_sub_engine *e, uas_datavalue *dst, sub_inl *inl,
+                               const uas_datavalue *src);
+void sub_dv_release_queued(uas_sub_engine *e, uas_datavalue *dv, sub_inl *inl);
 
 /* One event's selected fields, from the item's queue until its
  * NotificationMessage is released. The fields are deep-copied into an arena
@@ -53,6 +60,7 @@ typedef struct sub_evrec {
     struct sub_evrec *next_free;
     uas_variant *fields;
     uint32_t n;
+    size_t charged; /* bytes it holds of the memory budget (sub_mem_take) */
     uas_arena arena;
     max_align_t mem[]; /* the arena's first block, up to SUB_EVREC_SIZE */
 } sub_evrec;
@@ -128,6 +136,14 @@ typedef struct sub_msg {
     uas_event_field_list *ev;
     sub_evrec **ev_rec; /* ev[i]'s fields live in ev_rec[i] */
 } sub_msg;
+
+/* Budget bytes of a message's arrays, charged from when they grow until
+ * they are freed (pooled messages keep theirs). */
+static inline size_t sub_msg_arrays_size(uint32_t dc_cap, uint32_t ev_cap)
+{
+    return (size_t)dc_cap * (sizeof(uas_monitored_item_notification) + sizeof(sub_inl)) +
+           (size_t)ev_cap * (sizeof(uas_event_field_list) + sizeof(sub_evrec *));
+}
 
 struct sub_sub {
     uas_sub_engine *e;
@@ -222,6 +238,10 @@ struct uas_sub_engine {
      * quarter a second (sub_evrec_trim) so memory returns after a burst. */
     uint32_t evrecs_in_use, evrecs_peak;
     int64_t evrecs_trim_at;
+    /* Bytes reserved from the process memory budget and not yet handed
+     * to a queue (sub_mem_take): reserving in batches keeps the shared
+     * counter off the path of each notification. */
+    size_t mem_credit;
     sub_list free_parked;
     uint32_t nfree_parked;
     uint32_t *seq_buf; /* availableSequenceNumbers of one response */
@@ -232,6 +252,17 @@ struct uas_sub_engine {
 };
 
 /* ---- sub_engine.c ---- */
+/* Publish and event queues draw on the process memory budget
+ * (ua/membudget.h): item queue rings, event records, data values that do
+ * not fit inline, NotificationMessage arrays. sub_mem_take reserves n
+ * bytes (false: the budget is exhausted, counted in shared->budget_refused);
+ * sub_mem_force counts them whatever the limit (memory that must exist,
+ * such as the one EventQueueOverflow record that reports a loss);
+ * sub_mem_give returns them, in any engine: the charge moves with the
+ * memory (transfers carry it along). */
+bool sub_mem_take(uas_sub_engine *e, size_t n);
+void sub_mem_force(uas_sub_engine *e, size_t n);
+void sub_mem_give(uas_sub_engine *e, size_t n);
 uas_datetime sub_utc(uas_sub_engine *e, int64_t now);
 sub_msg *sub_msg_get(uas_sub_engine *e);
 void sub_msg_put(uas_sub_engine *e, sub_msg *m);

@@ -96,22 +96,29 @@ static void set_overflow(uas_datavalue *dv)
 static uas_status queue_resize(sub_item *it, uint32_t n, uint32_t *dropped)
 {
     bool data = it->kind == SUB_ITEM_DATA;
+    uas_sub_engine *e = it->sub->e;
     size_t esz = data ? sizeof(sub_val) : sizeof(sub_evrec *);
+    /* The ring is reserved from the memory budget: when it is exhausted
+     * the item is refused like one past the count limits. */
+    if (!sub_mem_take(e, (size_t)n * esz))
+        return UAS_BAD_TOO_MANY_MONITORED_ITEMS;
     void *q = uas_calloc(n, esz);
-    if (!q)
+    if (!q) {
+        sub_mem_give(e, (size_t)n * esz);
         return UAS_BAD_OUT_OF_MEMORY;
+    }
     uint32_t drop = it->qcount > n ? it->qcount - n : 0;
     for (uint32_t k = 0; k < it->qcount; k++) {
         uint32_t i = (it->qhead + k) % it->qsize;
         if (data) {
             sub_val *src = &it->dq[i];
             if (k < drop)
-                sub_dv_release(&src->dv, &src->inl);
+                sub_dv_release_queued(e, &src->dv, &src->inl);
             else
                 sub_dv_move(&((sub_val *)q)[k - drop].dv, &((sub_val *)q)[k - drop].inl, &src->dv,
                             &src->inl);
         } else if (k < drop) {
-            sub_evrec_put(it->sub->e, it->eq[i]);
+            sub_evrec_put(e, it->eq[i]);
         } else {
             ((sub_evrec **)q)[k - drop] = it->eq[i];
         }
@@ -119,6 +126,7 @@ static uas_status queue_resize(sub_item *it, uint32_t n, uint32_t *dropped)
     if (drop && data && n > 1)
         set_overflow(&((sub_val *)q)[0].dv); /* values were lost before it */
     uas_free(data ? (void *)it->dq : (void *)it->eq, it->qsize * esz);
+    sub_mem_give(e, (size_t)it->qsize * esz);
     if (data)
         it->dq = q;
     else
@@ -320,11 +328,15 @@ static void enqueue_value(sub_item *it, const uas_datavalue *src, int64_t now)
     uint32_t i = queue_slot(it, &overflow_new, &discarded);
     sub_val *slot = &it->dq[i];
     if (discarded)
-        sub_dv_release(&slot->dv, &slot->inl);
+        sub_dv_release_queued(it->sub->e, &slot->dv, &slot->inl);
     if (discarded && it->qsize > 1 && it->discard_oldest)
         set_overflow(&it->dq[it->qhead].dv);
-    if (sub_dv_store(&slot->dv, &slot->inl, src) != UAS_GOOD) {
+    /* A value the memory budget (or the heap) cannot take is lost: the
+     * client gets its place with BadOutOfMemory, and the queue does not
+     * grow past what was reserved for it. */
+    if (sub_dv_store_queued(it->sub->e, &slot->dv, &slot->inl, src) != UAS_GOOD) {
         memset(&slot->dv, 0, sizeof(slot->dv));
+        memset(&slot->inl, 0, sizeof(slot->inl));
         slot->dv.status = UAS_BAD_OUT_OF_MEMORY;
         slot->dv.has_status = true;
     }
@@ -539,7 +551,7 @@ static void queue_clear(sub_item *it)
     for (uint32_t k = 0; k < it->qcount; k++) {
         uint32_t i = (it->qhead + k) % it->qsize;
         if (it->kind == SUB_ITEM_DATA)
-            sub_dv_release(&it->dq[i].dv, &it->dq[i].inl);
+            sub_dv_release_queued(it->sub->e, &it->dq[i].dv, &it->dq[i].inl);
         else
             sub_evrec_put(it->sub->e, it->eq[i]);
     }
@@ -610,8 +622,12 @@ void sub_item_resend_last(sub_item *it, int64_t now)
 
 #ifndef UAS_MINIMAL
 /* The select clauses of the item's filter evaluated on ev, in a pooled
- * record (NULL: filtered out by the where clause, or out of memory). */
-static sub_evrec *select_fields(sub_item *it, const uas_sub_event *ev, bool where)
+ * record (NULL: filtered out by the where clause, or out of memory; then
+ * *lost tells whether the event passed and was lost for want of memory).
+ * The record and its spilled fields are charged to the memory budget;
+ * `force` charges them whatever the limit. */
+static sub_evrec *select_fields(sub_item *it, const uas_sub_event *ev, bool where, bool force,
+                                bool *lost)
 {
     uas_sub_engine *e = it->sub->e;
     /* Evaluate in the scratch arena: the where clause leaves temporaries
@@ -625,7 +641,8 @@ static sub_evrec *select_fields(sub_item *it, const uas_sub_event *ev, bool wher
         (!where || sub_filter_match(&it->efilter->where_clause, ev, &e->cfg.limits, &e->scratch)) &&
         sub_filter_select(it->efilter, ev, tmp, &e->scratch) == UAS_GOOD)
         r = sub_evrec_get(e);
-    bool ok = r != NULL;
+    bool passed = r != NULL;
+    bool ok = passed;
     if (ok && n) {
         r->fields = uas_arena_alloc(&r->arena, n * sizeof(uas_variant));
         ok = r->fields != NULL;
@@ -634,10 +651,20 @@ static sub_evrec *select_fields(sub_item *it, const uas_sub_event *ev, bool wher
     for (size_t i = 0; ok && i < n; i++)
         ok = uas_copy_arena(&tmp[i], &r->fields[i], T_VARIANT, &r->arena) == UAS_GOOD;
     sub_scratch_reset(e);
+    if (ok) {
+        size_t bytes = SUB_EVREC_SIZE + r->arena.heap_total;
+        if (force)
+            sub_mem_force(e, bytes);
+        else
+            ok = sub_mem_take(e, bytes);
+        if (ok)
+            r->charged = bytes;
+    }
     if (!ok && r) {
         sub_evrec_put(e, r);
         r = NULL;
     }
+    *lost = passed && !ok;
     return r;
 }
 
@@ -650,9 +677,17 @@ static void queue_event(sub_item *it, const uas_sub_event *ev, bool where, int64
 #else
     if (it->mode == UAS_MONITORING_MODE_DISABLED || !it->efilter)
         return;
-    sub_evrec *r = select_fields(it, ev, where);
-    if (!r)
+    bool lost;
+    sub_evrec *r = select_fields(it, ev, where, false, &lost);
+    if (!r) {
+        /* Lost for want of memory: reported like a queue overflow (Part 4,
+         * 5.12.1.5), so the queue never grows past the budget. */
+        if (lost) {
+            event_overflow(it, now);
+            notify(it);
+        }
         return;
+    }
     bool overflow_new, discarded;
     uint32_t i = queue_slot(it, &overflow_new, &discarded);
     if (discarded)
@@ -782,7 +817,10 @@ static void event_overflow(sub_item *it, int64_t now)
     ev.base.is_of_type = ovf_is_of_type;
     uas_random_bytes(ev.event_id, sizeof(ev.event_id));
     ev.time = sub_utc(it->sub->e, now);
-    it->ovf = select_fields(it, &ev.base, false);
+    /* Counted past the limit: one per item at most, and the client must
+     * learn of the loss. */
+    bool lost;
+    it->ovf = select_fields(it, &ev.base, false, true, &lost);
 }
 
 #endif
@@ -801,6 +839,8 @@ void sub_item_delete(sub_item *it)
     e->nitems--;
     sub_release(&e->shared->items, 1);
     release_slots(it, it->qsize);
+    sub_mem_give(e, (size_t)it->qsize *
+                        (it->kind == SUB_ITEM_DATA ? sizeof(sub_val) : sizeof(sub_evrec *)));
     uas_free(it->dq, it->kind == SUB_ITEM_DATA ? it->qsize * sizeof(sub_val) : 0);
     uas_free(it->eq, it->kind == SUB_ITEM_EVENT ? it->qsize * sizeof(*it->eq) : 0);
     uas_delete(it->efilter, UAS_TYPE(EVENT_FILTER));

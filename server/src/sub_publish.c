@@ -184,8 +184,10 @@ static uint32_t take_seq(sub_sub *s)
 
 /* Grow m's arrays to hold `need` data (or event) notifications. Fresh
  * arrays instead of realloc: inline values point into dc_inl and have to
- * be moved one by one. */
-static bool msg_reserve(sub_msg *m, bool data, uint32_t need)
+ * be moved one by one. The arrays are counted in the memory budget but
+ * never refused by it: draining moves notifications the queues already
+ * hold, and refusing it would keep a full queue full. */
+static bool msg_reserve(uas_sub_engine *e, sub_msg *m, bool data, uint32_t need)
 {
     uint32_t cap = data ? m->dc_cap : m->ev_cap;
     if (need <= cap)
@@ -193,12 +195,15 @@ static bool msg_reserve(sub_msg *m, bool data, uint32_t need)
     uint32_t ncap = cap ? cap * 2 : 16;
     if (ncap < need)
         ncap = need;
+    size_t grow = data ? sub_msg_arrays_size(ncap - cap, 0) : sub_msg_arrays_size(0, ncap - cap);
+    sub_mem_force(e, grow);
     if (!data) {
         uas_event_field_list *ev = uas_calloc(ncap, sizeof(*ev));
         sub_evrec **rec = uas_calloc(ncap, sizeof(*rec));
         if (!ev || !rec) {
             uas_free(ev, ncap * sizeof(*ev));
             uas_free(rec, ncap * sizeof(*rec));
+            sub_mem_give(e, grow);
             return false;
         }
         if (m->nev) {
@@ -217,6 +222,7 @@ static bool msg_reserve(sub_msg *m, bool data, uint32_t need)
     if (!dc || !inl) {
         uas_free(dc, ncap * sizeof(*dc));
         uas_free(inl, ncap * sizeof(*inl));
+        sub_mem_give(e, grow);
         return false;
     }
     for (uint32_t i = 0; i < m->ndc; i++) {
@@ -248,7 +254,7 @@ uint32_t sub_item_drain(sub_item *it, sub_msg *m, uint32_t max)
     bool data = it->kind == SUB_ITEM_DATA;
     uint32_t queued = it->qcount + (it->ovf ? 1 : 0);
     uint32_t n = queued < max ? queued : max;
-    if (!msg_reserve(m, data, (data ? m->ndc : m->nev) + n))
+    if (!msg_reserve(it->sub->e, m, data, (data ? m->ndc : m->nev) + n))
         return 0;
     uint32_t k = 0;
     /* The overflow event heads the queue when the oldest events were the

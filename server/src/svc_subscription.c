@@ -421,6 +421,8 @@ void uas_subs_get_figures(uas_server *s, uas_subs_figures *out)
     out->orphans = atomic_load(&d->shared.orphans);
     out->orphans_dropped = atomic_load(&d->shared.orphans_dropped);
     out->refused = atomic_load(&d->shared.refused);
+    out->queue_bytes = atomic_load(&d->shared.queue_bytes);
+    out->budget_refused = atomic_load(&d->shared.budget_refused);
     UAS_LOCK_PLAIN(&d->lock);
     out->publishing_intervals = d->intervals.count;
     UAS_UNLOCK(&d->lock);

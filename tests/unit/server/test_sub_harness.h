@@ -11,6 +11,8 @@
 #include <math.h>
 #include <string.h>
 
+#include <ua/membudget.h>
+
 #include "sub_engine.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -62,6 +64,7 @@ typedef struct harness {
     uint8_t mem[1 << 16];
     uas_arena a;
     uint64_t live0; /* heap bytes held by the stack's allocator at setup */
+    size_t budget0; /* bytes of the process memory budget in use at setup */
 } harness;
 
 static harness H;
@@ -192,6 +195,9 @@ static inline void h_setup(void)
     uas_mem_stats ms;
     uas_mem_get_stats(&ms);
     H.live0 = ms.bytes_live;
+    uas_budget_stats bs;
+    uas_budget_get_stats(&bs);
+    H.budget0 = bs.used;
     H.capture = true;
     uas_arena_init(&H.a, H.mem, sizeof(H.mem), 0);
     for (uint32_t i = 1; i < 8; i++) {
@@ -221,6 +227,11 @@ static inline void h_teardown(void)
     uas_mem_get_stats(&ms);
     cr_expect_eq(ms.bytes_live, H.live0, "%lld bytes not returned",
                  (long long)(ms.bytes_live - H.live0));
+    /* Every queue charged the memory budget and gave it all back. */
+    uas_budget_stats bs;
+    uas_budget_get_stats(&bs);
+    cr_expect_eq(bs.used, H.budget0, "%lld bytes of the memory budget not released",
+                 (long long)bs.used - (long long)H.budget0);
 #if defined(__SANITIZE_ADDRESS__)
     cr_expect_eq(__lsan_do_recoverable_leak_check(), 0, "leaks: see the report above");
 #endif
