@@ -379,8 +379,13 @@ int uas__uring_accept_start(uas_loop *l, int fd, uas_accept_cb cb, void *ud)
     ur->accept_fd = fd;
     ur->accept_cb = cb;
     ur->accept_ud = ud;
-    if (!ur->accept_armed)
+    if (!ur->accept_armed) {
         accept_arm(ur);
+        /* Called outside the loop's turns too (uas_server_listen before
+         * an application's first poll): the accept must be in the kernel
+         * before anyone waits on the ring. Nothing is reaped here. */
+        io_uring_submit(&ur->ring);
+    }
     return 0;
 }
 
