@@ -48,6 +48,7 @@ enum {
 struct uas_uring {
     struct io_uring ring;
     ev_io ring_w;
+    ev_check reap_w;
     struct io_uring_buf_ring *br;
     size_t br_bytes;
     uas_buf *rbufs[RBUF_COUNT];
@@ -61,6 +62,7 @@ struct uas_uring {
 };
 
 static void on_ring(struct ev_loop *ev, ev_io *w, int revents);
+static void on_check(struct ev_loop *ev, ev_check *w, int revents);
 
 static struct io_uring_sqe *get_sqe(uas_uring *ur)
 {
@@ -143,11 +145,19 @@ uas_uring *uas__uring_new(uas_loop *l, int *err)
     ur->ring_w.data = l;
     ev_io_start(l->ev, &ur->ring_w);
     ev_unref(l->ev); /* the ring alone does not keep ev_run going */
+    ev_check_init(&ur->reap_w, on_check);
+    ur->reap_w.data = l;
+    ev_check_start(l->ev, &ur->reap_w);
+    ev_unref(l->ev);
     return ur;
 }
 
 int uas__uring_fd(const uas_loop *l)
 {
+    /* What was queued outside the loop's turns (uas_server_listen's
+     * accept) must be in the kernel before the caller waits on the ring. */
+    if (io_uring_sq_ready(&l->ur->ring))
+        io_uring_submit(&l->ur->ring);
     return l->ur->ring.ring_fd;
 }
 
@@ -258,6 +268,19 @@ static void reap(uas_loop *l)
 }
 
 static void on_ring(struct ev_loop *ev, ev_io *w, int revents)
+{
+    (void)ev;
+    (void)revents;
+    reap(w->data);
+}
+
+/* Right after every wait. A completion that arrives while the loop sleeps
+ * interrupts epoll_wait (the kernel's completion work is signalled to the
+ * thread), and the completion is posted as the wait returns, empty-handed:
+ * reaping here serves it in this iteration instead of after a second
+ * epoll_wait that would only report the ring readable. Reading the
+ * completion queue costs no system call. */
+static void on_check(struct ev_loop *ev, ev_check *w, int revents)
 {
     (void)ev;
     (void)revents;
@@ -379,13 +402,12 @@ int uas__uring_accept_start(uas_loop *l, int fd, uas_accept_cb cb, void *ud)
     ur->accept_fd = fd;
     ur->accept_cb = cb;
     ur->accept_ud = ud;
-    if (!ur->accept_armed) {
+    /* Submitted by the loop's thread (its next flush pass, or
+     * uas_loop_poll_fd before an application's poll): the kernel runs a
+     * request's completion work on the thread that submitted it, and the
+     * thread that starts a server is not the one that runs each loop. */
+    if (!ur->accept_armed)
         accept_arm(ur);
-        /* Called outside the loop's turns too (uas_server_listen before
-         * an application's first poll): the accept must be in the kernel
-         * before anyone waits on the ring. Nothing is reaped here. */
-        io_uring_submit(&ur->ring);
-    }
     return 0;
 }
 
@@ -424,6 +446,10 @@ void uas__uring_delete(uas_loop *l)
     if (ev_is_active(&ur->ring_w)) {
         ev_ref(l->ev);
         ev_io_stop(l->ev, &ur->ring_w);
+    }
+    if (ev_is_active(&ur->reap_w)) {
+        ev_ref(l->ev);
+        ev_check_stop(l->ev, &ur->reap_w);
     }
     io_uring_queue_exit(&ur->ring);
     for (unsigned i = 0; i < RBUF_COUNT; i++)

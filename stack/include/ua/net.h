@@ -75,7 +75,9 @@ uas_loop *uas_loop_new_io(struct ev_loop *ev, size_t max_pool_bytes, uas_io_back
 /* UAS_IO_EPOLL or UAS_IO_URING: what the loop uses. */
 uas_io_backend uas_loop_io_backend(const uas_loop *l);
 /* For an application's own poll loop: the descriptor of the loop's ring,
- * readable when completions wait (then run the loop); -1 with epoll. */
+ * readable when completions wait (then run the loop); -1 with epoll.
+ * Call it on the loop's thread before each wait: it also hands the
+ * kernel what was queued since the last turn. */
 int uas_loop_poll_fd(const uas_loop *l);
 /* Multishot accept on a listening socket, io_uring loops only (else
  * BadNotSupported): cb gets each new socket (non-blocking, close-on-exec)
