@@ -78,6 +78,9 @@ set(UAS_STACK_DEPS ${LIBEV_LIBRARY} Threads::Threads m)
 if(UA_ENABLE_ENCRYPTION)
   list(APPEND UAS_STACK_DEPS PkgConfig::UAS_I_CRYPTO PkgConfig::UAS_I_SODIUM)
 endif()
+if(UAS_HAVE_IO_URING)
+  list(APPEND UAS_STACK_DEPS PkgConfig::URING)
+endif()
 uas_shared_library(uastack_shared uastack stack uastack
   HEADERS ${UAS_STACK_HEADERS} ${UAS_STACK_INTERNAL_HEADERS} PRIVATE ${UAS_STACK_DEPS})
 set(UAS_SHARED_TARGETS uastack_shared)
@@ -137,6 +140,9 @@ install(FILES ${UAS_EXPORT_DIR}/uastackConfig.cmake ${UAS_EXPORT_DIR}/uastackCon
 # Private dependencies as plain -l flags for --static: Debian's libev ships
 # no .pc file, and a shared build needs none of them.
 set(UAS_PC_STACK_LIBS_PRIVATE "-lev -lpthread -lm")
+if(UAS_HAVE_IO_URING)
+  set(UAS_PC_STACK_LIBS_PRIVATE "-luring ${UAS_PC_STACK_LIBS_PRIVATE}")
+endif()
 set(UAS_PC_SERVER_LIBS_PRIVATE "-luastack -linih -lexpat -lev -lpthread -lm")
 set(UAS_PC_CLIENT_LIBS_PRIVATE "-luastack -lev -lpthread -lm")
 set(UAS_PC_MODULES uastack uastack-server uastack-client)

@@ -45,7 +45,7 @@ set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA ${UAS_PKG_DIR}/debian/postinst ${UAS_PKG_
     ${UAS_PKG_DIR}/debian/postrm ${UAS_PKG_DIR}/debian/conffiles)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 # Runtime libraries from dpkg-shlibdeps (libssl3, libev4, libsodium23,
-# libinih1, libexpat1, libc6) when it is there, else named.
+# libinih1, libexpat1, liburing2, libc6) when it is there, else named.
 find_program(UAS_DPKG_SHLIBDEPS dpkg-shlibdeps)
 if(UAS_DPKG_SHLIBDEPS)
   set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
@@ -55,6 +55,9 @@ else()
       "libc6, libev4, libinih1, libexpat1, adduser | systemd")
   if(UA_ENABLE_ENCRYPTION)
     string(APPEND CPACK_DEBIAN_PACKAGE_DEPENDS ", libssl3, libsodium23")
+  endif()
+  if(UAS_HAVE_IO_URING)
+    string(APPEND CPACK_DEBIAN_PACKAGE_DEPENDS ", liburing2")
   endif()
 endif()
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)

@@ -7,7 +7,7 @@ SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 pkgs=(build-essential cmake pkg-config python3 clang clang-format
       libssl-dev libev-dev libsodium-dev libcriterion-dev libinih-dev
-      libexpat1-dev)
+      libexpat1-dev liburing-dev)
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 command -v node >/dev/null 2>&1 || missing+=(nodejs npm)

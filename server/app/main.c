@@ -14,6 +14,7 @@
 
 #include <ua/loadgen.h>
 #include <ua/mem.h>
+#include <ua/net.h>
 
 #include "app.h"
 #include "config.h"
@@ -48,6 +49,8 @@ static void usage(FILE *f)
                "  --bind ADDR          listen address (default 0.0.0.0)\n"
                "  --hostname NAME      host name in advertised endpoint URLs\n"
                "  --threads N          event loops (default: one per core)\n"
+               "  --io-backend B       auto, epoll or io_uring: how sockets are read and\n"
+               "                       written (default auto: io_uring when available)\n"
                "  --nodeset FILE       load a NodeSet2 information model (repeatable, any\n"
                "                       order; added to the nodesets key of the config)\n"
                "  --log-level L        error, warn, info or debug (default info)\n"
@@ -198,6 +201,14 @@ static int parse_options(int argc, char **argv, app_opts *o)
             if (parse_u32(a, v, 256, &n))
                 return 2;
             cfg->threads = n;
+            i++;
+        } else if (!strcmp(a, "--io-backend")) {
+            uas_io_backend b;
+            if (!uas_io_backend_parse(v, &b)) {
+                fprintf(stderr, "uaserver: --io-backend takes auto, epoll or io_uring\n");
+                return 2;
+            }
+            cfg->io_backend = v;
             i++;
         } else if (!strcmp(a, "--bind") && v) {
             cfg->bind_address = v;

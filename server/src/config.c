@@ -98,6 +98,7 @@ static const key_def keys[] = {
     K("transport", "memory_budget", T_SIZE, memory_budget, 0, (uint64_t)1 << 40),
     K("transport", "max_connections_per_address", T_U32, max_connections_per_address, 0, 1000000),
     K("transport", "memory_trim", T_U32, memory_trim, 0, 3),
+    K("transport", "io_backend", T_STR, io_backend, 0, 0),
     K("limits", "max_nodes_per_node_management", T_U32, max_nodes_per_node_management, 1,
       UINT32_MAX),
     K("nodesets", "nodesets", T_LIST, nodesets, 0, 0),

@@ -137,10 +137,20 @@ static void free_cstr(char *s)
         uas_free(s, strlen(s) + 1);
 }
 
+/* io_backend, else the UAS_IO_BACKEND environment variable (how the
+ * test suite runs under either backend), else auto. */
+static bool io_backend_of(const uas_server_config *c, uas_io_backend *b)
+{
+    const char *n = c->io_backend && *c->io_backend ? c->io_backend : getenv("UAS_IO_BACKEND");
+    *b = UAS_IO_AUTO;
+    return !n || !*n || uas_io_backend_parse(n, b);
+}
+
 /* Each refusal names the setting, so a configuration error is found
  * without reading the code. */
 static uas_status check_config(const uas_server_config *c)
 {
+    uas_io_backend iob;
     const char *why = c->buffer_size < 8192                         ? "buffer_size below 8192"
                       : c->max_sessions == 0                        ? "max_sessions is 0"
                       : c->max_connections == 0                     ? "max_connections is 0"
@@ -151,6 +161,8 @@ static uas_status check_config(const uas_server_config *c)
                       : c->min_token_lifetime_ms > c->max_token_lifetime_ms
                           ? "min_token_lifetime_ms above max_token_lifetime_ms"
                       : c->threads > 256 ? "threads above 256"
+                      : !io_backend_of(c, &iob)
+                          ? "io_backend (or UAS_IO_BACKEND) is not auto, epoll or io_uring"
 #ifdef UAS_SINGLE_LOOP
                       : c->threads > 1 ? "threads above 1 (this build has one event loop)"
 #endif
@@ -204,6 +216,9 @@ static uas_server *server_new(const uas_server_config *cfg, struct ev_loop *app_
     s->cfg.application_name = dup_cstr(cfg->application_name ? cfg->application_name : "");
     s->cfg.bind_address = dup_cstr(cfg->bind_address);
     s->cfg.hostname = NULL;
+    uas_io_backend iob;
+    io_backend_of(cfg, &iob);
+    s->cfg.io_backend = NULL; /* read here only */
 #ifdef UAS_SINGLE_LOOP
     s->nloops = 1;
 #else
@@ -242,12 +257,12 @@ static uas_server *server_new(const uas_server_config *cfg, struct ev_loop *app_
         l->listen_fd = -1;
         uas_arena_init(&l->arena, l->arena_first, sizeof(l->arena_first),
                        (size_t)s->cfg.max_message_size * 4);
-        l->loop =
-            i == 0 && app_loop ? uas_loop_new_on(app_loop, 64u << 20) : uas_loop_new(64u << 20);
+        uas_status lst = UAS_BAD_OUT_OF_MEMORY;
+        l->loop = uas_loop_new_io(i == 0 ? app_loop : NULL, 64u << 20, iob, &lst);
         l->watchers = uas_calloc(1, sizeof(loop_watchers));
         if (!l->loop || !l->watchers) {
             uas_server_delete(s);
-            *status = UAS_BAD_OUT_OF_MEMORY;
+            *status = l->loop ? UAS_BAD_OUT_OF_MEMORY : lst;
             return NULL;
         }
     }
@@ -319,6 +334,7 @@ static void stop_watchers(uas_sloop *l)
         return;
     struct ev_loop *ev = uas_loop_ev(l->loop);
     ev_io_stop(ev, &w->listen);
+    uas_loop_accept_stop(l->loop);
     ev_async_stop(ev, &w->stop);
     ev_timer_stop(ev, &w->housekeeping);
     ev_timer_stop(ev, &w->idle);
@@ -553,8 +569,34 @@ uas_status uas_server_endpoints(uas_server *s, uas_arena *a, size_t *count,
 
 /* ---- loops ---- */
 
+/* Out of descriptors or memory: the pending connection stays readable,
+ * so retrying now would spin. Pause the listener; the backlog keeps the
+ * clients until descriptors are free again. */
+static void accept_pause(uas_sloop *l, int err)
+{
+    loop_watchers *lw = l->watchers;
+    struct ev_loop *ev = uas_loop_ev(l->loop);
+    atomic_fetch_add(&l->server->counters.accept_failures, 1);
+    UAS_LOG_LIMITED(UAS_LOG_WARN, "server", "accept: %s; pausing accepts for %.0f ms",
+                    strerror(err), lw->accept_backoff * 1000.0);
+    ev_io_stop(ev, &lw->listen);
+    uas_loop_accept_stop(l->loop);
+    ev_timer_set(&lw->accept_retry, lw->accept_backoff, 0.0);
+    ev_timer_start(ev, &lw->accept_retry);
+    lw->accept_backoff *= 2;
+    if (lw->accept_backoff > ACCEPT_BACKOFF_MAX)
+        lw->accept_backoff = ACCEPT_BACKOFF_MAX;
+}
+
+static bool accept_transient(int err)
+{
+    return err == EAGAIN || err == EWOULDBLOCK || err == EINTR || err == ECONNABORTED ||
+           err == EPROTO;
+}
+
 static void on_accept(struct ev_loop *ev, ev_io *w, int revents)
 {
+    (void)ev;
     (void)revents;
     uas_sloop *l = w->data;
     loop_watchers *lw = l->watchers;
@@ -568,32 +610,37 @@ static void on_accept(struct ev_loop *ev, ev_io *w, int revents)
             uas_dispatch_accept(l, fd, plen > 0 ? &peer : NULL);
             continue;
         }
-        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR || errno == ECONNABORTED ||
-            errno == EPROTO)
-            return;
-        /* Out of descriptors or memory: the pending connection stays
-         * readable, so retrying now would spin. Pause the listener; the
-         * backlog keeps the clients until descriptors are free again. */
-        int err = errno;
-        atomic_fetch_add(&l->server->counters.accept_failures, 1);
-        UAS_LOG_LIMITED(UAS_LOG_WARN, "server", "accept: %s; pausing accepts for %.0f ms",
-                        strerror(err), lw->accept_backoff * 1000.0);
-        ev_io_stop(ev, &lw->listen);
-        ev_timer_set(&lw->accept_retry, lw->accept_backoff, 0.0);
-        ev_timer_start(ev, &lw->accept_retry);
-        lw->accept_backoff *= 2;
-        if (lw->accept_backoff > ACCEPT_BACKOFF_MAX)
-            lw->accept_backoff = ACCEPT_BACKOFF_MAX;
+        if (!accept_transient(errno))
+            accept_pause(l, errno);
         return;
     }
 }
 
+/* The io_uring loop's multishot accept (uas_loop_accept_start). */
+static void on_ring_accept(void *ud, int fd, int err, const struct sockaddr *peer)
+{
+    uas_sloop *l = ud;
+    if (fd >= 0) {
+        ((loop_watchers *)l->watchers)->accept_backoff = ACCEPT_BACKOFF_MIN;
+        uas_dispatch_accept(l, fd, peer);
+    } else if (!accept_transient(err)) {
+        accept_pause(l, err);
+    }
+}
+
+/* Accepting through the ring on an io_uring loop, else the ev_io. */
+static void accept_resume(uas_sloop *l)
+{
+    loop_watchers *lw = l->watchers;
+    if (uas_loop_accept_start(l->loop, l->listen_fd, on_ring_accept, l) != UAS_GOOD)
+        ev_io_start(uas_loop_ev(l->loop), &lw->listen);
+}
+
 static void on_accept_retry(struct ev_loop *ev, ev_timer *w, int revents)
 {
+    (void)ev;
     (void)revents;
-    uas_sloop *l = w->data;
-    loop_watchers *lw = l->watchers;
-    ev_io_start(ev, &lw->listen);
+    accept_resume(w->data);
 }
 
 static void on_idle_sweep(struct ev_loop *ev, ev_timer *w, int revents)
@@ -747,7 +794,7 @@ uas_status uas_server_listen(uas_server *s)
         struct ev_loop *ev = uas_loop_ev(l->loop);
         ev_io_init(&w->listen, on_accept, l->listen_fd, EV_READ);
         w->listen.data = l;
-        ev_io_start(ev, &w->listen);
+        accept_resume(l);
         ev_async_init(&w->stop, on_stop);
         w->stop.data = l;
         ev_async_start(ev, &w->stop);
@@ -784,8 +831,9 @@ uas_status uas_server_listen(uas_server *s)
     free_cstr(s->endpoint_url);
     s->endpoint_url = dup_cstr(url);
     s->discovery_url = uas_string_from(s->endpoint_url);
-    uas_log(UAS_LOG_INFO, "server", "listening on %s:%u (%u loop%s), endpoint %s",
-            s->cfg.bind_address, port, s->nloops, s->nloops == 1 ? "" : "s", url);
+    uas_log(UAS_LOG_INFO, "server", "listening on %s:%u (%u loop%s, %s), endpoint %s",
+            s->cfg.bind_address, port, s->nloops, s->nloops == 1 ? "" : "s",
+            uas_io_backend_name(uas_loop_io_backend(s->loops[0].loop)), url);
     return s->endpoint_url ? UAS_GOOD : UAS_BAD_OUT_OF_MEMORY;
 }
 
@@ -892,6 +940,14 @@ uas_status uas_server_get_pollfds(uas_server *s, struct pollfd *fds, size_t cap,
     if (l->listen_fd >= 0 && ev_is_active(&w->listen)) {
         if (n < cap)
             fds[n] = (struct pollfd){.fd = l->listen_fd, .events = POLLIN};
+        n++;
+    }
+    /* io_uring: the ring's descriptor stands for the listener and every
+     * connection's socket. */
+    int ring_fd = uas_loop_poll_fd(l->loop);
+    if (ring_fd >= 0) {
+        if (n < cap)
+            fds[n] = (struct pollfd){.fd = ring_fd, .events = POLLIN};
         n++;
     }
     n += uas_dispatch_pollfds(l, n < cap ? fds + n : NULL, n < cap ? cap - n : 0);

@@ -1,12 +1,15 @@
 /* libev glue: loops and connections. Reads land in a pooled buffer that is
  * handed to the channel (which may verify/decrypt in place); chunks the
  * channel produces are queued and written with writev once per loop
- * iteration (see flush_pending). A peer that stops reading is dropped once its queue passes the
- * limit, so it never stalls the loop or grows memory without bound. */
+ * iteration (see flush_pending). A peer that stops reading is dropped once
+ * its queue passes the limit, so it never stalls the loop or grows memory
+ * without bound. With the io_uring backend (net_uring.c) the same
+ * connection logic runs, only the reads and writes go through the ring. */
 #define _GNU_SOURCE
+#include "net_internal.h"
+
 #include <ua/log.h>
 #include <ua/membudget.h>
-#include <ua/net.h>
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -17,6 +20,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,17 +28,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-struct uas_loop {
-    struct ev_loop *ev;
-    uas_bufpool *pool;
-    /* Connections with output queued in this iteration, written by
-     * flush_pending just before the loop sleeps. */
-    ev_prepare flush_w;
-    uas_conn *pending;
-    bool foreign; /* the application's libev loop: not ours to destroy */
-};
-
 static void flush_pending(struct ev_loop *ev, ev_prepare *w, int revents);
+static void flush_list(uas_loop *l);
 static void drop_pending(uas_loop *l);
 
 uas_loop *uas_loop_new(size_t max_pool_bytes)
@@ -44,6 +39,61 @@ uas_loop *uas_loop_new(size_t max_pool_bytes)
 
 uas_loop *uas_loop_new_on(struct ev_loop *ev, size_t max_pool_bytes)
 {
+    uas_status st;
+    return uas_loop_new_io(ev, max_pool_bytes, UAS_IO_EPOLL, &st);
+}
+
+bool uas_io_backend_parse(const char *name, uas_io_backend *out)
+{
+    static const char *const names[] = {"auto", "epoll", "io_uring"};
+    for (int i = 0; i < 3; i++)
+        if (name && !strcmp(name, names[i])) {
+            *out = (uas_io_backend)i;
+            return true;
+        }
+    return false;
+}
+
+const char *uas_io_backend_name(uas_io_backend b)
+{
+    return b == UAS_IO_URING ? "io_uring" : b == UAS_IO_EPOLL ? "epoll" : "auto";
+}
+
+bool uas_io_uring_built(void)
+{
+#ifdef UAS_HAVE_IO_URING
+    return true;
+#else
+    return false;
+#endif
+}
+
+/* Gives the loop a ring when asked; false (with why) when there is none. */
+static bool attach_uring(uas_loop *l, const char **why, bool *oom)
+{
+#ifdef UAS_HAVE_IO_URING
+    int err = 0;
+    l->ur = uas__uring_new(l, &err);
+    if (l->ur)
+        return true;
+    *oom = err == -ENOMEM;
+    *why = err == -EPERM    ? "not permitted (kernel.io_uring_disabled, or a seccomp filter)"
+           : err == -ENOSYS ? "the kernel has no io_uring, or one too old"
+                            : strerror(-err);
+    return false;
+#else
+    (void)l;
+    (void)oom;
+    *why = "this build has no liburing (UA_ENABLE_IO_URING)";
+    return false;
+#endif
+}
+
+uas_loop *uas_loop_new_io(struct ev_loop *ev, size_t max_pool_bytes, uas_io_backend want,
+                          uas_status *status)
+{
+    static atomic_bool fallback_logged;
+    *status = UAS_BAD_OUT_OF_MEMORY;
     uas_loop *l = uas_calloc(1, sizeof(*l));
     if (!l)
         return NULL;
@@ -54,11 +104,67 @@ uas_loop *uas_loop_new_on(struct ev_loop *ev, size_t max_pool_bytes)
         uas_loop_delete(l);
         return NULL;
     }
+    const char *why = NULL;
+    bool oom = false;
+    if (want != UAS_IO_EPOLL && !attach_uring(l, &why, &oom)) {
+        if (oom) {
+            uas_loop_delete(l);
+            return NULL;
+        }
+        if (want == UAS_IO_URING) {
+            uas_log(UAS_LOG_ERROR, "net", "io_backend io_uring: %s", why);
+            uas_loop_delete(l);
+            *status = UAS_BAD_NOT_SUPPORTED;
+            return NULL;
+        }
+        if (!atomic_exchange(&fallback_logged, true))
+            uas_log(UAS_LOG_INFO, "net",
+                    "io_backend auto: io_uring not available (%s); using epoll", why);
+    }
     ev_prepare_init(&l->flush_w, flush_pending);
     l->flush_w.data = l;
     ev_prepare_start(l->ev, &l->flush_w);
     ev_unref(l->ev); /* the flush alone does not keep ev_run going */
+    *status = UAS_GOOD;
     return l;
+}
+
+uas_io_backend uas_loop_io_backend(const uas_loop *l)
+{
+    return l->ur ? UAS_IO_URING : UAS_IO_EPOLL;
+}
+
+int uas_loop_poll_fd(const uas_loop *l)
+{
+#ifdef UAS_HAVE_IO_URING
+    if (l->ur)
+        return uas__uring_fd(l);
+#endif
+    (void)l;
+    return -1;
+}
+
+uas_status uas_loop_accept_start(uas_loop *l, int listen_fd, uas_accept_cb cb, void *ud)
+{
+#ifdef UAS_HAVE_IO_URING
+    if (l->ur)
+        return uas__uring_accept_start(l, listen_fd, cb, ud) == 0 ? UAS_GOOD
+                                                                  : UAS_BAD_INVALID_STATE;
+#endif
+    (void)l;
+    (void)listen_fd;
+    (void)cb;
+    (void)ud;
+    return UAS_BAD_NOT_SUPPORTED;
+}
+
+void uas_loop_accept_stop(uas_loop *l)
+{
+#ifdef UAS_HAVE_IO_URING
+    if (l->ur)
+        uas__uring_accept_stop(l);
+#endif
+    (void)l;
 }
 
 void uas_loop_delete(uas_loop *l)
@@ -70,6 +176,11 @@ void uas_loop_delete(uas_loop *l)
         ev_prepare_stop(l->ev, &l->flush_w);
     }
     drop_pending(l);
+#ifdef UAS_HAVE_IO_URING
+    /* Waits for the completions of connections shut down before, which
+     * frees them: before the pool their buffers go back to. */
+    uas__uring_delete(l);
+#endif
     if (l->ev && !l->foreign)
         ev_loop_destroy(l->ev);
     uas_bufpool_delete(l->pool);
@@ -133,30 +244,6 @@ double uas_loop_timer_remaining(uas_loop *l, const struct ev_timer *t)
  * the budget decides. */
 #define OUTPUT_ALWAYS_ALLOWED (256u << 10)
 
-struct uas_conn {
-    uas_loop *loop;
-    int fd;
-    ev_io rio, wio;
-    ev_timer timer;
-    uas_channel *ch;
-    uas_conn_handler h;
-    void *ud;
-    size_t max_output;
-    uas_buf *out_head, *out_tail;
-    size_t out_bytes;
-    size_t out_mem;  /* capacity of the queued buffers: what the queue holds */
-    int busy;        /* nesting of callbacks into the owner: defer the free */
-    bool corked;     /* inside a read: coalesce writes until it ends */
-    bool closing;    /* flush what is queued, then close */
-    bool connecting; /* client: waiting for connect() to finish */
-    bool drop;       /* output was refused: close without flushing */
-    bool dead;
-    int64_t close_by;       /* closing: shut down by then even if output is left */
-    bool pending;           /* on loop->pending: holds one busy reference */
-    uas_conn *pending_next; /* the loop's list of connections to flush */
-    uas_status reason;
-};
-
 static void conn_free(uas_conn *c);
 
 enum { READ_SIZE = 65536 }; /* bytes one read takes */
@@ -165,6 +252,34 @@ static void conn_release(uas_conn *c)
 {
     if (--c->busy == 0 && c->dead)
         conn_free(c);
+}
+
+void uas__conn_release(uas_conn *c)
+{
+    conn_release(c);
+}
+
+/* Reading on or off: the read watcher, or the ring's multishot receive. */
+static void conn_read_start(uas_conn *c)
+{
+#ifdef UAS_HAVE_IO_URING
+    if (c->loop->ur) {
+        uas__uring_read_start(c);
+        return;
+    }
+#endif
+    ev_io_start(c->loop->ev, &c->rio);
+}
+
+static void conn_read_stop(uas_conn *c)
+{
+#ifdef UAS_HAVE_IO_URING
+    if (c->loop->ur) {
+        uas__uring_read_stop(c);
+        return;
+    }
+#endif
+    ev_io_stop(c->loop->ev, &c->rio);
 }
 
 /* Close the socket now and tell the owner; the memory goes when no callback
@@ -177,6 +292,16 @@ static void conn_shutdown(uas_conn *c, uas_status reason)
     ev_io_stop(c->loop->ev, &c->rio);
     ev_io_stop(c->loop->ev, &c->wio);
     ev_timer_stop(c->loop->ev, &c->timer);
+#ifdef UAS_HAVE_IO_URING
+    if (c->loop->ur && c->fd >= 0) {
+        /* The peer sees the close now; the descriptor stays ours until
+         * the requests that name it have completed (conn_free). */
+        uas__uring_cancel(c);
+        shutdown(c->fd, SHUT_RDWR);
+        c->ur_fd = c->fd;
+        c->fd = -1;
+    }
+#endif
     if (c->fd >= 0) {
         close(c->fd);
         c->fd = -1;
@@ -187,14 +312,26 @@ static void conn_shutdown(uas_conn *c, uas_status reason)
     conn_release(c);
 }
 
-static void conn_free(uas_conn *c)
+void uas__conn_shutdown(uas_conn *c, uas_status reason)
 {
-    uas_buf *b = c->out_head;
+    conn_shutdown(c, reason);
+}
+
+static void put_list(uas_bufpool *pool, uas_buf *b)
+{
     while (b) {
         uas_buf *next = b->next;
-        uas_buf_put(c->loop->pool, b);
+        uas_buf_put(pool, b);
         b = next;
     }
+}
+
+static void conn_free(uas_conn *c)
+{
+    put_list(c->loop->pool, c->out_head);
+    put_list(c->loop->pool, c->stash_head);
+    if (c->ur_fd >= 0)
+        close(c->ur_fd);
     uas_channel_delete(c->ch);
     uas_free(c, sizeof(*c));
 }
@@ -218,6 +355,7 @@ static void set_closing(uas_conn *c, uas_status reason)
 }
 
 static void conn_flush(uas_conn *c);
+static void conn_write(uas_conn *c);
 
 enum { UAS_NET_FLUSH_NOW_BYTES = 64 * 1024 };
 
@@ -231,8 +369,18 @@ static void conn_flush_later(uas_conn *c)
      * caller queueing many requests outside the loop would otherwise hit
      * max_output before the iteration ends. */
     if (c->out_bytes >= UAS_NET_FLUSH_NOW_BYTES) {
-        conn_flush(c);
-        return;
+        /* With io_uring as well: the queue must shrink while a long
+         * answer is encoded, and a submission here could not be reaped
+         * (the request's handler is still running). A send in flight
+         * carries on when it completes. */
+        if (!c->loop->ur) {
+            conn_flush(c);
+            return;
+        }
+        if (!c->ur_send_armed && !c->dead && !c->connecting) {
+            conn_write(c);
+            return;
+        }
     }
     if (c->pending || c->dead)
         return;
@@ -242,11 +390,30 @@ static void conn_flush_later(uas_conn *c)
     c->loop->pending = c;
 }
 
+/* Upper bound of submit-and-reap rounds in one pass; what the last round
+ * queues is submitted without reaping. */
+enum { URING_PASSES = 8 };
+
 static void flush_pending(struct ev_loop *ev, ev_prepare *w, int revents)
 {
     (void)ev;
     (void)revents;
     uas_loop *l = w->data;
+    for (int pass = 0;; pass++) {
+        flush_list(l);
+#ifdef UAS_HAVE_IO_URING
+        /* One io_uring_enter for every receive, send and cancellation
+         * this iteration queued; the completions reaped right after may
+         * queue more output, which the next round sends. */
+        if (l->ur && uas__uring_submit(l, pass + 1 < URING_PASSES) && pass + 1 < URING_PASSES)
+            continue;
+#endif
+        return;
+    }
+}
+
+static void flush_list(uas_loop *l)
+{
     /* A flush may close a connection, whose owner may queue output on
      * others: take the list, then loop until no new entries appear. */
     while (l->pending) {
@@ -277,7 +444,8 @@ static void drop_pending(uas_loop *l)
     }
 }
 
-/* Write as much of the queue as the socket takes. */
+/* Write as much of the queue as the socket takes (io_uring: queue its
+ * send; the completion goes on from there). */
 static void conn_flush(uas_conn *c)
 {
     if (c->drop && !c->dead) {
@@ -285,6 +453,46 @@ static void conn_flush(uas_conn *c)
         conn_shutdown(c, UAS_BAD_TCP_NOT_ENOUGH_RESOURCES);
         return;
     }
+#ifdef UAS_HAVE_IO_URING
+    if (c->loop->ur && !c->connecting) {
+        if (c->out_head)
+            uas__uring_send(c);
+        else if (c->closing && !c->dead)
+            conn_shutdown(c, c->reason);
+        return;
+    }
+#endif
+    conn_write(c);
+}
+
+void uas__conn_flush(uas_conn *c)
+{
+    conn_flush(c);
+}
+
+/* n bytes of the queue's head went out. */
+void uas__conn_consume(uas_conn *c, size_t n)
+{
+    c->out_bytes -= n;
+    while (n > 0) {
+        uas_buf *b = c->out_head;
+        size_t left = b->len - b->off;
+        if (n < left) {
+            b->off += (uint32_t)n;
+            break;
+        }
+        n -= left;
+        c->out_head = b->next;
+        if (!c->out_head)
+            c->out_tail = NULL;
+        c->out_mem -= b->cap;
+        uas_buf_put(c->loop->pool, b);
+    }
+}
+
+/* writev until the queue is empty or the socket is full. */
+static void conn_write(uas_conn *c)
+{
     while (c->out_head && !c->dead) {
         struct iovec iov[64];
         int n = 0;
@@ -297,27 +505,19 @@ static void conn_flush(uas_conn *c)
             if (errno == EINTR)
                 continue;
             if (errno == EAGAIN || errno == EWOULDBLOCK) {
+#ifdef UAS_HAVE_IO_URING
+                if (c->loop->ur && !c->connecting) {
+                    uas__uring_send(c); /* completes when the peer reads */
+                    return;
+                }
+#endif
                 ev_io_start(c->loop->ev, &c->wio);
                 return;
             }
             conn_shutdown(c, UAS_BAD_CONNECTION_CLOSED);
             return;
         }
-        c->out_bytes -= (size_t)w;
-        while (w > 0) {
-            uas_buf *b = c->out_head;
-            size_t left = b->len - b->off;
-            if ((size_t)w < left) {
-                b->off += (uint32_t)w;
-                break;
-            }
-            w -= (ssize_t)left;
-            c->out_head = b->next;
-            if (!c->out_head)
-                c->out_tail = NULL;
-            c->out_mem -= b->cap;
-            uas_buf_put(c->loop->pool, b);
-        }
+        uas__conn_consume(c, (size_t)w);
     }
     if (!c->out_head) {
         ev_io_stop(c->loop->ev, &c->wio);
@@ -443,20 +643,82 @@ static void on_timer(struct ev_loop *ev, ev_timer *w, int revents)
  * is still read (a peer that leaves is noticed at once and its queued work
  * cancelled) until the channel's backlog is full; then the rest stays in
  * the socket. */
+static bool drain_stash(uas_conn *c);
+
 static void after_channel(uas_conn *c, uas_status st)
 {
     if (st != UAS_GOOD) {
         set_closing(c, st);
-        ev_io_stop(c->loop->ev, &c->rio);
-    } else if (!c->dead && !c->closing && !c->connecting) {
-        if (uas_channel_wants_input(c->ch, READ_SIZE))
-            ev_io_start(c->loop->ev, &c->rio);
+        conn_read_stop(c);
+    } else if (!c->dead && !c->closing && !c->connecting && drain_stash(c)) {
+        if (!c->stash_head && uas_channel_wants_input(c->ch, READ_SIZE))
+            conn_read_start(c);
         else
-            ev_io_stop(c->loop->ev, &c->rio);
+            conn_read_stop(c);
     }
     conn_flush_later(c);
     if (!c->dead)
         arm_timer(c);
+}
+
+/* io_uring: data that arrived while the channel took no input (its
+ * receive is cancelled then, but completions already under way still
+ * come) waits here, in order, and goes to the channel when it takes
+ * input again. False when the channel failed on it. */
+static bool drain_stash(uas_conn *c)
+{
+    while (c->stash_head && !c->dead && !c->closing &&
+           uas_channel_wants_input(c->ch, c->stash_head->len)) {
+        uas_buf *b = c->stash_head;
+        c->stash_head = b->next;
+        if (!c->stash_head)
+            c->stash_tail = NULL;
+        c->corked = true;
+        uas_status st = uas_channel_recv(c->ch, b->data, b->len, uas_loop_now_ms(c->loop));
+        c->corked = false;
+        uas_buf_put(c->loop->pool, b);
+        if (st != UAS_GOOD) {
+            set_closing(c, st);
+            conn_read_stop(c);
+            return false;
+        }
+    }
+    return !c->dead && !c->closing;
+}
+
+void uas__conn_input(uas_conn *c, uint8_t *data, size_t len)
+{
+    c->busy++;
+    if (c->stash_head || !uas_channel_wants_input(c->ch, len)) {
+        uas_buf *b = uas_buf_get(c->loop->pool, len);
+        if (!b) {
+            conn_shutdown(c, UAS_BAD_TCP_NOT_ENOUGH_RESOURCES);
+        } else {
+            memcpy(b->data, data, len);
+            b->len = (uint32_t)len;
+            b->next = NULL;
+            if (c->stash_tail)
+                c->stash_tail->next = b;
+            else
+                c->stash_head = b;
+            c->stash_tail = b;
+            conn_read_stop(c);
+        }
+    } else {
+        c->corked = true;
+        uas_status st = uas_channel_recv(c->ch, data, len, uas_loop_now_ms(c->loop));
+        c->corked = false;
+        after_channel(c, st);
+    }
+    conn_release(c);
+}
+
+/* EOF and a reset are the peer closing (as on the write side); other
+ * errors are communication failures. */
+void uas__conn_read_failed(uas_conn *c, int err)
+{
+    conn_shutdown(c, err == 0 || err == -ECONNRESET ? UAS_BAD_CONNECTION_CLOSED
+                                                    : UAS_BAD_COMMUNICATION_ERROR);
 }
 
 static void on_readable(struct ev_loop *ev, ev_io *w, int revents)
@@ -518,7 +780,9 @@ static void on_writable(struct ev_loop *ev, ev_io *w, int revents)
             return;
         }
         c->connecting = false;
-        ev_io_start(c->loop->ev, &c->rio);
+        if (c->loop->ur)
+            ev_io_stop(c->loop->ev, &c->wio); /* the ring writes from now on */
+        conn_read_start(c);
     }
     conn_flush(c);
     conn_release(c);
@@ -532,6 +796,7 @@ static uas_conn *conn_new(uas_loop *l, int fd, const uas_conn_config *cfg,
         return NULL;
     c->loop = l;
     c->fd = fd;
+    c->ur_fd = -1;
     c->h = *h;
     c->ud = ud;
     c->max_output = cfg->max_output_bytes ? cfg->max_output_bytes : 4u << 20;
@@ -566,7 +831,7 @@ uas_conn *uas_conn_accept(uas_loop *l, int fd, const uas_conn_config *cfg,
         close(fd);
         return NULL;
     }
-    ev_io_start(l->ev, &c->rio);
+    conn_read_start(c);
     /* The first deadline (HEL timeout) lies ahead: this cannot close c. */
     arm_timer(c);
     return c;
@@ -719,7 +984,7 @@ void uas_conn_close(uas_conn *c, uas_status reason)
     uas_channel_close(c->ch, reason);
     c->corked = false;
     set_closing(c, reason);
-    ev_io_stop(c->loop->ev, &c->rio);
+    conn_read_stop(c);
     if (c->connecting)
         conn_shutdown(c, reason);
     else
@@ -779,6 +1044,7 @@ short uas_conn_poll_events(const uas_conn *c, int *fd)
     *fd = c->fd;
     if (c->dead)
         return 0;
+    /* io_uring: the loop's ring (uas_loop_poll_fd) stands for the socket. */
     return (short)((ev_is_active(&c->rio) ? POLLIN : 0) | (ev_is_active(&c->wio) ? POLLOUT : 0));
 }
 

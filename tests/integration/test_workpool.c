@@ -360,6 +360,60 @@ Test(workpool, client_leaving_while_its_job_is_queued_leaves_nothing, .timeout =
     sec_stop(&s);
 }
 
+/* Requests that arrive while an ActivateSession waits for a worker: the
+ * server keeps reading until the channel's backlog (its receive buffer
+ * plus two reads, 192 KiB here) is full, then stops reading; with io_uring
+ * what the ring received past that point waits in the connection's stash
+ * (stack/src/net.c, drain_stash) while the receive is cancelled. Once the
+ * activation is done every request is processed, in order: the last
+ * answer arrives on a channel whose signed and sequence-numbered chunks
+ * would fail on a byte lost, doubled or reordered. */
+Test(workpool, requests_behind_a_parked_activation_are_all_answered, .timeout = 120)
+{
+    enum { READS = 128, NODES = 100 }; /* about 2 KiB per request, 256 KiB in all */
+    sec s;
+    sec_start(&s, 1, 8);
+    env_schan c;
+    open_channel(&s, &c);
+    uas_create_session_response cs;
+    cr_assert_eq(create_session(&s, &c, &s.arena, &cs), UAS_GOOD);
+
+    blocker b;
+    block_workers(&s, &b, 1);
+    uint32_t act = send_activate(&s, &c, &cs, false, false); /* waits for the worker */
+    uas_read_value_id ids[NODES];
+    memset(ids, 0, sizeof(ids));
+    for (int i = 0; i < NODES; i++) {
+        ids[i].node_id = uas_nodeid_numeric(1, 1001 + (uint32_t)i);
+        ids[i].attribute_id = 13;
+    }
+    uint32_t last = 0;
+    for (int r = 0; r < READS; r++) {
+        uas_read_request req;
+        memset(&req, 0, sizeof(req));
+        req.request_header.authentication_token = cs.authentication_token;
+        req.nodes_to_read_count = NODES;
+        req.nodes_to_read = ids;
+        last = env_schan_send(&c, &req, UAS_TYPE(READ_REQUEST));
+    }
+    sleep_ms(200); /* the server reads what it may meanwhile */
+    cr_assert_eq(uas_channel_get_state(c.ch), UAS_CHANNEL_OPEN);
+    unblock(&b, 1);
+
+    uas_activate_session_response ar;
+    cr_assert_eq(env_schan_wait(&c, act, &ar, UAS_TYPE(ACTIVATE_SESSION_RESPONSE), &s.arena),
+                 UAS_GOOD);
+    uas_read_response rr;
+    uas_status st = env_schan_wait(&c, last, &rr, UAS_TYPE(READ_RESPONSE), &s.arena);
+    cr_assert_eq(st, UAS_GOOD, "the last Read: %s", uas_status_name(st));
+    cr_assert_eq(rr.results_count, NODES);
+    for (int i = 0; i < NODES; i++)
+        cr_assert(rr.results[i].has_value && *(int32_t *)rr.results[i].value.data == i);
+    cr_expect_not(env_log_has("too much input while a request is parked"));
+    env_schan_close(&c);
+    sec_stop(&s);
+}
+
 /* ---- a login storm ---- */
 
 enum { STORM_CHANNELS = 4, STORM_ROUNDS = 3 };

@@ -153,6 +153,11 @@ typedef struct uas_server_config {
     size_t nodeset_max_file_size; /* bytes of one file (64 MiB) */
     uint32_t nodeset_max_nodes;   /* nodes of one load (1000000) */
     uint32_t nodeset_max_depth;   /* XML element nesting (64) */
+    /* How the loops move socket bytes: "auto" (io_uring when built in and
+     * allowed by the kernel, else epoll), "epoll" or "io_uring" (refused
+     * at start when unavailable); NULL or "": the UAS_IO_BACKEND
+     * environment variable, else "auto" (docs/Configuration.md). */
+    const char *io_backend;
 } uas_server_config;
 
 #define UAS_SECURITY_ALL                                                                           \

@@ -49,6 +49,45 @@ void uas_loop_now_update(uas_loop *l);
 struct ev_timer;
 double uas_loop_timer_remaining(uas_loop *l, const struct ev_timer *t);
 
+/* How a loop's connections move bytes (docs/Architecture.md, "I/O
+ * backends"): epoll readiness with read/writev, or io_uring (multishot
+ * receives into provided buffers, one send per connection per iteration,
+ * one io_uring_enter per iteration). Timers and the rest stay on libev in
+ * both. */
+typedef enum uas_io_backend {
+    UAS_IO_AUTO = 0, /* io_uring when built in and the kernel allows it, else epoll */
+    UAS_IO_EPOLL = 1,
+    UAS_IO_URING = 2,
+} uas_io_backend;
+/* "auto", "epoll", "io_uring"; false when unknown. */
+bool uas_io_backend_parse(const char *name, uas_io_backend *out);
+const char *uas_io_backend_name(uas_io_backend b);
+/* Whether this build has the io_uring backend (liburing at build time). */
+bool uas_io_uring_built(void);
+/* A loop (on the application's libev loop ev, or a new one when NULL)
+ * whose connections use the backend asked for. UAS_IO_AUTO falls back to
+ * epoll, with one INFO line per process saying why, when the build has no
+ * liburing or the kernel refuses a ring (EPERM, ENOSYS,
+ * kernel.io_uring_disabled); UAS_IO_URING then fails: NULL with *status
+ * BadNotSupported and an ERR line. BadOutOfMemory otherwise. */
+uas_loop *uas_loop_new_io(struct ev_loop *ev, size_t max_pool_bytes, uas_io_backend want,
+                          uas_status *status);
+/* UAS_IO_EPOLL or UAS_IO_URING: what the loop uses. */
+uas_io_backend uas_loop_io_backend(const uas_loop *l);
+/* For an application's own poll loop: the descriptor of the loop's ring,
+ * readable when completions wait (then run the loop); -1 with epoll.
+ * Call it on the loop's thread before each wait: it also hands the
+ * kernel what was queued since the last turn. */
+int uas_loop_poll_fd(const uas_loop *l);
+/* Multishot accept on a listening socket, io_uring loops only (else
+ * BadNotSupported): cb gets each new socket (non-blocking, close-on-exec)
+ * with its peer address (NULL when unknown), or fd -1 and an errno when
+ * accepting failed; accepting goes on until uas_loop_accept_stop. */
+struct sockaddr;
+typedef void (*uas_accept_cb)(void *ud, int fd, int err, const struct sockaddr *peer);
+uas_status uas_loop_accept_start(uas_loop *l, int listen_fd, uas_accept_cb cb, void *ud);
+void uas_loop_accept_stop(uas_loop *l);
+
 typedef struct uas_conn_handler {
     /* A complete message; body valid only during the call. */
     void (*on_message)(uas_conn *c, uint32_t request_id, const uint8_t *body, size_t len);
