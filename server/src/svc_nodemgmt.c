@@ -221,13 +221,16 @@ static uas_status delete_one(uas_request_ctx *ctx, const uas_delete_nodes_item *
     else if (nv.s)
         st = UAS_BAD_NO_DELETE_RIGHTS; /* namespace 0's static rows */
     as_node *d = nv.d;
-    /* Every reference of the node is mirrored on the other end (the
-     * store keeps both directions): those mirrors go with it, also when
-     * the client did not ask for deleteTargetReferences, or Browse would
-     * lead to a node that is not there. */
+    /* Every reference is stored on both ends. The node's forward ones
+     * (it is their source) go with it, their inverse entries on the
+     * targets too. Its inverse ones are the references of other nodes that
+     * point to it (they are the source): Part 4 (5.8.4) removes those only
+     * for deleteTargetReferences. Left, they dangle: Browse reports them
+     * without NodeClass or BrowseName, as for a node on another server,
+     * and a node added later with the same id becomes their target. */
     for (uint32_t i = 0; st == UAS_GOOD && i < d->ref_count; i++) {
         const as_ref *r = &d->refs[i];
-        if (!local(&r->target))
+        if (!local(&r->target) || (!r->forward && !it->delete_target_references))
             continue;
         as_nv t = as_lookup(as, &r->target.nodeid);
         if (!as_nv_found(&t) || t.d == d)

@@ -42,9 +42,10 @@ static uas_status add_object(const char *id, const char *name)
     return rs->results[0].status_code;
 }
 
-static uas_status delete_node(uas_nodeid id)
+static uas_status delete_node_refs(uas_nodeid id, bool delete_target_references)
 {
-    uas_delete_nodes_item it = {.node_id = id, .delete_target_references = true};
+    uas_delete_nodes_item it = {.node_id = id,
+                                .delete_target_references = delete_target_references};
     uas_delete_nodes_request rq;
     memset(&rq, 0, sizeof(rq));
     rq.nodes_to_delete = &it;
@@ -53,6 +54,22 @@ static uas_status delete_node(uas_nodeid id)
     uas_svc_delete_nodes(&f.ctx, &rq, rs);
     cr_assert_eq(rs->response_header.service_result, UAS_GOOD);
     return rs->results[0];
+}
+
+static uas_status delete_node(uas_nodeid id)
+{
+    return delete_node_refs(id, true);
+}
+
+/* The references of id in direction dir (0 forward, 1 inverse) of type
+ * reftype whose target is the NodeId target, found or not. */
+static size_t refs_to(uas_nodeid id, int dir, uas_nodeid reftype, uas_nodeid target)
+{
+    uas_browse_response *rs = browse(&f, id, dir, reftype, false, 0, 63, 0);
+    size_t n = 0;
+    for (size_t i = 0; i < rs->results[0].references_count; i++)
+        n += uas_equal(&rs->results[0].references[i].node_id.nodeid, &target, UAS_TYPE(NODE_ID));
+    return n;
 }
 
 static uas_status reference(bool add, uas_nodeid src, uas_nodeid type, uas_nodeid dst)
@@ -146,4 +163,34 @@ Test(nodemgmt, references_added_and_removed_on_both_ends)
     rs = browse(&f, N0(2253), 1, N0(35), false, 0, 63, 0);
     cr_assert_null(find_ref(&rs->results[0], "R"));
     cr_assert_eq(reference(false, S1("R"), N0(35), N0(2253)), UAS_BAD_NOT_FOUND);
+}
+
+/* Part 4, 5.8.4: deleteTargetReferences false removes only the references
+ * whose source is the deleted node (here Node -> Server, on both ends);
+ * Objects -> Node, a reference of another node pointing to it, is left.
+ * true removes that one too. */
+Test(nodemgmt, delete_target_references_decides_about_references_pointing_to_the_node)
+{
+    for (int with = 0; with < 2; with++) {
+        cr_assert_eq(add_object("Node", "Node"), UAS_GOOD);
+        cr_assert_eq(reference(true, S1("Node"), N0(35), N0(2253)), UAS_GOOD);
+        cr_assert_eq(refs_to(N0(85), 0, N0(35), S1("Node")), 1);
+        cr_assert_eq(refs_to(N0(2253), 1, N0(35), S1("Node")), 1);
+        cr_assert_eq(delete_node_refs(S1("Node"), with), UAS_GOOD);
+        fx_reset(&f);
+        cr_assert_eq(read_attr(&f, S1("Node"), 1, NULL).status, UAS_BAD_NODE_ID_UNKNOWN);
+        cr_assert_eq(refs_to(N0(2253), 1, N0(35), S1("Node")), 0, "with=%d", with);
+        cr_assert_eq(refs_to(N0(85), 0, N0(35), S1("Node")), with ? 0 : 1, "with=%d", with);
+        if (!with) {
+            /* The dangling reference names no node; the next node with
+             * the id is its target. */
+            uas_browse_response *rs = browse(&f, N0(85), 0, N0(35), false, 0, 63, 0);
+            cr_assert_null(find_ref(&rs->results[0], "Node"));
+            cr_assert_eq(add_object("Node", "Node"), UAS_GOOD);
+            cr_assert_not_null(
+                find_ref(&browse(&f, N0(85), 0, N0(35), false, 0, 63, 0)->results[0], "Node"));
+            cr_assert_eq(delete_node_refs(S1("Node"), true), UAS_GOOD);
+            cr_assert_eq(refs_to(N0(85), 0, N0(35), S1("Node")), 0);
+        }
+    }
 }
