@@ -71,12 +71,22 @@ enum {
     AS_ATTR_MAX = 27,
 };
 
-/* A reference stored on a heap node. Reference types are always namespace 0
- * (a program cannot add ReferenceTypes), so the type is the numeric id. */
+/* A reference stored on a heap node, in 16 bytes: a loaded model has a
+ * few per node and each is stored on both ends, so their size is a large
+ * part of a model's memory (docs/Benchmarks.md). A local numeric target
+ * (nearly every one) is inline; any other (string, GUID or opaque id, a
+ * namespace URI, another server) is a heap box. The type is the uint32 id
+ * of aspace_dyn.c (namespace 0's numeric ids, AS_DYN_REFTYPE + i for the
+ * others). Read through as_nv_ref / as_ref_target. */
 typedef struct as_ref {
-    uas_expandednodeid target; /* heap-owned */
+    union {
+        uint32_t numeric;
+        uas_expandednodeid *box; /* heap-owned */
+    } t;
     uint32_t type;
-    bool forward;
+    uint16_t ns;
+    uint8_t forward;
+    uint8_t boxed;
 } as_ref;
 
 typedef struct as_node as_node;
@@ -243,6 +253,14 @@ void as_unlink(uas_aspace *as, as_node *n);
 uas_status as_add_ref(uas_aspace *as, as_nv *nv, uint32_t type, const uas_expandednodeid *target,
                       bool forward);
 bool as_has_ref(const as_nv *nv, uint32_t type, const uas_expandednodeid *target, bool forward);
+/* The target of a stored reference (strings point into the reference). */
+void as_ref_target(const as_ref *r, uas_expandednodeid *out);
+/* Fill r with a copy of target. Good or BadOutOfMemory. */
+uas_status as_ref_set(as_ref *r, uint32_t type, const uas_expandednodeid *target, bool forward);
+/* Is r's target the local node id. */
+bool as_ref_to(const as_ref *r, const uas_nodeid *id);
+/* Free what r owns. */
+void as_ref_clear(as_ref *r);
 void as_node_free(as_node *n);
 
 /* Reference types: is the id a ReferenceType; is sub a subtype of super

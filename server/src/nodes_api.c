@@ -128,7 +128,7 @@ static uas_status own_refs(uas_aspace *as, as_node *n, const uas_nodeid *parent,
 static void drop_last_ref(as_node *d)
 {
     d->ref_count--;
-    uas_clear(&d->refs[d->ref_count].target, UAS_TYPE(EXPANDED_NODE_ID));
+    as_ref_clear(&d->refs[d->ref_count]);
 }
 
 /* Insert n and the forward reference parent -> n; undone on failure. */

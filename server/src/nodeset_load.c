@@ -564,7 +564,7 @@ static void undo(commit *c)
     for (size_t i = 0; i < c->tn; i++) {
         as_node *d = c->t[i].d;
         while (d->ref_count > c->t[i].ref_count)
-            uas_clear(&d->refs[--d->ref_count].target, UAS_TYPE(EXPANDED_NODE_ID));
+            as_ref_clear(&d->refs[--d->ref_count]);
     }
     as_dyn_reftype_truncate(l->as, c->reftypes_before);
 }

@@ -230,9 +230,11 @@ static uas_status delete_one(uas_request_ctx *ctx, const uas_delete_nodes_item *
      * and a node added later with the same id becomes their target. */
     for (uint32_t i = 0; st == UAS_GOOD && i < d->ref_count; i++) {
         const as_ref *r = &d->refs[i];
-        if (!local(&r->target) || (!r->forward && !it->delete_target_references))
+        uas_expandednodeid target;
+        as_ref_target(r, &target);
+        if (!local(&target) || (!r->forward && !it->delete_target_references))
             continue;
-        as_nv t = as_lookup(as, &r->target.nodeid);
+        as_nv t = as_lookup(as, &target.nodeid);
         if (!as_nv_found(&t) || t.d == d)
             continue;
         uas_expandednodeid me;
