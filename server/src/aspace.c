@@ -157,8 +157,11 @@ void as_node_free(as_node *n)
     if (n->value_lock_init)
         pthread_mutex_destroy(&n->value_lock);
     as_rp_free(n->rp);
-    uas_clear(&n->inverse_name, UAS_TYPE(LOCALIZED_TEXT));
-    uas_clear(&n->definition, UAS_TYPE(VARIANT));
+    if (n->tx) {
+        uas_clear(&n->tx->inverse_name, UAS_TYPE(LOCALIZED_TEXT));
+        uas_clear(&n->tx->definition, UAS_TYPE(VARIANT));
+        uas_free(n->tx, sizeof(*n->tx));
+    }
     uas_free(n, sizeof(*n));
 }
 
@@ -420,6 +423,13 @@ uas_status as_add_ref(uas_aspace *as, as_nv *nv, uint32_t type, const uas_expand
     AS_TRY(as_ref_set(&d->refs[d->ref_count], type, target, forward));
     d->ref_count++;
     return UAS_GOOD;
+}
+
+as_typex *as_node_typex(as_node *d)
+{
+    if (!d->tx)
+        d->tx = uas_calloc(1, sizeof(*d->tx));
+    return d->tx;
 }
 
 static bool inline_target(const uas_expandednodeid *x)

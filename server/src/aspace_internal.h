@@ -89,6 +89,14 @@ typedef struct as_ref {
     uint8_t boxed;
 } as_ref;
 
+/* Attributes that only ReferenceTypes (InverseName) and DataTypes
+ * (DataTypeDefinition) have: out of the record every node pays for, on
+ * the heap when a node has them (as_node_typex). */
+typedef struct as_typex {
+    uas_localizedtext inverse_name;
+    uas_variant definition; /* a StructureDefinition or EnumDefinition, heap */
+} as_typex;
+
 typedef struct as_node as_node;
 struct as_node {
     as_node *next;           /* hash chain (dynamic nodes only) */
@@ -153,10 +161,8 @@ struct as_node {
     bool is_abstract;
     bool symmetric;
     bool contains_no_loops;
-    bool deleted; /* DeleteNodes: unlinked, kept until the server ends */
-    uas_localizedtext inverse_name;
-    uas_variant definition; /* DataTypeDefinition of DataTypes, heap */
-    as_node *graveyard_next;
+    bool deleted; /* DeleteNodes: unlinked (next then chains the graveyard) */
+    as_typex *tx; /* ReferenceTypes' InverseName, DataTypes' definition */
 };
 
 struct uas_aspace {
@@ -262,6 +268,19 @@ bool as_ref_to(const as_ref *r, const uas_nodeid *id);
 /* Free what r owns. */
 void as_ref_clear(as_ref *r);
 void as_node_free(as_node *n);
+/* The type attributes of d, created empty on first use. NULL: out of
+ * memory. Write lock (or d not published yet). */
+as_typex *as_node_typex(as_node *d);
+static inline const uas_variant *as_definition(const as_node *d)
+{
+    static const uas_variant none;
+    return d->tx ? &d->tx->definition : &none;
+}
+static inline uas_localizedtext as_inverse_name(const as_node *d)
+{
+    static const uas_localizedtext none;
+    return d->tx ? d->tx->inverse_name : none;
+}
 
 /* Reference types: is the id a ReferenceType; is sub a subtype of super
  * (or equal). Lock-free (the closure is built at creation). */

@@ -383,8 +383,12 @@ static uas_status check_values(ns_load *l)
         ns_file *f = &l->files[fi];
         for (size_t i = 0; i < f->item_count; i++) {
             ns_item *it = &f->items[i];
-            if (it->definition)
-                AS_TRY(ns_build_definition(l, it, &it->n->definition));
+            if (it->definition) {
+                as_typex *tx = as_node_typex(it->n);
+                if (!tx)
+                    return ns_fail(l, f, it->line, UAS_BAD_OUT_OF_MEMORY, "out of memory");
+                AS_TRY(ns_build_definition(l, it, &tx->definition));
+            }
         }
     }
     for (size_t fi = 0; fi < l->file_count; fi++) {

@@ -742,9 +742,11 @@ static uas_status end_text(px *x, const char *name)
         AS_TRY(add_sref(x, x->cur, &x->ref));
     } else if (x->cur && !strcmp(x->text_for, name)) {
         as_node *n = x->cur->n;
-        uas_localizedtext *t = !strcmp(name, "DisplayName")   ? &n->display_name
-                               : !strcmp(name, "Description") ? &n->description
-                                                              : &n->inverse_name;
+        bool dn = !strcmp(name, "DisplayName"), desc = !strcmp(name, "Description");
+        as_typex *tx = dn || desc ? NULL : as_node_typex(n);
+        if (!dn && !desc && !tx)
+            return ns_fail(l, f, line_of(x), UAS_BAD_OUT_OF_MEMORY, "out of memory");
+        uas_localizedtext *t = dn ? &n->display_name : desc ? &n->description : &tx->inverse_name;
         /* The first text wins (files may repeat them per locale). */
         if (!t->text.data && text_str(x, t) != UAS_GOOD)
             return ns_fail(l, f, line_of(x), UAS_BAD_OUT_OF_MEMORY, "out of memory");
