@@ -103,6 +103,18 @@ struct as_node {
     uas_nodeid id;           /* heap-owned */
     const uas_ns0_node *ns0; /* the static row this overlays, or NULL */
     uint8_t node_class;
+    /* The one-byte attributes of the other classes, here where they fill
+     * the padding before browse_name: Objects (and Views) */
+    uint8_t event_notifier;
+    /* Methods (dynamic, or overlays of static methods) */
+    bool executable;
+    bool user_executable;
+    /* Type and view nodes that only a NodeSet or AddNodes gives a heap
+     * node (nodeset*.c, svc_nodemgmt.c) */
+    bool is_abstract;
+    bool symmetric;
+    bool contains_no_loops;
+    bool deleted; /* DeleteNodes: unlinked (next then chains the graveyard) */
     /* Base attributes of dynamic nodes (overlays use the static row). */
     uas_qualifiedname browse_name;
     uas_localizedtext display_name;
@@ -116,8 +128,8 @@ struct as_node {
     /* Variables (dynamic): attributes. */
     uas_nodeid data_type;
     int32_t value_rank;
+    uint32_t array_dims_count;
     uint32_t *array_dims;
-    size_t array_dims_count;
     uint8_t access_level;
     uint8_t user_access_level;
     bool historizing;
@@ -146,22 +158,12 @@ struct as_node {
     uas_read_fn read;
     uas_write_fn write;
     void *ud;
-    /* Objects */
-    uint8_t event_notifier;
     /* Methods (dynamic, or overlays of static methods). */
-    bool executable;
-    bool user_executable;
     uas_method_fn method;
     void *method_ud;
     /* RolePermissions of the node's own (authz_node.h); NULL: the
      * NodeSet's for an overlay, else the namespace default. */
     struct as_rp *rp;
-    /* Attributes of type and view nodes that only a NodeSet or AddNodes
-     * gives a heap node (nodeset*.c, svc_nodemgmt.c). */
-    bool is_abstract;
-    bool symmetric;
-    bool contains_no_loops;
-    bool deleted; /* DeleteNodes: unlinked (next then chains the graveyard) */
     as_typex *tx; /* ReferenceTypes' InverseName, DataTypes' definition */
 };
 

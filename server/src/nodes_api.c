@@ -238,7 +238,7 @@ static uas_status variable_attrs(uas_aspace *as, as_node *n, const uas_variable_
         if (!n->array_dims)
             return UAS_BAD_OUT_OF_MEMORY;
         memcpy(n->array_dims, a->array_dimensions, a->array_dimensions_count * sizeof(uint32_t));
-        n->array_dims_count = a->array_dimensions_count;
+        n->array_dims_count = (uint32_t)a->array_dimensions_count;
     }
     n->access_level = SPEC(a, ACCESS_LEVEL, a->access_level) ? a->access_level
                                                              : UAS_ACCESS_LEVEL_TYPE_CURRENT_READ;

@@ -491,7 +491,7 @@ static uas_status start_node(px *x, uint8_t cls, const char **atts)
             n->array_dims = uas_calloc(cnt, sizeof(uint32_t));
             if (!n->array_dims)
                 return ns_fail(x->l, x->f, it->line, UAS_BAD_OUT_OF_MEMORY, "out of memory");
-            n->array_dims_count = cnt;
+            n->array_dims_count = (uint32_t)cnt;
             const char *p = ad;
             for (size_t i = 0; i < cnt; i++) {
                 const char *e = strchr(p, ',');
