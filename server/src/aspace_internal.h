@@ -344,6 +344,38 @@ static inline void as_unlock(uas_aspace *as)
     UAS_RWUNLOCK(&as->lock);
 }
 
+/* ---- nodes_api.c, shared with nodes_types.c (write lock held) ---- */
+
+/* A free id, a known parent, a concrete hierarchical ReferenceType from
+ * it, a BrowseName: Good or the AddNodes status (*pnv: the parent). */
+uas_status as_check_common(uas_aspace *as, const uas_nodeid *id, const uas_nodeid *parent,
+                           const uas_nodeid *reftype, const uas_qualifiedname *bn, as_nv *pnv);
+/* An unlinked node with its base attributes (DisplayName defaults to the
+ * BrowseName's text). NULL: out of memory. */
+as_node *as_node_new(const uas_nodeid *id, uint8_t cls, const uas_qualifiedname *bn,
+                     const uas_localizedtext *dn, const uas_localizedtext *desc);
+/* Value, DataType, ValueRank, ArrayDimensions and the other attributes
+ * of a variable from a (DataType and value checked). */
+uas_status as_variable_attrs(uas_aspace *as, as_node *n, const uas_variable_attributes *a);
+/* Link n below the parent (both directions, plus HasTypeDefinition td
+ * when not NULL); on failure n is freed. */
+uas_status as_add_built(uas_aspace *as, as_node *n, as_nv *pnv, const uas_nodeid *parent,
+                        const uas_nodeid *reftype, const uas_nodeid *td);
+
+/* ---- nodes_types.c: type and view nodes of AddNodes ---- */
+
+/* Add an ObjectType, VariableType, DataType, ReferenceType (below its
+ * supertype by HasSubtype) or View (below any node by a hierarchical
+ * reference) from its attributes (the class's structure, or
+ * GenericAttributes for a DataType with a DataTypeDefinition). Takes the
+ * write lock. The AddNodes status codes. */
+uas_status as_add_type_node(uas_aspace *as, uint8_t cls, const uas_nodeid *id,
+                            const uas_nodeid *parent, const uas_nodeid *reftype,
+                            const uas_qualifiedname *bn, const uas_extensionobject *attrs);
+/* Does a forward hierarchical reference of the parent lead to a node with
+ * this BrowseName (BadBrowseNameDuplicated). Read lock. */
+bool as_child_named(uas_aspace *as, const as_nv *parent, const uas_qualifiedname *bn);
+
 /* ---- aspace_attr.c: attributes and values ---- */
 
 typedef struct as_range as_range;

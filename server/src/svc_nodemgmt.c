@@ -85,10 +85,17 @@ static uas_status add_one(uas_request_ctx *ctx, const uas_add_nodes_item *it, ua
     as_rdlock(s->as);
     bool found;
     uint32_t perms = perms_on(ctx, &it->parent_node_id.nodeid, &found);
+    /* Part 4, 5.7.2: a BrowseName unique among the parent's children
+     * (checked again under the write lock for type nodes; two Objects of
+     * the same name added concurrently may both pass here). */
+    as_nv pnv = as_lookup(s->as, &it->parent_node_id.nodeid);
+    bool dup = found && as_child_named(s->as, &pnv, &it->browse_name);
     as_unlock(s->as);
     if (!found)
         return UAS_BAD_PARENT_NODE_ID_INVALID;
     AS_TRY(uas_authz_check(perms, UAS_PERMISSION_TYPE_ADD_NODE));
+    if (dup)
+        return UAS_BAD_BROWSE_NAME_DUPLICATED;
     const uas_extensionobject *a = &it->node_attributes;
     const uas_type *at = a->encoding == UAS_EXTOBJ_DECODED ? a->content.decoded.type : NULL;
     const void *attr = at ? a->content.decoded.data : NULL;
@@ -123,6 +130,16 @@ static uas_status add_one(uas_request_ctx *ctx, const uas_add_nodes_item *it, ua
          * binds one (uas_server_bind_method). */
         st = uas_server_add_method(s, &id, &it->parent_node_id.nodeid, &it->reference_type_id,
                                    &it->browse_name, attr, 0, NULL, 0, NULL, NULL, NULL);
+        break;
+    case UAS_NODE_CLASS_OBJECT_TYPE:
+    case UAS_NODE_CLASS_VARIABLE_TYPE:
+    case UAS_NODE_CLASS_DATA_TYPE:
+    case UAS_NODE_CLASS_REFERENCE_TYPE:
+    case UAS_NODE_CLASS_VIEW:
+        if (!as_nodeid_is_null(td))
+            return UAS_BAD_TYPE_DEFINITION_INVALID; /* types and views have none */
+        st = as_add_type_node(s->as, (uint8_t)it->node_class, &id, &it->parent_node_id.nodeid,
+                              &it->reference_type_id, &it->browse_name, a);
         break;
     default:
         return UAS_BAD_NODE_CLASS_INVALID;

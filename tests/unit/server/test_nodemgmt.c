@@ -194,3 +194,215 @@ Test(nodemgmt, delete_target_references_decides_about_references_pointing_to_the
         }
     }
 }
+
+/* ---- type and view nodes ---- */
+
+/* One AddNodes item; attrs of type at (NULL: none). */
+static uas_status add_node(uint32_t cls, const char *id, uas_nodeid parent, uint32_t reftype,
+                           const char *name, uas_nodeid td, const uas_type *at, void *attrs)
+{
+    uas_add_nodes_item it;
+    memset(&it, 0, sizeof(it));
+    it.parent_node_id = X(parent);
+    it.reference_type_id = N0(reftype);
+    it.requested_new_node_id = X(S1(id));
+    it.browse_name = QN(1, name);
+    it.node_class = cls;
+    it.type_definition = X(td);
+    if (at) {
+        it.node_attributes.encoding = UAS_EXTOBJ_DECODED;
+        it.node_attributes.content.decoded.type = at;
+        it.node_attributes.content.decoded.data = attrs;
+    }
+    uas_add_nodes_request rq;
+    memset(&rq, 0, sizeof(rq));
+    rq.nodes_to_add = &it;
+    rq.nodes_to_add_count = 1;
+    uas_add_nodes_response *rs = uas_arena_calloc(&f.arena, 1, sizeof(*rs));
+    uas_svc_add_nodes(&f.ctx, &rq, rs);
+    cr_assert_eq(rs->response_header.service_result, UAS_GOOD);
+    return rs->results[0].status_code;
+}
+
+static bool read_bool(uas_nodeid id, uint32_t attr)
+{
+    uas_datavalue dv = read_attr(&f, id, attr, NULL);
+    cr_assert_eq(dv.status, UAS_GOOD, "attr %u: %s", attr, uas_status_name(dv.status));
+    cr_assert_eq(dv.value.type, UAS_TYPE(BOOLEAN));
+    return *(bool *)dv.value.data;
+}
+
+Test(nodemgmt, type_and_view_nodes_are_added_below_their_supertype)
+{
+    need_full_ns0();
+    uas_nodeid none = N0(0);
+    /* ObjectType, an instance of it; an abstract one has none. */
+    uas_object_type_attributes ot = {.is_abstract = false};
+    cr_assert_eq(add_node(UAS_NODE_CLASS_OBJECT_TYPE, "PumpType", N0(58), 45, "PumpType", none,
+                          UAS_TYPE(OBJECT_TYPE_ATTRIBUTES), &ot),
+                 UAS_GOOD);
+    cr_assert_eq(read_attr(&f, S1("PumpType"), 2, NULL).value.data
+                     ? *(int32_t *)read_attr(&f, S1("PumpType"), 2, NULL).value.data
+                     : -1,
+                 UAS_NODE_CLASS_OBJECT_TYPE);
+    cr_assert_not(read_bool(S1("PumpType"), 8));
+    cr_assert_not_null(
+        find_ref(&browse(&f, N0(58), 0, N0(45), false, 0, 63, 0)->results[0], "PumpType"));
+    cr_assert_eq(
+        add_node(UAS_NODE_CLASS_OBJECT, "Pump1", N0(85), 35, "Pump1", S1("PumpType"), NULL, NULL),
+        UAS_GOOD);
+    ot.is_abstract = true;
+    cr_assert_eq(add_node(UAS_NODE_CLASS_OBJECT_TYPE, "AbstractType", N0(58), 45, "AbstractType",
+                          none, UAS_TYPE(OBJECT_TYPE_ATTRIBUTES), &ot),
+                 UAS_GOOD);
+    cr_assert(read_bool(S1("AbstractType"), 8));
+    cr_assert_eq(add_node(UAS_NODE_CLASS_OBJECT, "Pump2", N0(85), 35, "Pump2", S1("AbstractType"),
+                          NULL, NULL),
+                 UAS_BAD_TYPE_DEFINITION_INVALID);
+    /* VariableType with a value; a DataType whose Variables take Int32. */
+    uas_variable_type_attributes vt;
+    memset(&vt, 0, sizeof(vt));
+    vt.value = v_double(&f, 1.5);
+    vt.data_type = N0(11);
+    vt.value_rank = -1;
+    cr_assert_eq(add_node(UAS_NODE_CLASS_VARIABLE_TYPE, "LevelType", N0(63), 45, "LevelType", none,
+                          UAS_TYPE(VARIABLE_TYPE_ATTRIBUTES), &vt),
+                 UAS_GOOD);
+    uas_datavalue dv = read_attr(&f, S1("LevelType"), 13, NULL);
+    cr_assert_eq(dv.status, UAS_GOOD);
+    cr_assert_eq(*(double *)dv.value.data, 1.5);
+    cr_assert_eq(
+        add_node(UAS_NODE_CLASS_DATA_TYPE, "Counts", N0(6), 45, "Counts", none, NULL, NULL),
+        UAS_GOOD);
+    uas_variant i = v_int32(&f, 7);
+    cr_assert_eq(add_var(&f, S1("CountVar"), "CountVar", &i, S1("Counts"), -1, 3), UAS_GOOD);
+    uas_variant d = v_double(&f, 7.5);
+    cr_assert_eq(add_var(&f, S1("CountVar2"), "CountVar2", &d, S1("Counts"), -1, 3),
+                 UAS_BAD_TYPE_MISMATCH);
+    /* ReferenceType: usable at once, its InverseName readable. */
+    uas_reference_type_attributes rt;
+    memset(&rt, 0, sizeof(rt));
+    rt.inverse_name.text = uas_string_from("FedBy");
+    cr_assert_eq(add_node(UAS_NODE_CLASS_REFERENCE_TYPE, "Feeds", N0(32), 45, "Feeds", none,
+                          UAS_TYPE(REFERENCE_TYPE_ATTRIBUTES), &rt),
+                 UAS_GOOD);
+    dv = read_attr(&f, S1("Feeds"), 10, NULL);
+    cr_assert_eq(dv.status, UAS_GOOD);
+    cr_assert(uas_string_eq_cstr(&((uas_localizedtext *)dv.value.data)->text, "FedBy"));
+    cr_assert_not(read_bool(S1("Feeds"), 9));
+    cr_assert_eq(reference(true, S1("Pump1"), S1("Feeds"), N0(2253)), UAS_GOOD);
+    cr_assert_eq(refs_to(N0(2253), 1, S1("Feeds"), S1("Pump1")), 1);
+    cr_assert_eq(refs_to(N0(2253), 1, N0(32), S1("Pump1")), 0); /* no subtypes asked */
+    /* View below the Views folder. */
+    uas_view_attributes va = {.specified_attributes = UAS_NODE_ATTRIBUTES_MASK_CONTAINS_NO_LOOPS,
+                              .contains_no_loops = true};
+    cr_assert_eq(add_node(UAS_NODE_CLASS_VIEW, "Plant", N0(87), 35, "Plant", none,
+                          UAS_TYPE(VIEW_ATTRIBUTES), &va),
+                 UAS_GOOD);
+    cr_assert(read_bool(S1("Plant"), 11));
+    cr_assert_eq(*(int32_t *)read_attr(&f, S1("Plant"), 2, NULL).value.data, UAS_NODE_CLASS_VIEW);
+}
+
+Test(nodemgmt, type_nodes_get_the_status_codes_of_part4)
+{
+    need_full_ns0();
+    uas_nodeid none = N0(0);
+    uas_object_type_attributes ot;
+    memset(&ot, 0, sizeof(ot));
+    uas_variable_type_attributes vt;
+    memset(&vt, 0, sizeof(vt));
+    const uas_type *OT = UAS_TYPE(OBJECT_TYPE_ATTRIBUTES);
+    /* The supertype must be of the node's class, by HasSubtype. */
+    cr_assert_eq(add_node(UAS_NODE_CLASS_OBJECT_TYPE, "T1", N0(63), 45, "T1", none, OT, &ot),
+                 UAS_BAD_PARENT_NODE_ID_INVALID);
+    cr_assert_eq(add_node(UAS_NODE_CLASS_OBJECT_TYPE, "T1", N1(4711), 45, "T1", none, OT, &ot),
+                 UAS_BAD_PARENT_NODE_ID_INVALID);
+    cr_assert_eq(add_node(UAS_NODE_CLASS_OBJECT_TYPE, "T1", N0(58), 35, "T1", none, OT, &ot),
+                 UAS_BAD_REFERENCE_NOT_ALLOWED);
+    cr_assert_eq(add_node(UAS_NODE_CLASS_OBJECT_TYPE, "T1", N0(58), 58, "T1", none, OT, &ot),
+                 UAS_BAD_REFERENCE_TYPE_ID_INVALID);
+    /* No TypeDefinition, the class's attributes. */
+    cr_assert_eq(add_node(UAS_NODE_CLASS_OBJECT_TYPE, "T1", N0(58), 45, "T1", N0(58), OT, &ot),
+                 UAS_BAD_TYPE_DEFINITION_INVALID);
+    cr_assert_eq(add_node(UAS_NODE_CLASS_OBJECT_TYPE, "T1", N0(58), 45, "T1", none,
+                          UAS_TYPE(VARIABLE_TYPE_ATTRIBUTES), &vt),
+                 UAS_BAD_NODE_ATTRIBUTES_INVALID);
+    cr_assert_eq(add_node(0x100, "T1", N0(58), 45, "T1", none, NULL, NULL),
+                 UAS_BAD_NODE_CLASS_INVALID);
+    /* Ids and names. */
+    cr_assert_eq(add_node(UAS_NODE_CLASS_OBJECT_TYPE, "T1", N0(58), 45, "T1", none, OT, &ot),
+                 UAS_GOOD);
+    cr_assert_eq(add_node(UAS_NODE_CLASS_OBJECT_TYPE, "T1", N0(58), 45, "T1b", none, OT, &ot),
+                 UAS_BAD_NODE_ID_EXISTS);
+    cr_assert_eq(add_node(UAS_NODE_CLASS_OBJECT_TYPE, "T2", N0(58), 45, "T1", none, OT, &ot),
+                 UAS_BAD_BROWSE_NAME_DUPLICATED);
+    cr_assert_eq(add_object("Twin.1", "Twin"), UAS_GOOD);
+    cr_assert_eq(add_object("Twin.2", "Twin"), UAS_BAD_BROWSE_NAME_DUPLICATED);
+    /* Anonymous users may add no type either. */
+    f.se.roles = UAS_ROLE_BIT(UAS_ROLE_ANONYMOUS);
+    cr_assert_eq(add_node(UAS_NODE_CLASS_OBJECT_TYPE, "T3", N0(58), 45, "T3", none, OT, &ot),
+                 UAS_BAD_USER_ACCESS_DENIED);
+}
+
+/* A structure DataType added with its DataTypeDefinition (GenericAttributes,
+ * attribute 23): readable, and the run-time codec checks values of it. */
+Test(nodemgmt, data_type_definition_of_an_added_structure_decodes_its_values)
+{
+    need_full_ns0();
+    uas_structure_field fields[2];
+    memset(fields, 0, sizeof(fields));
+    fields[0].name = uas_string_from("X");
+    fields[0].data_type = N0(11);
+    fields[0].value_rank = -1;
+    fields[1].name = uas_string_from("Count");
+    fields[1].data_type = N0(6);
+    fields[1].value_rank = -1;
+    uas_structure_definition sd;
+    memset(&sd, 0, sizeof(sd));
+    sd.default_encoding_id = S1("Sample.Binary");
+    sd.structure_type = UAS_STRUCTURE_TYPE_STRUCTURE;
+    sd.fields = fields;
+    sd.fields_count = 2;
+    uas_extensionobject x;
+    memset(&x, 0, sizeof(x));
+    x.encoding = UAS_EXTOBJ_DECODED;
+    x.content.decoded.type = UAS_TYPE(STRUCTURE_DEFINITION);
+    x.content.decoded.data = &sd;
+    uas_generic_attribute_value gv;
+    memset(&gv, 0, sizeof(gv));
+    gv.attribute_id = 23;
+    uas_variant_set_scalar(&gv.value, &x, UAS_TYPE(EXTENSION_OBJECT));
+    uas_generic_attributes ga;
+    memset(&ga, 0, sizeof(ga));
+    ga.attribute_values = &gv;
+    ga.attribute_values_count = 1;
+    const uas_type *GA = UAS_TYPE(GENERIC_ATTRIBUTES);
+    /* Refused: a structure below Int32, a field of no DataType. */
+    cr_assert_eq(add_node(UAS_NODE_CLASS_DATA_TYPE, "Sample", N0(6), 45, "Sample", N0(0), GA, &ga),
+                 UAS_BAD_NODE_ATTRIBUTES_INVALID);
+    fields[1].data_type = N1(4711);
+    cr_assert_eq(add_node(UAS_NODE_CLASS_DATA_TYPE, "Sample", N0(22), 45, "Sample", N0(0), GA, &ga),
+                 UAS_BAD_NODE_ATTRIBUTES_INVALID);
+    fields[1].data_type = N0(6);
+    cr_assert_eq(add_node(UAS_NODE_CLASS_DATA_TYPE, "Sample", N0(22), 45, "Sample", N0(0), GA, &ga),
+                 UAS_GOOD);
+    uas_datavalue dv = read_attr(&f, S1("Sample"), 23, NULL);
+    cr_assert_eq(dv.status, UAS_GOOD);
+    cr_assert_eq(dv.value.type, UAS_TYPE(STRUCTURE_DEFINITION));
+    const uas_structure_definition *got = dv.value.data;
+    cr_assert_eq(got->fields_count, 2);
+    cr_assert(uas_equal(&got->base_data_type, &(uas_nodeid){0}, UAS_TYPE(NODE_ID)) == false);
+    /* Values: a body of Double + Int32 is one, a shorter one is not. */
+    uint8_t body[12] = {0, 0, 0, 0, 0, 0, 0xF0, 0x3F, 5, 0, 0, 0};
+    uas_extensionobject v;
+    memset(&v, 0, sizeof(v));
+    v.encoding = UAS_EXTOBJ_BYTESTRING;
+    v.content.encoded.type_id = S1("Sample.Binary");
+    v.content.encoded.body.data = body;
+    v.content.encoded.body.length = sizeof(body);
+    uas_variant val;
+    uas_variant_set_scalar(&val, &v, UAS_TYPE(EXTENSION_OBJECT));
+    cr_assert_eq(add_var(&f, S1("S1"), "S1", &val, S1("Sample"), -1, 3), UAS_GOOD);
+    v.content.encoded.body.length = 8;
+    cr_assert_eq(add_var(&f, S1("S2"), "S2", &val, S1("Sample"), -1, 3), UAS_BAD_TYPE_MISMATCH);
+}
