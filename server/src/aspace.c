@@ -146,6 +146,8 @@ void as_node_free(as_node *n)
         return;
     uas_clear(&n->id, UAS_TYPE(NODE_ID));
     uas_clear(&n->browse_name, UAS_TYPE(QUALIFIED_NAME));
+    if (n->dn_shared)
+        n->display_name.text = (uas_string){0, NULL};
     uas_clear(&n->display_name, UAS_TYPE(LOCALIZED_TEXT));
     uas_clear(&n->description, UAS_TYPE(LOCALIZED_TEXT));
     for (uint32_t i = 0; i < n->ref_count; i++)
@@ -423,6 +425,20 @@ uas_status as_add_ref(uas_aspace *as, as_nv *nv, uint32_t type, const uas_expand
     AS_TRY(as_ref_set(&d->refs[d->ref_count], type, target, forward));
     d->ref_count++;
     return UAS_GOOD;
+}
+
+void as_node_share_dn(as_node *n)
+{
+    uas_string *t = &n->display_name.text, *b = &n->browse_name.name;
+    if (n->dn_shared || !b->data)
+        return;
+    if (t->data) {
+        if (t->length != b->length || memcmp(t->data, b->data, b->length) != 0)
+            return;
+        uas_clear(t, UAS_TYPE(STRING));
+    }
+    *t = *b;
+    n->dn_shared = true;
 }
 
 as_typex *as_node_typex(as_node *d)

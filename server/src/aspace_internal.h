@@ -133,6 +133,7 @@ struct as_node {
     uint8_t access_level;
     uint8_t user_access_level;
     bool historizing;
+    bool dn_shared; /* display_name.text is browse_name.name's memory */
     double min_sampling;
     /* Variables (dynamic, or overlays of static variables): the value.
      * has_value false on an overlay means "the static value still holds". */
@@ -270,6 +271,10 @@ bool as_ref_to(const as_ref *r, const uas_nodeid *id);
 /* Free what r owns. */
 void as_ref_clear(as_ref *r);
 void as_node_free(as_node *n);
+/* A DisplayName that is absent or whose text is the BrowseName's becomes
+ * the BrowseName's text without a copy (nearly every node of a model).
+ * The DisplayName of a heap node is never replaced afterwards. */
+void as_node_share_dn(as_node *n);
 /* The type attributes of d, created empty on first use. NULL: out of
  * memory. Write lock (or d not published yet). */
 as_typex *as_node_typex(as_node *d);

@@ -89,8 +89,8 @@ as_node *as_node_new(const uas_nodeid *id, uint8_t cls, const uas_qualifiedname 
               uas_copy(bn, &n->browse_name, UAS_TYPE(QUALIFIED_NAME)) == UAS_GOOD;
     if (ok && dn && text_set(dn))
         ok = uas_copy(dn, &n->display_name, UAS_TYPE(LOCALIZED_TEXT)) == UAS_GOOD;
-    else if (ok)
-        ok = uas_copy(&bn->name, &n->display_name.text, UAS_TYPE(STRING)) == UAS_GOOD;
+    if (ok)
+        as_node_share_dn(n);
     if (ok && desc)
         ok = uas_copy(desc, &n->description, UAS_TYPE(LOCALIZED_TEXT)) == UAS_GOOD;
     if (ok)

@@ -773,11 +773,7 @@ static void on_end(void *ud, const char *qname)
         x->want_text = false;
         x->text_for = NULL;
     } else if (x->cur && x->depth == x->cur_depth) {
-        as_node *n = x->cur->n;
-        if (!n->display_name.text.data &&
-            heap_string((const char *)n->browse_name.name.data, n->browse_name.name.length,
-                        &n->display_name.text) != UAS_GOOD)
-            st = ns_fail(x->l, x->f, line_of(x), UAS_BAD_OUT_OF_MEMORY, "out of memory");
+        as_node_share_dn(x->cur->n);
         x->cur = NULL;
     }
     if (x->depth == 2)
