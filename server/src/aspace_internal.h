@@ -134,6 +134,7 @@ struct as_node {
     uint8_t user_access_level;
     bool historizing;
     bool dn_shared; /* display_name.text is browse_name.name's memory */
+    bool persist;   /* written to the NodeManagement store (nodeset_store.c) */
     double min_sampling;
     /* Variables (dynamic, or overlays of static variables): the value.
      * has_value false on an overlay means "the static value still holds". */

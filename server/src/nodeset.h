@@ -25,6 +25,7 @@ typedef struct ns_limits {
     size_t max_file_size; /* bytes of one file */
     size_t max_nodes;     /* nodes of one load (all files) */
     uint32_t max_depth;   /* XML element nesting */
+    bool persist;         /* the nodes belong to the NodeManagement store */
 } ns_limits;
 
 /* A captured XML subtree (<Value>, <Definition>): element local names,

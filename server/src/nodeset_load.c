@@ -627,6 +627,7 @@ static uas_status do_commit(ns_load *l)
         for (size_t fi = 0; fi < l->file_count; fi++)
             for (size_t i = 0; i < l->files[fi].item_count; i++) {
                 shrink_refs(l->files[fi].items[i].n);
+                l->files[fi].items[i].n->persist = l->limits.persist;
                 l->files[fi].items[i].n = NULL;
             }
         for (size_t i = 0; i < c.tn; i++)

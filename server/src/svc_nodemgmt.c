@@ -55,6 +55,20 @@ static bool local(const uas_expandednodeid *x)
 
 /* ---- AddNodes ---- */
 
+/* A node AddNodes added belongs to the NodeManagement store (when one is
+ * configured), which is told to write. */
+static void mark_persist(uas_server *s, const uas_nodeid *id)
+{
+    if (!s->store)
+        return;
+    as_wrlock(s->as);
+    as_nv nv = as_lookup(s->as, id);
+    if (nv.d)
+        nv.d->persist = true;
+    as_unlock(s->as);
+    uas_nodeset_store_touch(s);
+}
+
 /* A free numeric id in namespace ns for a node the client left unnamed. */
 static uas_nodeid fresh_id(uas_aspace *as, uint16_t ns)
 {
@@ -144,8 +158,10 @@ static uas_status add_one(uas_request_ctx *ctx, const uas_add_nodes_item *it, ua
     default:
         return UAS_BAD_NODE_CLASS_INVALID;
     }
-    if (st == UAS_GOOD)
+    if (st == UAS_GOOD) {
         *added = id; /* the request's memory lives as long as the response */
+        mark_persist(s, &id);
+    }
     return st;
 }
 
@@ -218,7 +234,8 @@ void uas_svc_add_references(uas_request_ctx *ctx, const void *req, void *resp)
         return;
     rs->results_count = rq->references_to_add_count;
     for (size_t i = 0; i < rq->references_to_add_count; i++)
-        rs->results[i] = add_ref_one(ctx, &rq->references_to_add[i]);
+        if ((rs->results[i] = add_ref_one(ctx, &rq->references_to_add[i])) == UAS_GOOD)
+            uas_nodeset_store_touch(ctx->server);
 }
 
 /* ---- DeleteNodes ---- */
@@ -281,7 +298,8 @@ void uas_svc_delete_nodes(uas_request_ctx *ctx, const void *req, void *resp)
         return;
     rs->results_count = rq->nodes_to_delete_count;
     for (size_t i = 0; i < rq->nodes_to_delete_count; i++)
-        rs->results[i] = delete_one(ctx, &rq->nodes_to_delete[i]);
+        if ((rs->results[i] = delete_one(ctx, &rq->nodes_to_delete[i])) == UAS_GOOD)
+            uas_nodeset_store_touch(ctx->server);
 }
 
 /* ---- DeleteReferences ---- */
@@ -333,5 +351,6 @@ void uas_svc_delete_references(uas_request_ctx *ctx, const void *req, void *resp
         return;
     rs->results_count = rq->references_to_delete_count;
     for (size_t i = 0; i < rq->references_to_delete_count; i++)
-        rs->results[i] = delete_ref_one(ctx, &rq->references_to_delete[i]);
+        if ((rs->results[i] = delete_ref_one(ctx, &rq->references_to_delete[i])) == UAS_GOOD)
+            uas_nodeset_store_touch(ctx->server);
 }

@@ -8,7 +8,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import * as opcua from "node-opcua";
@@ -41,7 +41,7 @@ const users = {
     olive: { type: UserTokenType.UserName, userName: "olive", password: "op-pass" },
 };
 
-async function withSession(identity, fn) {
+async function withSession(identity, fn, url = server.url) {
     const client = newClient({
         securityMode: MessageSecurityMode.SignAndEncrypt,
         securityPolicy: SecurityPolicy.Basic256Sha256,
@@ -49,7 +49,7 @@ async function withSession(identity, fn) {
         clientCertificateManager: certificateManager,
         requestedSessionTimeout: 60000,
     });
-    await client.connect(server.url);
+    await client.connect(url);
     let session;
     try {
         session = await client.createSession(identity);
@@ -313,4 +313,45 @@ test("DeleteNodes: deleteTargetReferences false leaves the references of other n
         const server = await s.browse({ nodeId: "i=2253", browseDirection: opcua.BrowseDirection.Inverse, resultMask: 63 });
         assert.ok(!server.references.some((x) => ["ns=1;s=Keep", "ns=1;s=Drop"].includes(x.nodeId.toString())));
     });
+});
+
+test("the NodeManagement store (nodeset_store): added nodes survive a restart, deleted ones stay gone, a corrupt store is refused", async () => {
+    const store = join(work, "store.xml");
+    const config = join(work, "store.ini");
+    writeFileSync(config, `[nodesets]\nnodeset_store = ${store}\nnodeset_store_interval_ms = 0\n`);
+    const args = ["--config", config, "--security", "None,Basic256Sha256:SignAndEncrypt", "--pki", pki, "--auto-accept"];
+    const run = async (fn) => {
+        const srv = await startServer(args, { register: false });
+        try {
+            await withSession(users.cora, fn, srv.url);
+        } finally {
+            const res = await srv.stop();
+            assert.equal(res.code, 0, `clean exit: ${srv.stderr()}`);
+        }
+    };
+    await run(async (s) => {
+        const a = await addNodes(s, [
+            objectItem("ns=1;s=Stored", "Stored"),
+            variableItem("ns=1;s=Stored.Flow", "ns=1;s=Stored", "Flow", 4.75),
+            objectItem("ns=1;s=Dropped", "Dropped"),
+        ]);
+        assert.deepEqual(a.results.map((r) => r.statusCode), [StatusCodes.Good, StatusCodes.Good, StatusCodes.Good]);
+    });
+    assert.match(readFileSync(store, "utf8"), /<UAVariable NodeId="ns=1;s=Stored.Flow"/);
+    await run(async (s) => {
+        assert.equal((await s.read({ nodeId: "ns=1;s=Stored.Flow", attributeId: AttributeIds.Value })).value.value, 4.75);
+        const objects = await s.browse({ nodeId: "i=85", resultMask: 63 });
+        assert.ok(objects.references.some((r) => r.browseName.name === "Stored"));
+        const d = await delNodes(s, [{ nodeId: "ns=1;s=Dropped", deleteTargetReferences: true }]);
+        assert.equal(d.results[0], StatusCodes.Good);
+    });
+    await run(async (s) => {
+        const gone = await s.read({ nodeId: "ns=1;s=Dropped", attributeId: AttributeIds.NodeClass });
+        assert.equal(gone.statusCode, StatusCodes.BadNodeIdUnknown);
+        const kept = await s.read({ nodeId: "ns=1;s=Stored", attributeId: AttributeIds.NodeClass });
+        assert.equal(kept.statusCode, StatusCodes.Good);
+    });
+    // A store that does not parse: the server does not start, and says where.
+    writeFileSync(store, '<?xml version="1.0"?>\n<UANodeSet>\n  <UAObject NodeId="ns=1;q=1" BrowseName="1:X"/>\n</UANodeSet>\n');
+    await assert.rejects(startServer(args, { register: false }), /store\.xml:3/);
 });

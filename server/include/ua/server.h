@@ -153,6 +153,11 @@ typedef struct uas_server_config {
     size_t nodeset_max_file_size; /* bytes of one file (64 MiB) */
     uint32_t nodeset_max_nodes;   /* nodes of one load (1000000) */
     uint32_t nodeset_max_depth;   /* XML element nesting (64) */
+    /* The NodeManagement store: nodes added by AddNodes written to this
+     * NodeSet2 file, loaded by uas_server_listen; NULL: none. At most one
+     * write per nodeset_store_interval_ms (1000). */
+    const char *nodeset_store;
+    uint32_t nodeset_store_interval_ms;
 } uas_server_config;
 
 #define UAS_SECURITY_ALL                                                                           \

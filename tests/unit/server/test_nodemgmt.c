@@ -2,10 +2,16 @@
  * each one needs, string NodeIds through add and delete (the deleted
  * node's memory stays valid), references removed on both ends, namespace 0
  * rows not deletable, references of a loaded model's own ReferenceType. */
+#define _POSIX_C_SOURCE 200809L
+
 #include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "authz.h"
+#include "server_internal.h"
 #include "helper_aspace.h"
 
 static fx f;
@@ -405,4 +411,140 @@ Test(nodemgmt, data_type_definition_of_an_added_structure_decodes_its_values)
     cr_assert_eq(add_var(&f, S1("S1"), "S1", &val, S1("Sample"), -1, 3), UAS_GOOD);
     v.content.encoded.body.length = 8;
     cr_assert_eq(add_var(&f, S1("S2"), "S2", &val, S1("Sample"), -1, 3), UAS_BAD_TYPE_MISMATCH);
+}
+
+/* ---- the NodeManagement store (nodeset_store = FILE) ---- */
+
+static char store_path[256];
+static char last_error[1024];
+
+static void capture(void *ud, uas_log_level level, const char *module, const char *msg)
+{
+    (void)ud;
+    (void)module;
+    if (level == UAS_LOG_ERROR && !last_error[0])
+        snprintf(last_error, sizeof(last_error), "%s", msg);
+}
+
+/* A "restart": the server goes (writing what is pending) and a new one
+ * with the same store comes. The store's status. */
+static uas_status restart(void)
+{
+    fx_fini(&f);
+    uas_server_config c;
+    uas_server_config_default(&c);
+    c.threads = 1;
+    c.nodeset_store = store_path;
+    c.nodeset_store_interval_ms = 0;
+    fx_init(&f, &c);
+    last_error[0] = 0;
+    uas_log_set_sink(capture, NULL);
+    uas_status st = uas_nodeset_store_open(f.s);
+    uas_log_set_sink(NULL, NULL);
+    return st;
+}
+
+static void store_dir(void)
+{
+    snprintf(store_path, sizeof(store_path), "/tmp/uas-store-XXXXXX");
+    cr_assert_not_null(mkdtemp(store_path));
+    strcat(store_path, "/store.xml");
+}
+
+static void store_cleanup(void)
+{
+    unlink(store_path);
+    *strrchr(store_path, '/') = 0;
+    rmdir(store_path);
+}
+
+Test(nodemgmt, store_keeps_added_nodes_and_forgets_deleted_ones_across_restarts)
+{
+    need_full_ns0();
+    store_dir();
+    cr_assert_eq(restart(), UAS_GOOD, "a missing store is an empty one");
+    /* An object with a variable, a type, a ReferenceType used by a
+     * reference, a structure DataType with its definition. */
+    cr_assert_eq(add_object("Kept", "Kept"), UAS_GOOD);
+    cr_assert_eq(add_object("Gone", "Gone"), UAS_GOOD);
+    uas_variable_attributes va;
+    memset(&va, 0, sizeof(va));
+    va.value = v_double(&f, 2.5);
+    cr_assert_eq(add_node(UAS_NODE_CLASS_VARIABLE, "Kept.Level", S1("Kept"), 47, "Level", N0(63),
+                          UAS_TYPE(VARIABLE_ATTRIBUTES), &va),
+                 UAS_GOOD);
+    uas_object_type_attributes ot = {.specified_attributes = UAS_NODE_ATTRIBUTES_MASK_IS_ABSTRACT,
+                                     .is_abstract = true};
+    cr_assert_eq(add_node(UAS_NODE_CLASS_OBJECT_TYPE, "TankType", N0(58), 45, "TankType", N0(0),
+                          UAS_TYPE(OBJECT_TYPE_ATTRIBUTES), &ot),
+                 UAS_GOOD);
+    uas_reference_type_attributes rt;
+    memset(&rt, 0, sizeof(rt));
+    rt.inverse_name.text = uas_string_from("FedBy");
+    cr_assert_eq(add_node(UAS_NODE_CLASS_REFERENCE_TYPE, "Feeds", N0(32), 45, "Feeds", N0(0),
+                          UAS_TYPE(REFERENCE_TYPE_ATTRIBUTES), &rt),
+                 UAS_GOOD);
+    cr_assert_eq(reference(true, S1("Kept"), S1("Feeds"), N0(2253)), UAS_GOOD);
+    uas_structure_field fields[1];
+    memset(fields, 0, sizeof(fields));
+    fields[0].name = uas_string_from("Mass");
+    fields[0].data_type = N0(11);
+    fields[0].value_rank = -1;
+    uas_structure_definition sd;
+    memset(&sd, 0, sizeof(sd));
+    sd.default_encoding_id = S1("Load.Binary");
+    sd.fields = fields;
+    sd.fields_count = 1;
+    uas_extensionobject x = {.encoding = UAS_EXTOBJ_DECODED};
+    x.content.decoded.type = UAS_TYPE(STRUCTURE_DEFINITION);
+    x.content.decoded.data = &sd;
+    uas_generic_attribute_value gv = {.attribute_id = 23};
+    uas_variant_set_scalar(&gv.value, &x, UAS_TYPE(EXTENSION_OBJECT));
+    uas_generic_attributes ga = {.attribute_values = &gv, .attribute_values_count = 1};
+    cr_assert_eq(add_node(UAS_NODE_CLASS_DATA_TYPE, "Load", N0(22), 45, "Load", N0(0),
+                          UAS_TYPE(GENERIC_ATTRIBUTES), &ga),
+                 UAS_GOOD);
+    cr_assert_eq(delete_node(S1("Gone")), UAS_GOOD);
+
+    cr_assert_eq(restart(), UAS_GOOD, "%s", last_error);
+    cr_assert_eq(read_attr(&f, S1("Gone"), 1, NULL).status, UAS_BAD_NODE_ID_UNKNOWN);
+    cr_assert_eq(refs_to(N0(85), 0, N0(35), S1("Kept")), 1);
+    uas_datavalue dv = read_attr(&f, S1("Kept.Level"), 13, NULL);
+    cr_assert_eq(dv.status, UAS_GOOD);
+    cr_assert_eq(*(double *)dv.value.data, 2.5);
+    cr_assert(read_bool(S1("TankType"), 8));
+    dv = read_attr(&f, S1("Feeds"), 10, NULL);
+    cr_assert(uas_string_eq_cstr(&((uas_localizedtext *)dv.value.data)->text, "FedBy"));
+    cr_assert_eq(refs_to(N0(2253), 1, S1("Feeds"), S1("Kept")), 1);
+    dv = read_attr(&f, S1("Load"), 23, NULL);
+    cr_assert_eq(dv.status, UAS_GOOD);
+    cr_assert_eq(((uas_structure_definition *)dv.value.data)->fields_count, 1);
+    /* Loaded nodes stay in the store: changed again, restarted again. */
+    cr_assert_eq(delete_node(S1("Kept")), UAS_GOOD);
+    cr_assert_eq(restart(), UAS_GOOD, "%s", last_error);
+    cr_assert_eq(read_attr(&f, S1("Kept"), 1, NULL).status, UAS_BAD_NODE_ID_UNKNOWN);
+    cr_assert_eq(read_attr(&f, S1("Kept.Level"), 1, NULL).status, UAS_GOOD,
+                 "a child keeps living when deleted alone");
+    cr_assert(read_bool(S1("TankType"), 8));
+    store_cleanup();
+}
+
+Test(nodemgmt, corrupt_store_is_refused_with_file_and_line)
+{
+    store_dir();
+    FILE *fp = fopen(store_path, "w");
+    cr_assert_not_null(fp);
+    fputs("<?xml version=\"1.0\"?>\n<UANodeSet>\n  <UAObject NodeId=\"ns=1;x=oops\" "
+          "BrowseName=\"1:X\"/>\n</UANodeSet>\n",
+          fp);
+    fclose(fp);
+    cr_assert_neq(restart(), UAS_GOOD);
+    cr_assert_not_null(strstr(last_error, "store.xml:3"), "%s", last_error);
+    /* A truncated one too (a crash cannot leave one, but a disk can). */
+    fp = fopen(store_path, "w");
+    fputs("<?xml version=\"1.0\"?>\n<UANodeSet>\n  <UAObject NodeId=\"ns=1;s=A\"", fp);
+    fclose(fp);
+    cr_assert_neq(restart(), UAS_GOOD);
+    cr_assert_not_null(strstr(last_error, "store.xml:"), "%s", last_error);
+    store_cleanup();
 }
