@@ -157,4 +157,9 @@ uint32_t ns_ns0_base(ns_load *l, const uas_nodeid *dt);
 /* The binary encoding node of a structured DataType (null id if none). */
 uas_nodeid ns_binary_encoding(ns_load *l, const uas_nodeid *dt);
 
+/* nodeset_write.c: the NodeManagement store's nodes (marked persist) as
+ * NodeSet2 text, heap (*text, free()). Takes the address space's read
+ * lock. Good or BadOutOfMemory. */
+uas_status ns_store_text(uas_server *s, char **text, size_t *len, size_t *nodes);
+
 #endif
