@@ -146,10 +146,12 @@ void as_node_free(as_node *n)
         return;
     uas_clear(&n->id, UAS_TYPE(NODE_ID));
     uas_clear(&n->browse_name, UAS_TYPE(QUALIFIED_NAME));
+    if (n->dn_shared)
+        n->display_name.text = (uas_string){0, NULL};
     uas_clear(&n->display_name, UAS_TYPE(LOCALIZED_TEXT));
     uas_clear(&n->description, UAS_TYPE(LOCALIZED_TEXT));
     for (uint32_t i = 0; i < n->ref_count; i++)
-        uas_clear(&n->refs[i].target, UAS_TYPE(EXPANDED_NODE_ID));
+        as_ref_clear(&n->refs[i]);
     uas_free(n->refs, n->ref_cap * sizeof(as_ref));
     uas_clear(&n->data_type, UAS_TYPE(NODE_ID));
     uas_free(n->array_dims, n->array_dims_count * sizeof(uint32_t));
@@ -157,8 +159,11 @@ void as_node_free(as_node *n)
     if (n->value_lock_init)
         pthread_mutex_destroy(&n->value_lock);
     as_rp_free(n->rp);
-    uas_clear(&n->inverse_name, UAS_TYPE(LOCALIZED_TEXT));
-    uas_clear(&n->definition, UAS_TYPE(VARIANT));
+    if (n->tx) {
+        uas_clear(&n->tx->inverse_name, UAS_TYPE(LOCALIZED_TEXT));
+        uas_clear(&n->tx->definition, UAS_TYPE(VARIANT));
+        uas_free(n->tx, sizeof(*n->tx));
+    }
     uas_free(n, sizeof(*n));
 }
 
@@ -325,7 +330,7 @@ void as_nv_ref(const as_nv *nv, size_t i, as_refv *out)
         return;
     }
     const as_ref *r = &nv->d->refs[i - ns];
-    out->target = r->target;
+    as_ref_target(r, &out->target);
     out->type = r->type;
     out->forward = r->forward;
 }
@@ -417,12 +422,85 @@ uas_status as_add_ref(uas_aspace *as, as_nv *nv, uint32_t type, const uas_expand
         d->refs = refs;
         d->ref_cap = cap;
     }
-    as_ref *r = &d->refs[d->ref_count];
-    AS_TRY(uas_copy(target, &r->target, UAS_TYPE(EXPANDED_NODE_ID)));
-    r->type = type;
-    r->forward = forward;
+    AS_TRY(as_ref_set(&d->refs[d->ref_count], type, target, forward));
     d->ref_count++;
     return UAS_GOOD;
+}
+
+void as_node_share_dn(as_node *n)
+{
+    uas_string *t = &n->display_name.text, *b = &n->browse_name.name;
+    if (n->dn_shared || !b->data)
+        return;
+    if (t->data) {
+        if (t->length != b->length || memcmp(t->data, b->data, b->length) != 0)
+            return;
+        uas_clear(t, UAS_TYPE(STRING));
+    }
+    *t = *b;
+    n->dn_shared = true;
+}
+
+as_typex *as_node_typex(as_node *d)
+{
+    if (!d->tx)
+        d->tx = uas_calloc(1, sizeof(*d->tx));
+    return d->tx;
+}
+
+static bool inline_target(const uas_expandednodeid *x)
+{
+    return x->server_index == 0 && !x->namespace_uri.data && x->nodeid.kind == UAS_NODEID_NUMERIC;
+}
+
+void as_ref_target(const as_ref *r, uas_expandednodeid *out)
+{
+    if (r->boxed) {
+        *out = *r->t.box;
+        return;
+    }
+    memset(out, 0, sizeof(*out));
+    out->nodeid = uas_nodeid_numeric(r->ns, r->t.numeric);
+}
+
+uas_status as_ref_set(as_ref *r, uint32_t type, const uas_expandednodeid *target, bool forward)
+{
+    memset(r, 0, sizeof(*r));
+    r->type = type;
+    r->forward = forward;
+    if (inline_target(target)) {
+        r->ns = target->nodeid.ns;
+        r->t.numeric = target->nodeid.id.numeric;
+        return UAS_GOOD;
+    }
+    uas_expandednodeid *box = uas_calloc(1, sizeof(*box));
+    if (!box)
+        return UAS_BAD_OUT_OF_MEMORY;
+    uas_status st = uas_copy(target, box, UAS_TYPE(EXPANDED_NODE_ID));
+    if (st != UAS_GOOD) {
+        uas_free(box, sizeof(*box));
+        return st;
+    }
+    r->t.box = box;
+    r->boxed = 1;
+    return UAS_GOOD;
+}
+
+bool as_ref_to(const as_ref *r, const uas_nodeid *id)
+{
+    if (!r->boxed)
+        return id->kind == UAS_NODEID_NUMERIC && id->ns == r->ns && id->id.numeric == r->t.numeric;
+    return r->t.box->server_index == 0 && !r->t.box->namespace_uri.data &&
+           as_nodeid_eq(&r->t.box->nodeid, id);
+}
+
+void as_ref_clear(as_ref *r)
+{
+    if (r->boxed) {
+        uas_clear(r->t.box, UAS_TYPE(EXPANDED_NODE_ID));
+        uas_free(r->t.box, sizeof(*r->t.box));
+    }
+    memset(r, 0, sizeof(*r));
 }
 
 /* ---- type hierarchy ---- */

@@ -166,7 +166,7 @@ uas_status as_read_attr(uas_aspace *as, const as_nv *nv, uint32_t attr, uint32_t
     case AS_ATTR_SYMMETRIC:
         return boolean(v, arena, s ? (s->flags & UAS_NS0_SYMMETRIC) != 0 : d->symmetric);
     case AS_ATTR_INVERSE_NAME: {
-        uas_localizedtext t = s ? static_text(s->inverse_name) : d->inverse_name;
+        uas_localizedtext t = s ? static_text(s->inverse_name) : as_inverse_name(d);
         return scalar(v, arena, UAS_TYPE(LOCALIZED_TEXT), &t);
     }
     case AS_ATTR_CONTAINS_NO_LOOPS:
@@ -215,10 +215,10 @@ uas_status as_read_attr(uas_aspace *as, const as_nv *nv, uint32_t attr, uint32_t
     case AS_ATTR_DATA_TYPE_DEFINITION: {
         size_t len;
         const uint8_t *p = s ? uas_ns0_definition(s, &len) : NULL;
-        if (!s && d->definition.type) {
+        if (!s && as_definition(d)->type) {
             /* Shallow: the node's memory outlives the response (heap
              * nodes are never freed while the server runs). */
-            *v = d->definition;
+            *v = *as_definition(d);
             return UAS_GOOD;
         }
         if (!p)

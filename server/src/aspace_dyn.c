@@ -81,7 +81,7 @@ void as_dyn_free(uas_aspace *as)
     uas_free(as->dead_targets, as->dead_target_cap * sizeof(uas_expandednodeid));
     while (as->graveyard) {
         as_node *n = as->graveyard;
-        as->graveyard = n->graveyard_next;
+        as->graveyard = n->next;
         as_node_free(n);
     }
 }
@@ -156,7 +156,7 @@ void as_bury(uas_aspace *as, as_node *n)
 {
     as_unlink(as, n);
     n->deleted = true;
-    n->graveyard_next = as->graveyard;
+    n->next = as->graveyard;
     as->graveyard = n;
 }
 
@@ -169,20 +169,23 @@ uas_status as_remove_ref(uas_aspace *as, as_nv *nv, uint32_t type, const uas_exp
         return UAS_GOOD;
     for (uint32_t i = 0; i < d->ref_count;) {
         as_ref *r = &d->refs[i];
-        if (r->type == type && r->forward == forward && r->target.server_index == 0 &&
-            as_nodeid_eq(&r->target.nodeid, &target->nodeid)) {
+        if (r->type == type && r->forward == forward && as_ref_to(r, &target->nodeid)) {
             /* A response built under the read lock may still point at the
-             * target's strings: they move to a list freed with the aspace. */
-            if (as->dead_target_count == as->dead_target_cap) {
-                size_t cap = as->dead_target_cap ? as->dead_target_cap * 2 : 16;
-                uas_expandednodeid *g = uas_realloc(
-                    as->dead_targets, as->dead_target_cap * sizeof(*g), cap * sizeof(*g));
-                if (!g)
-                    return UAS_BAD_OUT_OF_MEMORY;
-                as->dead_targets = g;
-                as->dead_target_cap = cap;
+             * strings of a boxed target: they move to a list freed with
+             * the aspace (an inline target has none). */
+            if (r->boxed) {
+                if (as->dead_target_count == as->dead_target_cap) {
+                    size_t cap = as->dead_target_cap ? as->dead_target_cap * 2 : 16;
+                    uas_expandednodeid *g = uas_realloc(
+                        as->dead_targets, as->dead_target_cap * sizeof(*g), cap * sizeof(*g));
+                    if (!g)
+                        return UAS_BAD_OUT_OF_MEMORY;
+                    as->dead_targets = g;
+                    as->dead_target_cap = cap;
+                }
+                as->dead_targets[as->dead_target_count++] = *r->t.box;
+                uas_free(r->t.box, sizeof(*r->t.box));
             }
-            as->dead_targets[as->dead_target_count++] = r->target;
             memmove(r, r + 1, (d->ref_count - i - 1) * sizeof(as_ref));
             d->ref_count--;
             *found = true;

@@ -71,13 +71,31 @@ enum {
     AS_ATTR_MAX = 27,
 };
 
-/* A reference stored on a heap node. Reference types are always namespace 0
- * (a program cannot add ReferenceTypes), so the type is the numeric id. */
+/* A reference stored on a heap node, in 16 bytes: a loaded model has a
+ * few per node and each is stored on both ends, so their size is a large
+ * part of a model's memory (docs/Benchmarks.md). A local numeric target
+ * (nearly every one) is inline; any other (string, GUID or opaque id, a
+ * namespace URI, another server) is a heap box. The type is the uint32 id
+ * of aspace_dyn.c (namespace 0's numeric ids, AS_DYN_REFTYPE + i for the
+ * others). Read through as_nv_ref / as_ref_target. */
 typedef struct as_ref {
-    uas_expandednodeid target; /* heap-owned */
+    union {
+        uint32_t numeric;
+        uas_expandednodeid *box; /* heap-owned */
+    } t;
     uint32_t type;
-    bool forward;
+    uint16_t ns;
+    uint8_t forward;
+    uint8_t boxed;
 } as_ref;
+
+/* Attributes that only ReferenceTypes (InverseName) and DataTypes
+ * (DataTypeDefinition) have: out of the record every node pays for, on
+ * the heap when a node has them (as_node_typex). */
+typedef struct as_typex {
+    uas_localizedtext inverse_name;
+    uas_variant definition; /* a StructureDefinition or EnumDefinition, heap */
+} as_typex;
 
 typedef struct as_node as_node;
 struct as_node {
@@ -85,6 +103,18 @@ struct as_node {
     uas_nodeid id;           /* heap-owned */
     const uas_ns0_node *ns0; /* the static row this overlays, or NULL */
     uint8_t node_class;
+    /* The one-byte attributes of the other classes, here where they fill
+     * the padding before browse_name: Objects (and Views) */
+    uint8_t event_notifier;
+    /* Methods (dynamic, or overlays of static methods) */
+    bool executable;
+    bool user_executable;
+    /* Type and view nodes that only a NodeSet or AddNodes gives a heap
+     * node (nodeset*.c, svc_nodemgmt.c) */
+    bool is_abstract;
+    bool symmetric;
+    bool contains_no_loops;
+    bool deleted; /* DeleteNodes: unlinked (next then chains the graveyard) */
     /* Base attributes of dynamic nodes (overlays use the static row). */
     uas_qualifiedname browse_name;
     uas_localizedtext display_name;
@@ -98,11 +128,13 @@ struct as_node {
     /* Variables (dynamic): attributes. */
     uas_nodeid data_type;
     int32_t value_rank;
+    uint32_t array_dims_count;
     uint32_t *array_dims;
-    size_t array_dims_count;
     uint8_t access_level;
     uint8_t user_access_level;
     bool historizing;
+    bool dn_shared; /* display_name.text is browse_name.name's memory */
+    bool persist;   /* written to the NodeManagement store (nodeset_store.c) */
     double min_sampling;
     /* Variables (dynamic, or overlays of static variables): the value.
      * has_value false on an overlay means "the static value still holds". */
@@ -128,25 +160,13 @@ struct as_node {
     uas_read_fn read;
     uas_write_fn write;
     void *ud;
-    /* Objects */
-    uint8_t event_notifier;
     /* Methods (dynamic, or overlays of static methods). */
-    bool executable;
-    bool user_executable;
     uas_method_fn method;
     void *method_ud;
     /* RolePermissions of the node's own (authz_node.h); NULL: the
      * NodeSet's for an overlay, else the namespace default. */
     struct as_rp *rp;
-    /* Attributes of type and view nodes that only a NodeSet or AddNodes
-     * gives a heap node (nodeset*.c, svc_nodemgmt.c). */
-    bool is_abstract;
-    bool symmetric;
-    bool contains_no_loops;
-    bool deleted; /* DeleteNodes: unlinked, kept until the server ends */
-    uas_localizedtext inverse_name;
-    uas_variant definition; /* DataTypeDefinition of DataTypes, heap */
-    as_node *graveyard_next;
+    as_typex *tx; /* ReferenceTypes' InverseName, DataTypes' definition */
 };
 
 struct uas_aspace {
@@ -243,7 +263,32 @@ void as_unlink(uas_aspace *as, as_node *n);
 uas_status as_add_ref(uas_aspace *as, as_nv *nv, uint32_t type, const uas_expandednodeid *target,
                       bool forward);
 bool as_has_ref(const as_nv *nv, uint32_t type, const uas_expandednodeid *target, bool forward);
+/* The target of a stored reference (strings point into the reference). */
+void as_ref_target(const as_ref *r, uas_expandednodeid *out);
+/* Fill r with a copy of target. Good or BadOutOfMemory. */
+uas_status as_ref_set(as_ref *r, uint32_t type, const uas_expandednodeid *target, bool forward);
+/* Is r's target the local node id. */
+bool as_ref_to(const as_ref *r, const uas_nodeid *id);
+/* Free what r owns. */
+void as_ref_clear(as_ref *r);
 void as_node_free(as_node *n);
+/* A DisplayName that is absent or whose text is the BrowseName's becomes
+ * the BrowseName's text without a copy (nearly every node of a model).
+ * The DisplayName of a heap node is never replaced afterwards. */
+void as_node_share_dn(as_node *n);
+/* The type attributes of d, created empty on first use. NULL: out of
+ * memory. Write lock (or d not published yet). */
+as_typex *as_node_typex(as_node *d);
+static inline const uas_variant *as_definition(const as_node *d)
+{
+    static const uas_variant none;
+    return d->tx ? &d->tx->definition : &none;
+}
+static inline uas_localizedtext as_inverse_name(const as_node *d)
+{
+    static const uas_localizedtext none;
+    return d->tx ? d->tx->inverse_name : none;
+}
 
 /* Reference types: is the id a ReferenceType; is sub a subtype of super
  * (or equal). Lock-free (the closure is built at creation). */
@@ -304,6 +349,38 @@ static inline void as_unlock(uas_aspace *as)
 {
     UAS_RWUNLOCK(&as->lock);
 }
+
+/* ---- nodes_api.c, shared with nodes_types.c (write lock held) ---- */
+
+/* A free id, a known parent, a concrete hierarchical ReferenceType from
+ * it, a BrowseName: Good or the AddNodes status (*pnv: the parent). */
+uas_status as_check_common(uas_aspace *as, const uas_nodeid *id, const uas_nodeid *parent,
+                           const uas_nodeid *reftype, const uas_qualifiedname *bn, as_nv *pnv);
+/* An unlinked node with its base attributes (DisplayName defaults to the
+ * BrowseName's text). NULL: out of memory. */
+as_node *as_node_new(const uas_nodeid *id, uint8_t cls, const uas_qualifiedname *bn,
+                     const uas_localizedtext *dn, const uas_localizedtext *desc);
+/* Value, DataType, ValueRank, ArrayDimensions and the other attributes
+ * of a variable from a (DataType and value checked). */
+uas_status as_variable_attrs(uas_aspace *as, as_node *n, const uas_variable_attributes *a);
+/* Link n below the parent (both directions, plus HasTypeDefinition td
+ * when not NULL); on failure n is freed. */
+uas_status as_add_built(uas_aspace *as, as_node *n, as_nv *pnv, const uas_nodeid *parent,
+                        const uas_nodeid *reftype, const uas_nodeid *td);
+
+/* ---- nodes_types.c: type and view nodes of AddNodes ---- */
+
+/* Add an ObjectType, VariableType, DataType, ReferenceType (below its
+ * supertype by HasSubtype) or View (below any node by a hierarchical
+ * reference) from its attributes (the class's structure, or
+ * GenericAttributes for a DataType with a DataTypeDefinition). Takes the
+ * write lock. The AddNodes status codes. */
+uas_status as_add_type_node(uas_aspace *as, uint8_t cls, const uas_nodeid *id,
+                            const uas_nodeid *parent, const uas_nodeid *reftype,
+                            const uas_qualifiedname *bn, const uas_extensionobject *attrs);
+/* Does a forward hierarchical reference of the parent lead to a node with
+ * this BrowseName (BadBrowseNameDuplicated). Read lock. */
+bool as_child_named(uas_aspace *as, const as_nv *parent, const uas_qualifiedname *bn);
 
 /* ---- aspace_attr.c: attributes and values ---- */
 

@@ -105,6 +105,8 @@ static const key_def keys[] = {
     K("nodesets", "max_file_size", T_SIZE, nodeset_max_file_size, 1024, (size_t)1 << 32),
     K("nodesets", "max_nodes", T_U32, nodeset_max_nodes, 1, UINT32_MAX),
     K("nodesets", "max_depth", T_U32, nodeset_max_depth, 4, 1000),
+    K("nodesets", "nodeset_store", T_STR, nodeset_store, 0, 0),
+    K("nodesets", "nodeset_store_interval_ms", T_U32, nodeset_store_interval_ms, 0, 3600000),
     K("subscriptions", "max_subscriptions", T_U32, max_subscriptions, 0, 10000000),
     K("subscriptions", "max_subscriptions_per_session", T_U32, max_subscriptions_per_session, 0,
       100000),

@@ -51,8 +51,8 @@ static bool reftype_usable(uas_aspace *as, const uas_nodeid *rt, bool hierarchic
     return !hierarchical || as_reftype_sub(as, rt->id.numeric, UAS_NS0ID_HIERARCHICALREFERENCES);
 }
 
-static uas_status check_common(uas_aspace *as, const uas_nodeid *id, const uas_nodeid *parent,
-                               const uas_nodeid *reftype, const uas_qualifiedname *bn, as_nv *pnv)
+uas_status as_check_common(uas_aspace *as, const uas_nodeid *id, const uas_nodeid *parent,
+                           const uas_nodeid *reftype, const uas_qualifiedname *bn, as_nv *pnv)
 {
     AS_TRY(check_new_id(as, id));
     *pnv = parent ? as_lookup(as, parent) : (as_nv){NULL, NULL};
@@ -71,15 +71,15 @@ static uas_status check_type(uas_aspace *as, const uas_nodeid *td, uint32_t dflt
 {
     *out = td && !as_nodeid_is_null(td) ? *td : uas_nodeid_numeric(0, dflt);
     as_nv t = as_lookup(as, out);
-    if (as_nv_class(&t) != cls || ns0_flag(out, UAS_NS0_ABSTRACT))
+    if (as_nv_class(&t) != cls || ns0_flag(out, UAS_NS0_ABSTRACT) || (!t.s && t.d->is_abstract))
         return UAS_BAD_TYPE_DEFINITION_INVALID;
     return UAS_GOOD;
 }
 
 /* ---- building nodes ---- */
 
-static as_node *node_new(const uas_nodeid *id, uint8_t cls, const uas_qualifiedname *bn,
-                         const uas_localizedtext *dn, const uas_localizedtext *desc)
+as_node *as_node_new(const uas_nodeid *id, uint8_t cls, const uas_qualifiedname *bn,
+                     const uas_localizedtext *dn, const uas_localizedtext *desc)
 {
     as_node *n = uas_calloc(1, sizeof(*n));
     if (!n)
@@ -89,8 +89,8 @@ static as_node *node_new(const uas_nodeid *id, uint8_t cls, const uas_qualifiedn
               uas_copy(bn, &n->browse_name, UAS_TYPE(QUALIFIED_NAME)) == UAS_GOOD;
     if (ok && dn && text_set(dn))
         ok = uas_copy(dn, &n->display_name, UAS_TYPE(LOCALIZED_TEXT)) == UAS_GOOD;
-    else if (ok)
-        ok = uas_copy(&bn->name, &n->display_name.text, UAS_TYPE(STRING)) == UAS_GOOD;
+    if (ok)
+        as_node_share_dn(n);
     if (ok && desc)
         ok = uas_copy(desc, &n->description, UAS_TYPE(LOCALIZED_TEXT)) == UAS_GOOD;
     if (ok)
@@ -128,7 +128,7 @@ static uas_status own_refs(uas_aspace *as, as_node *n, const uas_nodeid *parent,
 static void drop_last_ref(as_node *d)
 {
     d->ref_count--;
-    uas_clear(&d->refs[d->ref_count].target, UAS_TYPE(EXPANDED_NODE_ID));
+    as_ref_clear(&d->refs[d->ref_count]);
 }
 
 /* Insert n and the forward reference parent -> n; undone on failure. */
@@ -142,8 +142,8 @@ static uas_status link_node(uas_aspace *as, as_node *n, as_nv *pnv, const uas_no
     return st;
 }
 
-static uas_status add_built(uas_aspace *as, as_node *n, as_nv *pnv, const uas_nodeid *parent,
-                            const uas_nodeid *reftype, const uas_nodeid *td)
+uas_status as_add_built(uas_aspace *as, as_node *n, as_nv *pnv, const uas_nodeid *parent,
+                        const uas_nodeid *reftype, const uas_nodeid *td)
 {
     uas_status st = own_refs(as, n, parent, reftype, td);
     if (st == UAS_GOOD)
@@ -168,15 +168,15 @@ uas_status uas_server_add_object(uas_server *s, const uas_nodeid *id, const uas_
     as_wrlock(as);
     as_nv pnv;
     uas_nodeid td;
-    uas_status st = check_common(as, id, parent, reference_type, browse_name, &pnv);
+    uas_status st = as_check_common(as, id, parent, reference_type, browse_name, &pnv);
     if (st == UAS_GOOD)
         st = check_type(as, type_definition, UAS_NS0ID_BASEOBJECTTYPE, UAS_NODE_CLASS_OBJECT_TYPE,
                         &td);
     if (st == UAS_GOOD) {
         as_node *n =
-            node_new(id, UAS_NODE_CLASS_OBJECT, browse_name,
-                     SPEC(a, DISPLAY_NAME, text_set(&a->display_name)) ? &a->display_name : NULL,
-                     SPEC(a, DESCRIPTION, text_set(&a->description)) ? &a->description : NULL);
+            as_node_new(id, UAS_NODE_CLASS_OBJECT, browse_name,
+                        SPEC(a, DISPLAY_NAME, text_set(&a->display_name)) ? &a->display_name : NULL,
+                        SPEC(a, DESCRIPTION, text_set(&a->description)) ? &a->description : NULL);
         if (!n) {
             st = UAS_BAD_OUT_OF_MEMORY;
         } else {
@@ -186,7 +186,7 @@ uas_status uas_server_add_object(uas_server *s, const uas_nodeid *id, const uas_
                 n->write_mask = a->write_mask;
             n->user_write_mask =
                 SPEC(a, USER_WRITE_MASK, a->user_write_mask) ? a->user_write_mask : UINT32_MAX;
-            st = add_built(as, n, &pnv, parent, reference_type, &td);
+            st = as_add_built(as, n, &pnv, parent, reference_type, &td);
         }
     }
     as_unlock(as);
@@ -217,7 +217,7 @@ static int32_t rank_of_value(const uas_variant *v)
 }
 
 /* Fill the variable attributes of n from a (DataType checked). */
-static uas_status variable_attrs(uas_aspace *as, as_node *n, const uas_variable_attributes *a)
+uas_status as_variable_attrs(uas_aspace *as, as_node *n, const uas_variable_attributes *a)
 {
     bool has_value = SPEC(a, VALUE, a->value.type != NULL);
     uas_variant empty;
@@ -238,7 +238,7 @@ static uas_status variable_attrs(uas_aspace *as, as_node *n, const uas_variable_
         if (!n->array_dims)
             return UAS_BAD_OUT_OF_MEMORY;
         memcpy(n->array_dims, a->array_dimensions, a->array_dimensions_count * sizeof(uint32_t));
-        n->array_dims_count = a->array_dimensions_count;
+        n->array_dims_count = (uint32_t)a->array_dimensions_count;
     }
     n->access_level = SPEC(a, ACCESS_LEVEL, a->access_level) ? a->access_level
                                                              : UAS_ACCESS_LEVEL_TYPE_CURRENT_READ;
@@ -275,21 +275,21 @@ uas_status uas_server_add_variable(uas_server *s, const uas_nodeid *id, const ua
     as_wrlock(as);
     as_nv pnv;
     uas_nodeid td;
-    uas_status st = check_common(as, id, parent, reference_type, browse_name, &pnv);
+    uas_status st = as_check_common(as, id, parent, reference_type, browse_name, &pnv);
     if (st == UAS_GOOD)
         st = check_type(as, type_definition, UAS_NS0ID_BASEDATAVARIABLETYPE,
                         UAS_NODE_CLASS_VARIABLE_TYPE, &td);
     if (st == UAS_GOOD) {
         as_node *n =
-            node_new(id, UAS_NODE_CLASS_VARIABLE, browse_name,
-                     SPEC(a, DISPLAY_NAME, text_set(&a->display_name)) ? &a->display_name : NULL,
-                     SPEC(a, DESCRIPTION, text_set(&a->description)) ? &a->description : NULL);
+            as_node_new(id, UAS_NODE_CLASS_VARIABLE, browse_name,
+                        SPEC(a, DISPLAY_NAME, text_set(&a->display_name)) ? &a->display_name : NULL,
+                        SPEC(a, DESCRIPTION, text_set(&a->description)) ? &a->description : NULL);
         if (!n)
             st = UAS_BAD_OUT_OF_MEMORY;
-        else if ((st = variable_attrs(as, n, a)) != UAS_GOOD)
+        else if ((st = as_variable_attrs(as, n, a)) != UAS_GOOD)
             as_node_free(n);
         else
-            st = add_built(as, n, &pnv, parent, reference_type, &td);
+            st = as_add_built(as, n, &pnv, parent, reference_type, &td);
     }
     as_unlock(as);
     return st;
@@ -322,7 +322,7 @@ static uas_status arg_property(uas_aspace *as, as_node *m, const char *name, siz
     }
     uas_nodeid id = auto_id(as, m->id.ns);
     uas_qualifiedname bn = {0, uas_string_from(name)};
-    as_node *p = node_new(&id, UAS_NODE_CLASS_VARIABLE, &bn, NULL, NULL);
+    as_node *p = as_node_new(&id, UAS_NODE_CLASS_VARIABLE, &bn, NULL, NULL);
     if (!p)
         return UAS_BAD_OUT_OF_MEMORY;
     p->data_type = uas_nodeid_numeric(0, UAS_NS0ID_ARGUMENT);
@@ -371,13 +371,13 @@ uas_status uas_server_add_method(uas_server *s, const uas_nodeid *id, const uas_
     as_wrlock(as);
     as_nv pnv;
     as_node *m = NULL, *pin = NULL, *pout = NULL;
-    uas_status st = check_common(as, id, parent, reference_type, browse_name, &pnv);
+    uas_status st = as_check_common(as, id, parent, reference_type, browse_name, &pnv);
     if (st == UAS_GOOD && ((in_count && !in) || (out_count && !out)))
         st = UAS_BAD_INVALID_ARGUMENT;
     if (st == UAS_GOOD) {
-        m = node_new(id, UAS_NODE_CLASS_METHOD, browse_name,
-                     SPEC(a, DISPLAY_NAME, text_set(&a->display_name)) ? &a->display_name : NULL,
-                     SPEC(a, DESCRIPTION, text_set(&a->description)) ? &a->description : NULL);
+        m = as_node_new(id, UAS_NODE_CLASS_METHOD, browse_name,
+                        SPEC(a, DISPLAY_NAME, text_set(&a->display_name)) ? &a->display_name : NULL,
+                        SPEC(a, DESCRIPTION, text_set(&a->description)) ? &a->description : NULL);
         if (!m)
             st = UAS_BAD_OUT_OF_MEMORY;
     }

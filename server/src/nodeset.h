@@ -25,6 +25,7 @@ typedef struct ns_limits {
     size_t max_file_size; /* bytes of one file */
     size_t max_nodes;     /* nodes of one load (all files) */
     uint32_t max_depth;   /* XML element nesting */
+    bool persist;         /* the nodes belong to the NodeManagement store */
 } ns_limits;
 
 /* A captured XML subtree (<Value>, <Definition>): element local names,
@@ -155,5 +156,10 @@ ns_item *ns_find_item(ns_load *l, const uas_nodeid *id);
 uint32_t ns_ns0_base(ns_load *l, const uas_nodeid *dt);
 /* The binary encoding node of a structured DataType (null id if none). */
 uas_nodeid ns_binary_encoding(ns_load *l, const uas_nodeid *dt);
+
+/* nodeset_write.c: the NodeManagement store's nodes (marked persist) as
+ * NodeSet2 text, heap (*text, free()). Takes the address space's read
+ * lock. Good or BadOutOfMemory. */
+uas_status ns_store_text(uas_server *s, char **text, size_t *len, size_t *nodes);
 
 #endif

@@ -383,8 +383,12 @@ static uas_status check_values(ns_load *l)
         ns_file *f = &l->files[fi];
         for (size_t i = 0; i < f->item_count; i++) {
             ns_item *it = &f->items[i];
-            if (it->definition)
-                AS_TRY(ns_build_definition(l, it, &it->n->definition));
+            if (it->definition) {
+                as_typex *tx = as_node_typex(it->n);
+                if (!tx)
+                    return ns_fail(l, f, it->line, UAS_BAD_OUT_OF_MEMORY, "out of memory");
+                AS_TRY(ns_build_definition(l, it, &tx->definition));
+            }
         }
     }
     for (size_t fi = 0; fi < l->file_count; fi++) {
@@ -564,7 +568,7 @@ static void undo(commit *c)
     for (size_t i = 0; i < c->tn; i++) {
         as_node *d = c->t[i].d;
         while (d->ref_count > c->t[i].ref_count)
-            uas_clear(&d->refs[--d->ref_count].target, UAS_TYPE(EXPANDED_NODE_ID));
+            as_ref_clear(&d->refs[--d->ref_count]);
     }
     as_dyn_reftype_truncate(l->as, c->reftypes_before);
 }
@@ -623,6 +627,7 @@ static uas_status do_commit(ns_load *l)
         for (size_t fi = 0; fi < l->file_count; fi++)
             for (size_t i = 0; i < l->files[fi].item_count; i++) {
                 shrink_refs(l->files[fi].items[i].n);
+                l->files[fi].items[i].n->persist = l->limits.persist;
                 l->files[fi].items[i].n = NULL;
             }
         for (size_t i = 0; i < c.tn; i++)

@@ -304,7 +304,7 @@ static uas_status put_struct(enc *e, const uas_nodeid *dt, const ns_dom *body, u
         return ns_fail(e->l, e->f, body->line, UAS_BAD_ENCODING_LIMITS_EXCEEDED,
                        "structure value nested too deeply");
     ns_item *it = ns_find_item(e->l, dt);
-    const uas_variant *def = it ? &it->n->definition : NULL;
+    const uas_variant *def = it ? as_definition(it->n) : NULL;
     if (!def || def->type != UAS_TYPE(STRUCTURE_DEFINITION))
         return ns_fail(e->l, e->f, body->line, UAS_BAD_TYPE_MISMATCH,
                        "type mismatch: <%s> is of a DataType without a structure <Definition>",
@@ -396,8 +396,8 @@ static const uas_type *rt_field_type(uas_aspace *as, const uas_nodeid *dt,
     if (dt->ns == 0 && dt->kind == UAS_NODEID_NUMERIC)
         return ns0_wire_type(dt->id.numeric);
     as_nv nv = as_lookup(as, dt);
-    if (nv.d && nv.d->definition.type == UAS_TYPE(STRUCTURE_DEFINITION)) {
-        *def = nv.d->definition.data;
+    if (nv.d && as_definition(nv.d)->type == UAS_TYPE(STRUCTURE_DEFINITION)) {
+        *def = as_definition(nv.d)->data;
         return NULL;
     }
     uint32_t base = as_ns0_ancestor(as, dt);
@@ -466,9 +466,9 @@ static uas_status rt_decode(uas_aspace *as, uas_decoder *d, const uas_structure_
 uas_status as_rt_check(uas_aspace *as, const uas_nodeid *data_type, const uas_extensionobject *x)
 {
     as_nv nv = as_lookup(as, data_type);
-    if (!nv.d || nv.d->definition.type != UAS_TYPE(STRUCTURE_DEFINITION))
+    if (!nv.d || as_definition(nv.d)->type != UAS_TYPE(STRUCTURE_DEFINITION))
         return UAS_GOOD; /* not a structure of a loaded model */
-    const uas_structure_definition *sd = nv.d->definition.data;
+    const uas_structure_definition *sd = as_definition(nv.d)->data;
     if (x->encoding != UAS_EXTOBJ_BYTESTRING ||
         !as_nodeid_eq(&x->content.encoded.type_id, &sd->default_encoding_id))
         return UAS_BAD_TYPE_MISMATCH;

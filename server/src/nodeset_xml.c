@@ -491,7 +491,7 @@ static uas_status start_node(px *x, uint8_t cls, const char **atts)
             n->array_dims = uas_calloc(cnt, sizeof(uint32_t));
             if (!n->array_dims)
                 return ns_fail(x->l, x->f, it->line, UAS_BAD_OUT_OF_MEMORY, "out of memory");
-            n->array_dims_count = cnt;
+            n->array_dims_count = (uint32_t)cnt;
             const char *p = ad;
             for (size_t i = 0; i < cnt; i++) {
                 const char *e = strchr(p, ',');
@@ -742,9 +742,11 @@ static uas_status end_text(px *x, const char *name)
         AS_TRY(add_sref(x, x->cur, &x->ref));
     } else if (x->cur && !strcmp(x->text_for, name)) {
         as_node *n = x->cur->n;
-        uas_localizedtext *t = !strcmp(name, "DisplayName")   ? &n->display_name
-                               : !strcmp(name, "Description") ? &n->description
-                                                              : &n->inverse_name;
+        bool dn = !strcmp(name, "DisplayName"), desc = !strcmp(name, "Description");
+        as_typex *tx = dn || desc ? NULL : as_node_typex(n);
+        if (!dn && !desc && !tx)
+            return ns_fail(l, f, line_of(x), UAS_BAD_OUT_OF_MEMORY, "out of memory");
+        uas_localizedtext *t = dn ? &n->display_name : desc ? &n->description : &tx->inverse_name;
         /* The first text wins (files may repeat them per locale). */
         if (!t->text.data && text_str(x, t) != UAS_GOOD)
             return ns_fail(l, f, line_of(x), UAS_BAD_OUT_OF_MEMORY, "out of memory");
@@ -771,11 +773,7 @@ static void on_end(void *ud, const char *qname)
         x->want_text = false;
         x->text_for = NULL;
     } else if (x->cur && x->depth == x->cur_depth) {
-        as_node *n = x->cur->n;
-        if (!n->display_name.text.data &&
-            heap_string((const char *)n->browse_name.name.data, n->browse_name.name.length,
-                        &n->display_name.text) != UAS_GOOD)
-            st = ns_fail(x->l, x->f, line_of(x), UAS_BAD_OUT_OF_MEMORY, "out of memory");
+        as_node_share_dn(x->cur->n);
         x->cur = NULL;
     }
     if (x->depth == 2)

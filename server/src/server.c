@@ -79,6 +79,7 @@ void uas_server_config_default(uas_server_config *c)
     c->nodeset_max_file_size = (size_t)64 << 20;
     c->nodeset_max_nodes = 1000000;
     c->nodeset_max_depth = 64;
+    c->nodeset_store_interval_ms = 1000;
     c->log_level = UAS_LOG_INFO;
     c->security = "None";
     c->pki_dir = "uastack-pki";
@@ -219,6 +220,7 @@ static uas_server *server_new(const uas_server_config *cfg, struct ev_loop *app_
     uas_io_backend iob;
     io_backend_of(cfg, &iob);
     s->cfg.io_backend = NULL; /* read here only */
+    s->cfg.nodeset_store = cfg->nodeset_store ? dup_cstr(cfg->nodeset_store) : NULL;
 #ifdef UAS_SINGLE_LOOP
     s->nloops = 1;
 #else
@@ -378,6 +380,7 @@ void uas_server_delete(uas_server *s)
     }
     if (s->loops)
         uas_free(s->loops, s->nloops * sizeof(uas_sloop));
+    uas_nodeset_store_close(s); /* writes what is pending */
     uas_aspace_delete(s->as);
     uas_nodeset_registry_free(s);
     if (s->loops && uas__current_loop == &s->loops[0])
@@ -394,6 +397,7 @@ void uas_server_delete(uas_server *s)
     free_cstr((char *)s->cfg.product_uri);
     free_cstr((char *)s->cfg.application_name);
     free_cstr((char *)s->cfg.bind_address);
+    free_cstr((char *)s->cfg.nodeset_store);
     pthread_mutex_destroy(&s->ns_lock);
     uas_free(s, sizeof(*s));
 }
@@ -775,6 +779,9 @@ uas_status uas_server_listen(uas_server *s)
 {
     uas_status st = UAS_GOOD;
     uint16_t port = s->cfg.port;
+    /* After the program's own nodes, which stored nodes may reference. */
+    if ((st = uas_nodeset_store_open(s)) != UAS_GOOD)
+        return st;
     if (port != 0 && open_listener(s, port, true, &st) < 0)
         return st;
     for (unsigned i = 0; i < s->nloops; i++) {

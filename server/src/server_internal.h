@@ -232,7 +232,8 @@ struct uas_server {
     pthread_mutex_t ns_lock;
     char **namespaces;
     size_t namespace_count;
-    struct ns_registry *nodesets; /* models loaded from NodeSet2 files (nodeset_load.c) */
+    struct ns_registry *nodesets;    /* models loaded from NodeSet2 files (nodeset_load.c) */
+    struct uas_nodeset_store *store; /* the NodeManagement store (nodeset_store.c) */
 };
 
 /* ---- NodeSet2 files (nodeset_load.c) ---- */
@@ -240,6 +241,20 @@ struct uas_server {
 /* The comma-separated list of the nodesets key, loaded at once. */
 uas_status uas_nodeset_load_config(uas_server *s, const char *list);
 void uas_nodeset_registry_free(uas_server *s);
+
+/* ---- the NodeManagement store (nodeset_store.c) ---- */
+
+typedef struct uas_nodeset_store uas_nodeset_store;
+/* Load cfg.nodeset_store (when set and present) and start its writer.
+ * Good, or the load's status (logged with file:line). */
+uas_status uas_nodeset_store_open(uas_server *s);
+/* A NodeManagement change: write the store soon (at most once per
+ * nodeset_store_interval_ms). */
+void uas_nodeset_store_touch(uas_server *s);
+/* Write the store now (tests). BadInvalidState without a store. */
+uas_status uas_nodeset_store_flush(uas_server *s);
+/* Write what is pending, stop the writer (server delete). */
+void uas_nodeset_store_close(uas_server *s);
 
 /* ---- security (security.c) ---- */
 

@@ -55,6 +55,20 @@ static bool local(const uas_expandednodeid *x)
 
 /* ---- AddNodes ---- */
 
+/* A node AddNodes added belongs to the NodeManagement store (when one is
+ * configured), which is told to write. */
+static void mark_persist(uas_server *s, const uas_nodeid *id)
+{
+    if (!s->store)
+        return;
+    as_wrlock(s->as);
+    as_nv nv = as_lookup(s->as, id);
+    if (nv.d)
+        nv.d->persist = true;
+    as_unlock(s->as);
+    uas_nodeset_store_touch(s);
+}
+
 /* A free numeric id in namespace ns for a node the client left unnamed. */
 static uas_nodeid fresh_id(uas_aspace *as, uint16_t ns)
 {
@@ -85,10 +99,17 @@ static uas_status add_one(uas_request_ctx *ctx, const uas_add_nodes_item *it, ua
     as_rdlock(s->as);
     bool found;
     uint32_t perms = perms_on(ctx, &it->parent_node_id.nodeid, &found);
+    /* Part 4, 5.7.2: a BrowseName unique among the parent's children
+     * (checked again under the write lock for type nodes; two Objects of
+     * the same name added concurrently may both pass here). */
+    as_nv pnv = as_lookup(s->as, &it->parent_node_id.nodeid);
+    bool dup = found && as_child_named(s->as, &pnv, &it->browse_name);
     as_unlock(s->as);
     if (!found)
         return UAS_BAD_PARENT_NODE_ID_INVALID;
     AS_TRY(uas_authz_check(perms, UAS_PERMISSION_TYPE_ADD_NODE));
+    if (dup)
+        return UAS_BAD_BROWSE_NAME_DUPLICATED;
     const uas_extensionobject *a = &it->node_attributes;
     const uas_type *at = a->encoding == UAS_EXTOBJ_DECODED ? a->content.decoded.type : NULL;
     const void *attr = at ? a->content.decoded.data : NULL;
@@ -124,11 +145,23 @@ static uas_status add_one(uas_request_ctx *ctx, const uas_add_nodes_item *it, ua
         st = uas_server_add_method(s, &id, &it->parent_node_id.nodeid, &it->reference_type_id,
                                    &it->browse_name, attr, 0, NULL, 0, NULL, NULL, NULL);
         break;
+    case UAS_NODE_CLASS_OBJECT_TYPE:
+    case UAS_NODE_CLASS_VARIABLE_TYPE:
+    case UAS_NODE_CLASS_DATA_TYPE:
+    case UAS_NODE_CLASS_REFERENCE_TYPE:
+    case UAS_NODE_CLASS_VIEW:
+        if (!as_nodeid_is_null(td))
+            return UAS_BAD_TYPE_DEFINITION_INVALID; /* types and views have none */
+        st = as_add_type_node(s->as, (uint8_t)it->node_class, &id, &it->parent_node_id.nodeid,
+                              &it->reference_type_id, &it->browse_name, a);
+        break;
     default:
         return UAS_BAD_NODE_CLASS_INVALID;
     }
-    if (st == UAS_GOOD)
+    if (st == UAS_GOOD) {
         *added = id; /* the request's memory lives as long as the response */
+        mark_persist(s, &id);
+    }
     return st;
 }
 
@@ -201,7 +234,8 @@ void uas_svc_add_references(uas_request_ctx *ctx, const void *req, void *resp)
         return;
     rs->results_count = rq->references_to_add_count;
     for (size_t i = 0; i < rq->references_to_add_count; i++)
-        rs->results[i] = add_ref_one(ctx, &rq->references_to_add[i]);
+        if ((rs->results[i] = add_ref_one(ctx, &rq->references_to_add[i])) == UAS_GOOD)
+            uas_nodeset_store_touch(ctx->server);
 }
 
 /* ---- DeleteNodes ---- */
@@ -221,15 +255,20 @@ static uas_status delete_one(uas_request_ctx *ctx, const uas_delete_nodes_item *
     else if (nv.s)
         st = UAS_BAD_NO_DELETE_RIGHTS; /* namespace 0's static rows */
     as_node *d = nv.d;
-    /* Every reference of the node is mirrored on the other end (the
-     * store keeps both directions): those mirrors go with it, also when
-     * the client did not ask for deleteTargetReferences, or Browse would
-     * lead to a node that is not there. */
+    /* Every reference is stored on both ends. The node's forward ones
+     * (it is their source) go with it, their inverse entries on the
+     * targets too. Its inverse ones are the references of other nodes that
+     * point to it (they are the source): Part 4 (5.8.4) removes those only
+     * for deleteTargetReferences. Left, they dangle: Browse reports them
+     * without NodeClass or BrowseName, as for a node on another server,
+     * and a node added later with the same id becomes their target. */
     for (uint32_t i = 0; st == UAS_GOOD && i < d->ref_count; i++) {
         const as_ref *r = &d->refs[i];
-        if (!local(&r->target))
+        uas_expandednodeid target;
+        as_ref_target(r, &target);
+        if (!local(&target) || (!r->forward && !it->delete_target_references))
             continue;
-        as_nv t = as_lookup(as, &r->target.nodeid);
+        as_nv t = as_lookup(as, &target.nodeid);
         if (!as_nv_found(&t) || t.d == d)
             continue;
         uas_expandednodeid me;
@@ -259,7 +298,8 @@ void uas_svc_delete_nodes(uas_request_ctx *ctx, const void *req, void *resp)
         return;
     rs->results_count = rq->nodes_to_delete_count;
     for (size_t i = 0; i < rq->nodes_to_delete_count; i++)
-        rs->results[i] = delete_one(ctx, &rq->nodes_to_delete[i]);
+        if ((rs->results[i] = delete_one(ctx, &rq->nodes_to_delete[i])) == UAS_GOOD)
+            uas_nodeset_store_touch(ctx->server);
 }
 
 /* ---- DeleteReferences ---- */
@@ -311,5 +351,6 @@ void uas_svc_delete_references(uas_request_ctx *ctx, const void *req, void *resp
         return;
     rs->results_count = rq->references_to_delete_count;
     for (size_t i = 0; i < rq->references_to_delete_count; i++)
-        rs->results[i] = delete_ref_one(ctx, &rq->references_to_delete[i]);
+        if ((rs->results[i] = delete_ref_one(ctx, &rq->references_to_delete[i])) == UAS_GOOD)
+            uas_nodeset_store_touch(ctx->server);
 }

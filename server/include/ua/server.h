@@ -158,6 +158,11 @@ typedef struct uas_server_config {
      * at start when unavailable); NULL or "": the UAS_IO_BACKEND
      * environment variable, else "auto" (docs/Configuration.md). */
     const char *io_backend;
+    /* The NodeManagement store: nodes added by AddNodes written to this
+     * NodeSet2 file, loaded by uas_server_listen; NULL: none. At most one
+     * write per nodeset_store_interval_ms (1000). */
+    const char *nodeset_store;
+    uint32_t nodeset_store_interval_ms;
 } uas_server_config;
 
 #define UAS_SECURITY_ALL                                                                           \

@@ -38,7 +38,7 @@ static void teardown(void)
 
 TestSuite(nodeset, .init = setup, .fini = teardown);
 
-static const ns_limits big = {(size_t)64 << 20, 1000000, 64};
+static const ns_limits big = {(size_t)64 << 20, 1000000, 64, false};
 
 /* A file of name with a header for model uri (requiring req when not
  * NULL) and body; returns its path (static buffer per slot). */
