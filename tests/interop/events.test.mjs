@@ -176,7 +176,7 @@ async function createRaw(
 }
 
 for (const { threads, server } of servers) {
-    describe(`--threads ${threads}`, { timeout: 30000 }, () => {
+    describe(`--threads ${threads}`, { timeout: 180000 }, () => {
         test("EventFilter with a where clause (OfType BaseEventType AND Severity >= 500): the selected fields of the matching events", async () => {
             const a = await open(server);
             const sub = await clientSub(a.session);
