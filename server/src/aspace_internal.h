@@ -14,9 +14,17 @@
  * the lock around user callbacks and hand out references to node strings in
  * responses without copying. Reference arrays do move when they grow, so
  * they are read under the structure lock (the strings they point to do not
- * move). Variable values are replaced under the node's own mutex and copied
- * out under it, except scalars of the fixed-size builtin types, which a Read
- * copies without any lock through the node's seqlock (as_vfast). */
+ * move).
+ *
+ * Reads take no lock (aspace_rcu.h): the Read service and uas_aspace_read
+ * find nodes through the published hash table and overlay slots, read
+ * values from immutable snapshots (as_vsnap) published with one atomic
+ * store, and scalars of the fixed-size builtin types through the node's
+ * seqlock (as_vfast). What a mutator replaces (a value snapshot, the
+ * bucket table, role permissions, a node taken out again by an undo) is
+ * freed through as_rcu_retire once every loop has passed a quiescent point.
+ * Mutators still exclude each other: structure changes under the write
+ * lock, values under the node's value_lock (which no reader takes). */
 #ifndef UAS_ASPACE_INTERNAL_H
 #define UAS_ASPACE_INTERNAL_H
 
@@ -29,6 +37,7 @@
 #include <ua/types.h>
 
 #include "aspace.h"
+#include "aspace_rcu.h"
 #include "lockdef.h"
 #include "ns0.h"
 
@@ -79,9 +88,18 @@ typedef struct as_ref {
     bool forward;
 } as_ref;
 
+/* A variable's value as readers see it: never changed once published in
+ * as_node.vsnap; a write publishes a new one and retires the old. */
+typedef struct as_vsnap {
+    as_rcu_item rcu;
+    uas_variant value; /* heap-owned */
+    uas_status status;
+    uas_datetime source_ts, server_ts;
+} as_vsnap;
+
 typedef struct as_node as_node;
 struct as_node {
-    as_node *next;           /* hash chain (dynamic nodes only) */
+    _Atomic(as_node *) next; /* hash chain (dynamic nodes only) */
     uas_nodeid id;           /* heap-owned */
     const uas_ns0_node *ns0; /* the static row this overlays, or NULL */
     uint8_t node_class;
@@ -120,11 +138,15 @@ struct as_node {
     _Atomic uint64_t vbits;
     _Atomic uint32_t vstatus;
     _Atomic int64_t vsrc_ts, vsrv_ts;
+    /* The value the node was created with (has_value; never changed once
+     * the node is published), and the current one once anything wrote it:
+     * vsnap, published with a release store, read with no lock. */
     bool has_value;
     uas_variant value; /* heap-owned */
     uas_status status;
     uas_datetime source_ts;
     uas_datetime server_ts;
+    _Atomic(as_vsnap *) vsnap;
     uas_read_fn read;
     uas_write_fn write;
     void *ud;
@@ -137,7 +159,7 @@ struct as_node {
     void *method_ud;
     /* RolePermissions of the node's own (authz_node.h); NULL: the
      * NodeSet's for an overlay, else the namespace default. */
-    struct as_rp *rp;
+    struct as_rp *_Atomic rp; /* replaced via as_rp_publish */
     /* Attributes of type and view nodes that only a NodeSet or AddNodes
      * gives a heap node (nodeset*.c, svc_nodemgmt.c). */
     bool is_abstract;
@@ -147,17 +169,31 @@ struct as_node {
     uas_localizedtext inverse_name;
     uas_variant definition; /* DataTypeDefinition of DataTypes, heap */
     as_node *graveyard_next;
+    /* Set once the node was in the map: freeing it waits for readers. */
+    struct uas_aspace *published_in;
+    as_rcu_item rcu;
 };
+
+/* The hash map's buckets, replaced as a whole when it grows. */
+typedef struct as_table {
+    as_rcu_item rcu;
+    size_t count; /* power of two */
+    _Atomic(as_node *) b[];
+} as_table;
 
 struct uas_aspace {
     uas_server *server;
     pthread_rwlock_t lock;
-    /* Dynamic nodes: chained hash map on NodeId, power-of-two buckets. */
-    as_node **buckets;
-    size_t bucket_count;
+    as_rcu rcu;
+    /* Dynamic nodes: chained hash map on NodeId, power-of-two buckets.
+     * Growing relinks the chains: table_seq is odd meanwhile, and a
+     * lock-free lookup that saw it change looks again. */
+    _Atomic(as_table *) table;
+    _Atomic uint32_t table_seq;
     size_t node_count;
-    /* Overlays of static rows, indexed like uas_ns0_nodes. */
-    as_node **overlay;
+    /* Overlays of static rows, indexed like uas_ns0_nodes; a slot is set
+     * once, with a release store, when the overlay is complete. */
+    _Atomic(as_node *) *overlay;
     /* Reference type closure: the ids of the ReferenceTypes of namespace 0
      * (sorted) and a bit matrix sub x super. */
     uint32_t *reftypes;
@@ -167,6 +203,8 @@ struct uas_aspace {
     uas_datetime start_time;
     uas_aspace_change_fn on_change;
     void *on_change_ud;
+    uas_aspace_value_fn on_value; /* set before loops run */
+    void *on_value_ud;
     /* ReferenceTypes outside the static table (NodeSets, AddNodes): they
      * get ids AS_DYN_REFTYPE + index in the uint32 reference type space of
      * as_ref, with their supertype's id (either space). Write lock. */
@@ -210,7 +248,8 @@ static inline bool as_is_ns0(const uas_nodeid *id, uint32_t num)
 {
     return id->ns == 0 && id->kind == UAS_NODEID_NUMERIC && id->id.numeric == num;
 }
-/* Caller holds the lock (read or write). */
+/* Caller holds the lock (read or write), or is a lock-free reader (loop
+ * iteration or as_rcu_enter). */
 as_nv as_lookup(uas_aspace *as, const uas_nodeid *id);
 uint8_t as_nv_class(const as_nv *nv);
 uas_nodeid as_nv_id(const as_nv *nv); /* strings point into the node */
@@ -315,6 +354,11 @@ typedef struct as_range as_range;
  * source's Bad status, BadOutOfMemory). */
 uas_status as_read_value(uas_aspace *as, const as_nv *nv, const as_range *range, uas_datavalue *dv,
                          uas_arena *arena);
+/* The same; locked false: the caller holds no structure lock but is a
+ * lock-free reader (a loop iteration or as_rcu_enter), as the Read service
+ * is. */
+uas_status as_read_value_ex(uas_aspace *as, const as_nv *nv, const as_range *range,
+                            uas_datavalue *dv, uas_arena *arena, bool locked);
 /* Any other attribute into v; BadAttributeIdInvalid when the class does
  * not have it. The user attributes (UserAccessLevel, UserExecutable,
  * UserWriteMask, UserRolePermissions) are those of roles, whose
@@ -326,11 +370,14 @@ bool as_class_has_attr(uint8_t node_class, uint32_t attr);
 /* Can a value be stored in a variable of this DataType and ValueRank:
  * Good or BadTypeMismatch. */
 uas_status as_check_value(const uas_nodeid *data_type, int32_t value_rank, const uas_variant *v);
-/* Replace the stored value by *v (heap-owned; taken over, *v is zeroed)
- * under the node lock, then call the change hook with the structure lock
- * dropped. Caller holds the read lock. source_ts 0: now. */
-void as_swap_value(uas_aspace *as, as_node *d, uas_variant *v, uas_status status,
-                   uas_datetime source_ts, uas_datetime now);
+/* Replace the stored value by *v (heap-owned; taken over, *v is zeroed):
+ * publishes a new snapshot (as_vsnap) under the node's value_lock, hands
+ * it to the value hook there (in write order), and retires the old one.
+ * Without a value hook the change hook is called with the structure lock
+ * dropped. Caller holds the read lock. source_ts 0: now. Good or
+ * BadOutOfMemory (*v is freed). */
+uas_status as_swap_value(uas_aspace *as, as_node *d, uas_variant *v, uas_status status,
+                         uas_datetime source_ts, uas_datetime now);
 /* Refreshes the lock-free copy of d's value (see as_node.vseq) from
  * d->value, status and timestamps. Caller holds value_lock, or d is not
  * published yet. */

@@ -3,6 +3,7 @@
  * default, united over the session's roles. */
 #define _POSIX_C_SOURCE 200809L
 
+#include <stddef.h>
 #include <string.h>
 
 #include <ua/mem.h>
@@ -18,6 +19,11 @@ void as_rp_free(struct as_rp *rp)
     if (rp->list)
         uas_free(rp->list, rp->count * sizeof(*rp->list));
     uas_free(rp, sizeof(*rp));
+}
+
+static void rp_free_rcu(as_rcu_item *it)
+{
+    as_rp_free((struct as_rp *)((char *)it - offsetof(struct as_rp, rcu)));
 }
 
 static int ns0_role(uint32_t id)
@@ -198,12 +204,14 @@ uas_status uas_server_set_role_permissions(uas_server *s, const uas_nodeid *id,
         st = UAS_BAD_NODE_ID_UNKNOWN;
     else if (!(d = as_overlay(as, &nv)))
         st = UAS_BAD_OUT_OF_MEMORY;
-    if (st == UAS_GOOD) {
-        struct as_rp *old = d->rp;
-        d->rp = rp;
-        rp = old;
-    }
+    struct as_rp *old = NULL;
+    if (st == UAS_GOOD)
+        old = atomic_exchange(&d->rp, rp);
+    else
+        as_rp_free(rp);
     as_unlock(as);
-    as_rp_free(rp);
+    /* A lock-free Read on another loop may be reading the old one. */
+    if (old)
+        as_rcu_retire(&as->rcu, &old->rcu, rp_free_rcu);
     return st;
 }

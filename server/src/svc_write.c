@@ -81,10 +81,8 @@ static uas_status write_one(uas_aspace *as, const uas_write_value *wv, uint32_t 
             return st;
         }
     }
-    if (range.dims) {
-        as_swap_value(as, d, &merged, status, src, now);
-        return UAS_GOOD;
-    }
+    if (range.dims)
+        return as_swap_value(as, d, &merged, status, src, now);
     return as_store_value(as, d, v, status, src, now);
 }
 
