@@ -175,8 +175,16 @@ static void vsnap_free(as_vsnap *v)
     uas_free(v, sizeof(*v));
 }
 
+void as_dsrc_free_rcu(as_rcu_item *it)
+{
+    uas_free((char *)it - offsetof(as_dsrc, rcu), sizeof(as_dsrc));
+}
+
 static void node_free_now(as_node *n)
 {
+    as_dsrc *ds = atomic_load_explicit(&n->dsrc, memory_order_relaxed);
+    if (ds)
+        uas_free(ds, sizeof(*ds));
     uas_clear(&n->id, UAS_TYPE(NODE_ID));
     uas_clear(&n->browse_name, UAS_TYPE(QUALIFIED_NAME));
     uas_clear(&n->display_name, UAS_TYPE(LOCALIZED_TEXT));

@@ -324,12 +324,13 @@ uas_status as_read_value_ex(uas_aspace *as, const as_nv *nv, const as_range *ran
 {
     as_node *d = nv->d;
     memset(dv, 0, sizeof(*dv));
-    if (d && d->read) {
+    const as_dsrc *ds = as_node_dsrc(d);
+    if (ds && ds->read) {
         /* A data source runs without the structure lock (a lock-free Read
          * holds none), so it may block or even add nodes; d stays valid
          * (nodes are never freed while a reader may hold them). */
-        uas_read_fn fn = d->read;
-        void *ud = d->ud;
+        uas_read_fn fn = ds->read;
+        void *ud = ds->ud;
         uas_nodeid id = d->id;
         if (locked)
             as_unlock(as);

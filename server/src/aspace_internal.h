@@ -147,9 +147,10 @@ struct as_node {
     uas_datetime source_ts;
     uas_datetime server_ts;
     _Atomic(as_vsnap *) vsnap;
-    uas_read_fn read;
-    uas_write_fn write;
-    void *ud;
+    /* Data source callbacks: one record published with a release store
+     * (a lock-free Read must see read and ud of the same call), replaced
+     * records retired. NULL: none. */
+    _Atomic(struct as_dsrc *) dsrc;
     /* Objects */
     uint8_t event_notifier;
     /* Methods (dynamic, or overlays of static methods). */
@@ -173,6 +174,18 @@ struct as_node {
     struct uas_aspace *published_in;
     as_rcu_item rcu;
 };
+
+typedef struct as_dsrc {
+    as_rcu_item rcu;
+    uas_read_fn read;
+    uas_write_fn write;
+    void *ud;
+} as_dsrc;
+
+static inline const as_dsrc *as_node_dsrc(const as_node *d)
+{
+    return d ? atomic_load_explicit(&((as_node *)d)->dsrc, memory_order_acquire) : NULL;
+}
 
 /* The hash map's buckets, replaced as a whole when it grows. */
 typedef struct as_table {
@@ -282,7 +295,11 @@ void as_unlink(uas_aspace *as, as_node *n);
 uas_status as_add_ref(uas_aspace *as, as_nv *nv, uint32_t type, const uas_expandednodeid *target,
                       bool forward);
 bool as_has_ref(const as_nv *nv, uint32_t type, const uas_expandednodeid *target, bool forward);
+/* Frees a published node after every reader moved on, an unpublished one
+ * at once. */
 void as_node_free(as_node *n);
+/* Frees a replaced as_dsrc (as_rcu_retire). */
+void as_dsrc_free_rcu(as_rcu_item *it);
 
 /* Reference types: is the id a ReferenceType; is sub a subtype of super
  * (or equal). Lock-free (the closure is built at creation). */
