@@ -329,7 +329,7 @@ Test(rcu, online_loop_holds_back_reclamation)
     uas_variant v = v_string(&f, "a");
     cr_assert_eq(add_var(&f, S1("str"), "Str", &v, N0(UAS_NS0ID_STRING), -1, RW), UAS_GOOD);
     as_rcu *r = &f.s->as->rcu;
-    uas_aspace_loop_online(f.s->as, 1);
+    uas_aspace_loop_online(f.s->as, 0);
     uas_nodeid id = S1("str");
     uas_variant w = v_string(&f, "bb");
     cr_assert_eq(uas_server_write_value(f.s, &id, &w), UAS_GOOD);
@@ -338,8 +338,8 @@ Test(rcu, online_loop_holds_back_reclamation)
     cr_assert_geq(retired, 1);
     as_rcu_reclaim(r);
     cr_assert_eq(atomic_load(&r->freed), 0, "freed while a loop may hold it");
-    as_rcu_quiescent(r, 1);
+    as_rcu_quiescent(r, 0);
     as_rcu_reclaim(r);
     cr_assert_eq(atomic_load(&r->freed), retired);
-    uas_aspace_loop_offline(f.s->as, 1);
+    uas_aspace_loop_offline(f.s->as, 0);
 }
