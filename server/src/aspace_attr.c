@@ -4,8 +4,10 @@
  * Values of namespace 0 are decoded from the static blob into the request
  * arena on every read, zero-copy (strings point into the blob, which lives
  * forever): no heap copy to keep consistent, no lock. Stored values are
- * deep-copied into the arena under the node's mutex, so a concurrent Write
- * that frees the old value never pulls memory from under a response. */
+ * immutable snapshots (as_vsnap) deep-copied into the arena with no lock; a
+ * Write publishes a new one and retires the old, which is freed only after
+ * every loop passed a quiescent point (aspace_rcu.h), so it never pulls
+ * memory from under a Read. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <stddef.h>
