@@ -6,6 +6,8 @@
  * array (one pointer per row) and the reference type closure. */
 #define _POSIX_C_SOURCE 200809L
 
+#include <sched.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "lockdef.h"
@@ -111,11 +113,30 @@ static uas_status build_reftypes(uas_aspace *as)
     return UAS_GOOD;
 }
 
+static as_table *table_new(size_t count)
+{
+    as_table *t = uas_calloc(1, sizeof(as_table) + count * sizeof(t->b[0]));
+    if (t)
+        t->count = count;
+    return t;
+}
+
+static void table_free(as_table *t)
+{
+    if (t)
+        uas_free(t, sizeof(as_table) + t->count * sizeof(t->b[0]));
+}
+
+static void table_free_rcu(as_rcu_item *it)
+{
+    table_free((as_table *)((char *)it - offsetof(as_table, rcu)));
+}
+
 static void free_tables(uas_aspace *as)
 {
     size_t n = as->reftype_count;
-    uas_free(as->buckets, as->bucket_count * sizeof(as_node *));
-    uas_free(as->overlay, uas_ns0_node_count * sizeof(as_node *));
+    table_free(atomic_load_explicit(&as->table, memory_order_relaxed));
+    uas_free(as->overlay, uas_ns0_node_count * sizeof(as->overlay[0]));
     uas_free(as->reftypes, (n ? n : 1) * sizeof(uint32_t));
     uas_free(as->reftype_sub, n * n / 8 + 1);
 }
@@ -128,11 +149,17 @@ uas_aspace *uas_aspace_new(uas_server *s)
     as->server = s;
     as->start_time = uas_datetime_now();
     as->next_auto_id = 0xF0000000u;
-    as->bucket_count = 256;
-    as->buckets = uas_calloc(as->bucket_count, sizeof(as_node *));
-    as->overlay = uas_calloc(uas_ns0_node_count, sizeof(as_node *));
-    if (!as->buckets || !as->overlay || build_reftypes(as) != UAS_GOOD ||
-        pthread_rwlock_init(&as->lock, NULL) != 0) {
+    atomic_init(&as->table, table_new(256));
+    atomic_init(&as->table_seq, 0);
+    as->overlay = uas_calloc(uas_ns0_node_count, sizeof(as->overlay[0]));
+    if (!atomic_load(&as->table) || !as->overlay || build_reftypes(as) != UAS_GOOD ||
+        as_rcu_init(&as->rcu, s ? s->nloops : 1) != (int)UAS_GOOD) {
+        free_tables(as);
+        uas_free(as, sizeof(*as));
+        return NULL;
+    }
+    if (pthread_rwlock_init(&as->lock, NULL) != 0) {
+        as_rcu_destroy(&as->rcu);
         free_tables(as);
         uas_free(as, sizeof(*as));
         return NULL;
@@ -140,10 +167,24 @@ uas_aspace *uas_aspace_new(uas_server *s)
     return as;
 }
 
-void as_node_free(as_node *n)
+static void vsnap_free(as_vsnap *v)
 {
-    if (!n)
+    if (!v)
         return;
+    uas_clear(&v->value, UAS_TYPE(VARIANT));
+    uas_free(v, sizeof(*v));
+}
+
+void as_dsrc_free_rcu(as_rcu_item *it)
+{
+    uas_free((char *)it - offsetof(as_dsrc, rcu), sizeof(as_dsrc));
+}
+
+static void node_free_now(as_node *n)
+{
+    as_dsrc *ds = atomic_load_explicit(&n->dsrc, memory_order_relaxed);
+    if (ds)
+        uas_free(ds, sizeof(*ds));
     uas_clear(&n->id, UAS_TYPE(NODE_ID));
     uas_clear(&n->browse_name, UAS_TYPE(QUALIFIED_NAME));
     if (n->dn_shared)
@@ -156,6 +197,7 @@ void as_node_free(as_node *n)
     uas_clear(&n->data_type, UAS_TYPE(NODE_ID));
     uas_free(n->array_dims, n->array_dims_count * sizeof(uint32_t));
     uas_clear(&n->value, UAS_TYPE(VARIANT));
+    vsnap_free(atomic_load_explicit(&n->vsnap, memory_order_relaxed));
     if (n->value_lock_init)
         pthread_mutex_destroy(&n->value_lock);
     as_rp_free(n->rp);
@@ -167,21 +209,45 @@ void as_node_free(as_node *n)
     uas_free(n, sizeof(*n));
 }
 
+static void node_free_rcu(as_rcu_item *it)
+{
+    node_free_now((as_node *)((char *)it - offsetof(as_node, rcu)));
+}
+
+void as_node_free(as_node *n)
+{
+    if (!n)
+        return;
+    /* A node that was in the map (an add undone, a load rolled back) may
+     * still be in a lock-free Read on another loop. */
+    if (n->published_in)
+        as_rcu_retire(&n->published_in->rcu, &n->rcu, node_free_rcu);
+    else
+        node_free_now(n);
+}
+
 void uas_aspace_delete(uas_aspace *as)
 {
     if (!as)
         return;
-    for (size_t i = 0; i < as->bucket_count; i++) {
-        as_node *n = as->buckets[i];
+    /* No reader is left: everything is freed now, the graveyard and what
+     * was retired last (as_dyn_free retires the buried nodes). */
+    as_table *t = atomic_load_explicit(&as->table, memory_order_relaxed);
+    for (size_t i = 0; i < t->count; i++) {
+        as_node *n = atomic_load_explicit(&t->b[i], memory_order_relaxed);
         while (n) {
-            as_node *next = n->next;
-            as_node_free(n);
+            as_node *next = atomic_load_explicit(&n->next, memory_order_relaxed);
+            node_free_now(n);
             n = next;
         }
     }
-    for (size_t i = 0; i < uas_ns0_node_count; i++)
-        as_node_free(as->overlay[i]);
+    for (size_t i = 0; i < uas_ns0_node_count; i++) {
+        as_node *o = atomic_load_explicit(&as->overlay[i], memory_order_relaxed);
+        if (o)
+            node_free_now(o);
+    }
     as_dyn_free(as);
+    as_rcu_destroy(&as->rcu);
     free_tables(as);
     pthread_rwlock_destroy(&as->lock);
     uas_free(as, sizeof(*as));
@@ -195,13 +261,53 @@ void uas_aspace_set_change_hook(uas_aspace *as, uas_aspace_change_fn fn, void *u
     as_unlock(as);
 }
 
+void uas_aspace_loop_online(uas_aspace *as, unsigned i)
+{
+    if (i < as->rcu.loop_slots)
+        as_rcu_online(&as->rcu, i);
+}
+
+void uas_aspace_loop_offline(uas_aspace *as, unsigned i)
+{
+    if (i < as->rcu.loop_slots)
+        as_rcu_offline(&as->rcu, i);
+}
+
+void uas_aspace_set_value_hook(uas_aspace *as, uas_aspace_value_fn fn, void *ud)
+{
+    as_wrlock(as);
+    as->on_value = fn;
+    as->on_value_ud = ud;
+    as_unlock(as);
+}
+
+/* Lock-free: a node's id never changes once it is in the map, and the
+ * chains only change by publishing a head, unlinking one node (whose own
+ * next stays intact) or, while table_seq is odd, relinking on growth. */
 static as_node *hash_find(uas_aspace *as, const uas_nodeid *id)
 {
-    size_t b = (size_t)hash_nodeid(id) & (as->bucket_count - 1);
-    for (as_node *n = as->buckets[b]; n; n = n->next)
-        if (as_nodeid_eq(&n->id, id))
-            return n;
-    return NULL;
+    uint64_t h = hash_nodeid(id);
+    for (;;) {
+        uint32_t q = atomic_load_explicit(&as->table_seq, memory_order_acquire);
+        if (q & 1) {
+            sched_yield(); /* a writer is relinking the chains */
+            continue;
+        }
+        as_table *t = atomic_load_explicit(&as->table, memory_order_acquire);
+        as_node *found = NULL;
+        /* A chain relinked under us may lead into another one, but never
+         * in a circle (growth moves each node once, onto chains of moved
+         * nodes); the sequence check below sends such a walk round again. */
+        for (as_node *n =
+                 atomic_load_explicit(&t->b[(size_t)h & (t->count - 1)], memory_order_acquire);
+             n; n = atomic_load_explicit(&n->next, memory_order_acquire))
+            if (as_nodeid_eq(&n->id, id)) {
+                found = n;
+                break;
+            }
+        if (atomic_load_explicit(&as->table_seq, memory_order_acquire) == q)
+            return found;
+    }
 }
 
 as_nv as_lookup(uas_aspace *as, const uas_nodeid *id)
@@ -210,7 +316,7 @@ as_nv as_lookup(uas_aspace *as, const uas_nodeid *id)
     if (id->ns == 0 && id->kind == UAS_NODEID_NUMERIC) {
         nv.s = uas_ns0_find(id->id.numeric);
         if (nv.s) {
-            nv.d = as->overlay[ns0_index(nv.s)];
+            nv.d = atomic_load_explicit(&as->overlay[ns0_index(nv.s)], memory_order_acquire);
             return nv;
         }
     }
@@ -218,36 +324,46 @@ as_nv as_lookup(uas_aspace *as, const uas_nodeid *id)
     return nv;
 }
 
+/* Write lock. Readers retry while table_seq is odd (a few microseconds
+ * per doubling, which happens log2(nodes) times). */
 static uas_status grow_buckets(uas_aspace *as)
 {
-    size_t nb = as->bucket_count * 2;
-    as_node **b = uas_calloc(nb, sizeof(as_node *));
-    if (!b)
+    as_table *old = atomic_load_explicit(&as->table, memory_order_relaxed);
+    size_t nb = old->count * 2;
+    as_table *t = table_new(nb);
+    if (!t)
         return UAS_BAD_OUT_OF_MEMORY;
-    for (size_t i = 0; i < as->bucket_count; i++) {
-        as_node *n = as->buckets[i];
+    atomic_fetch_add(&as->table_seq, 1);
+    for (size_t i = 0; i < old->count; i++) {
+        as_node *n = atomic_load_explicit(&old->b[i], memory_order_relaxed);
         while (n) {
-            as_node *next = n->next;
+            as_node *next = atomic_load_explicit(&n->next, memory_order_relaxed);
             size_t k = (size_t)hash_nodeid(&n->id) & (nb - 1);
-            n->next = b[k];
-            b[k] = n;
+            atomic_store_explicit(&n->next, atomic_load_explicit(&t->b[k], memory_order_relaxed),
+                                  memory_order_relaxed);
+            atomic_store_explicit(&t->b[k], n, memory_order_relaxed);
             n = next;
         }
     }
-    uas_free(as->buckets, as->bucket_count * sizeof(as_node *));
-    as->buckets = b;
-    as->bucket_count = nb;
+    atomic_store(&as->table, t);
+    atomic_fetch_add(&as->table_seq, 1);
+    as_rcu_retire(&as->rcu, &old->rcu, table_free_rcu);
     return UAS_GOOD;
 }
 
 uas_status as_insert(uas_aspace *as, as_node *n)
 {
-    if (as->node_count >= as->bucket_count && grow_buckets(as) != UAS_GOOD &&
-        as->node_count >= as->bucket_count * 8)
+    as_table *t = atomic_load_explicit(&as->table, memory_order_relaxed);
+    if (as->node_count >= t->count && grow_buckets(as) != UAS_GOOD &&
+        as->node_count >= t->count * 8)
         return UAS_BAD_OUT_OF_MEMORY; /* a longer chain still works; give up late */
-    size_t k = (size_t)hash_nodeid(&n->id) & (as->bucket_count - 1);
-    n->next = as->buckets[k];
-    as->buckets[k] = n;
+    t = atomic_load_explicit(&as->table, memory_order_relaxed);
+    size_t k = (size_t)hash_nodeid(&n->id) & (t->count - 1);
+    n->published_in = as;
+    atomic_store_explicit(&n->next, atomic_load_explicit(&t->b[k], memory_order_relaxed),
+                          memory_order_relaxed);
+    /* The release store publishes everything written to n before. */
+    atomic_store(&t->b[k], n);
     as->node_count++;
     return UAS_GOOD;
 }
@@ -256,8 +372,9 @@ as_node *as_overlay(uas_aspace *as, as_nv *nv)
 {
     if (nv->d || !nv->s)
         return nv->d;
-    if (as->overlay[ns0_index(nv->s)]) /* made by another thread since the lookup */
-        return nv->d = as->overlay[ns0_index(nv->s)];
+    as_node *made = atomic_load_explicit(&as->overlay[ns0_index(nv->s)], memory_order_acquire);
+    if (made) /* made by another thread since the lookup */
+        return nv->d = made;
     as_node *d = uas_calloc(1, sizeof(*d));
     if (!d)
         return NULL;
@@ -271,7 +388,7 @@ as_node *as_overlay(uas_aspace *as, as_nv *nv)
         return NULL;
     }
     d->value_lock_init = true;
-    as->overlay[ns0_index(nv->s)] = d;
+    atomic_store(&as->overlay[ns0_index(nv->s)], d);
     nv->d = d;
     return d;
 }
@@ -602,10 +719,13 @@ as_node *as_overlay_upgrade(uas_aspace *as, as_nv *nv)
 
 void as_unlink(uas_aspace *as, as_node *n)
 {
-    size_t k = (size_t)hash_nodeid(&n->id) & (as->bucket_count - 1);
-    for (as_node **pp = &as->buckets[k]; *pp; pp = &(*pp)->next) {
-        if (*pp == n) {
-            *pp = n->next;
+    as_table *t = atomic_load_explicit(&as->table, memory_order_relaxed);
+    size_t k = (size_t)hash_nodeid(&n->id) & (t->count - 1);
+    /* n keeps its next: a reader standing on n walks on. */
+    for (_Atomic(as_node *) *pp = &t->b[k]; atomic_load_explicit(pp, memory_order_relaxed);
+         pp = &atomic_load_explicit(pp, memory_order_relaxed)->next) {
+        if (atomic_load_explicit(pp, memory_order_relaxed) == n) {
+            atomic_store(pp, atomic_load_explicit(&n->next, memory_order_relaxed));
             as->node_count--;
             return;
         }

@@ -4,8 +4,10 @@
  * UnregisterNodes), Attribute (Read, Write, HistoryRead) and Method (Call).
  *
  * Shared by all event loops: structure changes (adding nodes and
- * references) take a write lock, services a read lock; variable values are
- * replaced under a per-node lock so a Read never sees a torn value. */
+ * references) take a write lock, services other than Read a read lock;
+ * Read takes no lock at all (aspace_rcu.h): values are immutable
+ * snapshots published with one atomic store, and what a change replaces is
+ * freed only after every loop has passed a quiescent point. */
 #ifndef UAS_ASPACE_H
 #define UAS_ASPACE_H
 
@@ -32,6 +34,14 @@ void uas_svc_add_references(uas_request_ctx *ctx, const void *req, void *resp);
 void uas_svc_delete_nodes(uas_request_ctx *ctx, const void *req, void *resp);
 void uas_svc_delete_references(uas_request_ctx *ctx, const void *req, void *resp);
 
+/* Quiescent points of loop i (aspace_rcu.h): online when the loop woke up
+ * and is about to run callbacks (ev_check), offline before it sleeps
+ * (ev_prepare; also frees what every reader has passed). Between the two,
+ * Reads on that loop take no lock and hold no reference beyond the
+ * callback. */
+void uas_aspace_loop_online(uas_aspace *as, unsigned i);
+void uas_aspace_loop_offline(uas_aspace *as, unsigned i);
+
 /* Frees the continuation points a session holds (session close/timeout). */
 void uas_view_session_release(uas_session *se);
 
@@ -42,9 +52,20 @@ void uas_view_session_release(uas_session *se);
 typedef void (*uas_aspace_change_fn)(void *ud, const uas_nodeid *id);
 void uas_aspace_set_change_hook(uas_aspace *as, uas_aspace_change_fn fn, void *ud);
 
+/* Called for every value written (client Write or uas_server_write_value)
+ * with the value itself, under the node's value lock, so calls for one node
+ * come in the order the values were published. It must only copy what it
+ * needs and queue it (no locks besides its own leaf ones, no address space
+ * calls); then once more with id NULL after the lock is dropped (a flush:
+ * the hook may apply what it queued for the calling thread's own loop).
+ * The change hook is still called after it. */
+typedef void (*uas_aspace_value_fn)(void *ud, const uas_nodeid *id, const uas_datavalue *dv);
+void uas_aspace_set_value_hook(uas_aspace *as, uas_aspace_value_fn fn, void *ud);
+
 /* One attribute of one node, as the Read service returns it (same status
  * codes per item, index range and data encoding rules), for sampling by
- * monitored items. Memory from arena. Takes the read lock itself. */
+ * monitored items. Memory from arena. Takes no lock (a read-side critical
+ * section of aspace_rcu.h off the loops). */
 void uas_aspace_read(uas_aspace *as, const uas_read_value_id *rv, uas_timestamps_to_return ttr,
                      uas_datetime now, uas_datavalue *out, uas_arena *arena);
 

@@ -4,10 +4,13 @@
  * Values of namespace 0 are decoded from the static blob into the request
  * arena on every read, zero-copy (strings point into the blob, which lives
  * forever): no heap copy to keep consistent, no lock. Stored values are
- * deep-copied into the arena under the node's mutex, so a concurrent Write
- * that frees the old value never pulls memory from under a response. */
+ * immutable snapshots (as_vsnap) deep-copied into the arena with no lock; a
+ * Write publishes a new one and retires the old, which is freed only after
+ * every loop passed a quiescent point (aspace_rcu.h), so it never pulls
+ * memory from under a Read. */
 #define _POSIX_C_SOURCE 200809L
 
+#include <stddef.h>
 #include <string.h>
 
 #include <ua/codec.h>
@@ -247,12 +250,13 @@ static bool vfast_fits(const uas_variant *v)
     return v->type && !v->is_array && v->data && v->type->pointer_free && v->type->size <= 8;
 }
 
-void as_vfast_publish(as_node *d)
+static void vfast_set(as_node *d, const uas_variant *value, uas_status status, uas_datetime src_ts,
+                      uas_datetime srv_ts)
 {
-    const uas_type *t = d->has_value && vfast_fits(&d->value) ? d->value.type : NULL;
+    const uas_type *t = value && vfast_fits(value) ? value->type : NULL;
     uint64_t bits = 0;
     if (t)
-        memcpy(&bits, d->value.data, t->size);
+        memcpy(&bits, value->data, t->size);
     /* No fences (ThreadSanitizer does not model them): each field is a
      * release store after the odd sequence, each read an acquire load, so
      * a reader that sees any new field also sees the odd or the next
@@ -261,16 +265,25 @@ void as_vfast_publish(as_node *d)
     atomic_store_explicit(&d->vseq, q + 1, memory_order_relaxed);
     atomic_store_explicit(&d->vtype, t, memory_order_release);
     atomic_store_explicit(&d->vbits, bits, memory_order_release);
-    atomic_store_explicit(&d->vstatus, d->status, memory_order_release);
-    atomic_store_explicit(&d->vsrc_ts, d->source_ts, memory_order_release);
-    atomic_store_explicit(&d->vsrv_ts, d->server_ts, memory_order_release);
+    atomic_store_explicit(&d->vstatus, status, memory_order_release);
+    atomic_store_explicit(&d->vsrc_ts, src_ts, memory_order_release);
+    atomic_store_explicit(&d->vsrv_ts, srv_ts, memory_order_release);
     atomic_store_explicit(&d->vseq, q + 2, memory_order_release);
+}
+
+void as_vfast_publish(as_node *d)
+{
+    as_vsnap *v = atomic_load_explicit(&d->vsnap, memory_order_acquire);
+    if (v)
+        vfast_set(d, &v->value, v->status, v->source_ts, v->server_ts);
+    else
+        vfast_set(d, d->has_value ? &d->value : NULL, d->status, d->source_ts, d->server_ts);
 }
 
 /* A consistent snapshot of the lock-free copy into dv: true when there
  * was one. A writer holds the sequence odd for a few stores; a reader that
  * keeps finding it odd or changed (the writer was preempted in between)
- * gives up after some tries and takes value_lock instead. */
+ * gives up after some tries and copies the value snapshot instead. */
 static bool vfast_read(as_node *d, uas_datavalue *dv, uas_arena *arena, uas_status *st)
 {
     for (int tries = 0; tries < 100; tries++) {
@@ -305,17 +318,27 @@ static bool vfast_read(as_node *d, uas_datavalue *dv, uas_arena *arena, uas_stat
 uas_status as_read_value(uas_aspace *as, const as_nv *nv, const as_range *range, uas_datavalue *dv,
                          uas_arena *arena)
 {
+    return as_read_value_ex(as, nv, range, dv, arena, true);
+}
+
+uas_status as_read_value_ex(uas_aspace *as, const as_nv *nv, const as_range *range,
+                            uas_datavalue *dv, uas_arena *arena, bool locked)
+{
     as_node *d = nv->d;
     memset(dv, 0, sizeof(*dv));
-    if (d && d->read) {
-        /* A data source runs without the structure lock, so it may block
-         * or even add nodes; d stays valid (nodes are never freed). */
-        uas_read_fn fn = d->read;
-        void *ud = d->ud;
+    const as_dsrc *ds = as_node_dsrc(d);
+    if (ds && ds->read) {
+        /* A data source runs without the structure lock (a lock-free Read
+         * holds none), so it may block or even add nodes; d stays valid
+         * (nodes are never freed while a reader may hold them). */
+        uas_read_fn fn = ds->read;
+        void *ud = ds->ud;
         uas_nodeid id = d->id;
-        as_unlock(as);
+        if (locked)
+            as_unlock(as);
         uas_status st = fn(ud, &id, dv, arena);
-        as_rdlock(as);
+        if (locked)
+            as_rdlock(as);
         if (uas_is_bad(st))
             return st;
         if (range->dims) {
@@ -331,18 +354,21 @@ uas_status as_read_value(uas_aspace *as, const as_nv *nv, const as_range *range,
         AS_TRY(fast_st);
         stored = true;
     } else if (d) {
-        /* has_value of an overlay turns true on the first write: look at it
-         * under the lock too. */
-        UAS_LOCK(&d->value_lock, UAS_LOCK_VALUE);
-        uas_status st = UAS_GOOD;
-        if ((stored = d->has_value)) {
-            st = as_range_read(&d->value, range, &dv->value, arena, true);
+        /* The current snapshot, copied into the arena: it is freed only
+         * after this reader's next quiescent point, the copy lives on. */
+        as_vsnap *v = atomic_load_explicit(&d->vsnap, memory_order_acquire);
+        if (v) {
+            stored = true;
+            AS_TRY(as_range_read(&v->value, range, &dv->value, arena, true));
+            dv->status = v->status;
+            dv->source_timestamp = v->source_ts;
+            dv->server_timestamp = v->server_ts;
+        } else if ((stored = d->has_value)) {
+            AS_TRY(as_range_read(&d->value, range, &dv->value, arena, true));
             dv->status = d->status;
             dv->source_timestamp = d->source_ts;
             dv->server_timestamp = d->server_ts;
         }
-        UAS_UNLOCK(&d->value_lock);
-        AS_TRY(st);
     }
     if (!stored && nv->s) {
         size_t len;
@@ -445,28 +471,65 @@ uas_status as_check_value(const uas_nodeid *data_type, int32_t value_rank, const
     return UAS_GOOD;
 }
 
-void as_swap_value(uas_aspace *as, as_node *d, uas_variant *v, uas_status status,
-                   uas_datetime source_ts, uas_datetime now)
+static void vsnap_free_rcu(as_rcu_item *it)
 {
-    UAS_LOCK(&d->value_lock, UAS_LOCK_VALUE);
-    uas_variant old = d->value;
-    d->value = *v;
-    d->has_value = true;
-    d->status = status;
-    d->source_ts = source_ts ? source_ts : now;
-    d->server_ts = now;
-    as_vfast_publish(d);
-    UAS_UNLOCK(&d->value_lock);
-    uas_clear(&old, UAS_TYPE(VARIANT));
+    as_vsnap *v = (as_vsnap *)((char *)it - offsetof(as_vsnap, rcu));
+    uas_clear(&v->value, UAS_TYPE(VARIANT));
+    uas_free(v, sizeof(*v));
+}
+
+uas_status as_swap_value(uas_aspace *as, as_node *d, uas_variant *v, uas_status status,
+                         uas_datetime source_ts, uas_datetime now)
+{
+    as_vsnap *nv = uas_malloc(sizeof(*nv));
+    if (!nv) {
+        uas_clear(v, UAS_TYPE(VARIANT));
+        return UAS_BAD_OUT_OF_MEMORY;
+    }
+    memset(nv, 0, sizeof(*nv));
+    nv->value = *v;
+    nv->status = status;
+    nv->source_ts = source_ts ? source_ts : now;
+    nv->server_ts = now;
     memset(v, 0, sizeof(*v));
-    if (as->on_change) {
-        /* Without the structure lock: the hook may read (and take it). */
-        uas_aspace_change_fn fn = as->on_change;
-        void *ud = as->on_change_ud;
+    /* value_lock orders writers of this node; readers take no lock. */
+    UAS_LOCK(&d->value_lock, UAS_LOCK_VALUE);
+    as_vsnap *old = atomic_exchange(&d->vsnap, nv);
+    vfast_set(d, &nv->value, nv->status, nv->source_ts, nv->server_ts);
+    if (as->on_value) {
+        /* In write order: the hook queues a copy for each subscription
+         * engine (svc_subscription.c), so the engines see every value in
+         * the order readers do. */
+        uas_datavalue dv;
+        memset(&dv, 0, sizeof(dv));
+        dv.value = nv->value;
+        dv.has_value = true;
+        dv.status = nv->status;
+        dv.has_status = nv->status != UAS_GOOD;
+        dv.source_timestamp = nv->source_ts;
+        dv.has_source_timestamp = true;
+        dv.server_timestamp = nv->server_ts;
+        dv.has_server_timestamp = true;
+        as->on_value(as->on_value_ud, &d->id, &dv);
+    }
+    UAS_UNLOCK(&d->value_lock);
+    if (old)
+        as_rcu_retire(&as->rcu, &old->rcu, vsnap_free_rcu);
+    uas_aspace_value_fn vfn = as->on_value;
+    void *vud = as->on_value_ud;
+    uas_aspace_change_fn cfn = as->on_change;
+    void *cud = as->on_change_ud;
+    if (vfn || cfn) {
+        /* Without the structure lock: the value hook's flush takes this
+         * loop's engine lock, the change hook may read (and lock). */
         as_unlock(as);
-        fn(ud, &d->id);
+        if (vfn)
+            vfn(vud, NULL, NULL);
+        if (cfn)
+            cfn(cud, &d->id);
         as_rdlock(as);
     }
+    return UAS_GOOD;
 }
 
 uas_status as_store_value(uas_aspace *as, as_node *d, const uas_variant *v, uas_status status,
@@ -474,6 +537,5 @@ uas_status as_store_value(uas_aspace *as, as_node *d, const uas_variant *v, uas_
 {
     uas_variant copy;
     AS_TRY(uas_copy(v, &copy, UAS_TYPE(VARIANT)));
-    as_swap_value(as, d, &copy, status, source_ts, now);
-    return UAS_GOOD;
+    return as_swap_value(as, d, &copy, status, source_ts, now);
 }

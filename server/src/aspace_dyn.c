@@ -81,7 +81,7 @@ void as_dyn_free(uas_aspace *as)
     uas_free(as->dead_targets, as->dead_target_cap * sizeof(uas_expandednodeid));
     while (as->graveyard) {
         as_node *n = as->graveyard;
-        as->graveyard = n->next;
+        as->graveyard = n->graveyard_next;
         as_node_free(n);
     }
 }
@@ -156,7 +156,7 @@ void as_bury(uas_aspace *as, as_node *n)
 {
     as_unlink(as, n);
     n->deleted = true;
-    n->next = as->graveyard;
+    n->graveyard_next = as->graveyard;
     as->graveyard = n;
 }
 

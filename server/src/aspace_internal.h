@@ -14,9 +14,17 @@
  * the lock around user callbacks and hand out references to node strings in
  * responses without copying. Reference arrays do move when they grow, so
  * they are read under the structure lock (the strings they point to do not
- * move). Variable values are replaced under the node's own mutex and copied
- * out under it, except scalars of the fixed-size builtin types, which a Read
- * copies without any lock through the node's seqlock (as_vfast). */
+ * move).
+ *
+ * Reads take no lock (aspace_rcu.h): the Read service and uas_aspace_read
+ * find nodes through the published hash table and overlay slots, read
+ * values from immutable snapshots (as_vsnap) published with one atomic
+ * store, and scalars of the fixed-size builtin types through the node's
+ * seqlock (as_vfast). What a mutator replaces (a value snapshot, the
+ * bucket table, role permissions, a node taken out again by an undo) is
+ * freed through as_rcu_retire once every loop has passed a quiescent point.
+ * Mutators still exclude each other: structure changes under the write
+ * lock, values under the node's value_lock (which no reader takes). */
 #ifndef UAS_ASPACE_INTERNAL_H
 #define UAS_ASPACE_INTERNAL_H
 
@@ -29,6 +37,7 @@
 #include <ua/types.h>
 
 #include "aspace.h"
+#include "aspace_rcu.h"
 #include "lockdef.h"
 #include "ns0.h"
 
@@ -97,9 +106,18 @@ typedef struct as_typex {
     uas_variant definition; /* a StructureDefinition or EnumDefinition, heap */
 } as_typex;
 
+/* A variable's value as readers see it: never changed once published in
+ * as_node.vsnap; a write publishes a new one and retires the old. */
+typedef struct as_vsnap {
+    as_rcu_item rcu;
+    uas_variant value; /* heap-owned */
+    uas_status status;
+    uas_datetime source_ts, server_ts;
+} as_vsnap;
+
 typedef struct as_node as_node;
 struct as_node {
-    as_node *next;           /* hash chain (dynamic nodes only) */
+    _Atomic(as_node *) next; /* hash chain (dynamic nodes only) */
     uas_nodeid id;           /* heap-owned */
     const uas_ns0_node *ns0; /* the static row this overlays, or NULL */
     uint8_t node_class;
@@ -114,7 +132,7 @@ struct as_node {
     bool is_abstract;
     bool symmetric;
     bool contains_no_loops;
-    bool deleted; /* DeleteNodes: unlinked (next then chains the graveyard) */
+    bool deleted; /* DeleteNodes: unlinked, kept until the server ends */
     /* Base attributes of dynamic nodes (overlays use the static row). */
     uas_qualifiedname browse_name;
     uas_localizedtext display_name;
@@ -152,32 +170,66 @@ struct as_node {
     _Atomic uint64_t vbits;
     _Atomic uint32_t vstatus;
     _Atomic int64_t vsrc_ts, vsrv_ts;
+    /* The value the node was created with (has_value; never changed once
+     * the node is published), and the current one once anything wrote it:
+     * vsnap, published with a release store, read with no lock. */
     bool has_value;
     uas_variant value; /* heap-owned */
     uas_status status;
     uas_datetime source_ts;
     uas_datetime server_ts;
-    uas_read_fn read;
-    uas_write_fn write;
-    void *ud;
+    _Atomic(as_vsnap *) vsnap;
+    /* Data source callbacks: one record published with a release store
+     * (a lock-free Read must see read and ud of the same call), replaced
+     * records retired. NULL: none. */
+    _Atomic(struct as_dsrc *) dsrc;
     /* Methods (dynamic, or overlays of static methods). */
     uas_method_fn method;
     void *method_ud;
     /* RolePermissions of the node's own (authz_node.h); NULL: the
      * NodeSet's for an overlay, else the namespace default. */
-    struct as_rp *rp;
-    as_typex *tx; /* ReferenceTypes' InverseName, DataTypes' definition */
+    struct as_rp *_Atomic rp; /* replaced via as_rp_publish */
+    as_typex *tx;             /* ReferenceTypes' InverseName, DataTypes' definition */
+    /* DeleteNodes' graveyard; not next, which a lock-free lookup still
+     * walking through the deleted node must find unchanged. */
+    as_node *graveyard_next;
+    /* Set once the node was in the map: freeing it waits for readers. */
+    struct uas_aspace *published_in;
+    as_rcu_item rcu;
 };
+
+typedef struct as_dsrc {
+    as_rcu_item rcu;
+    uas_read_fn read;
+    uas_write_fn write;
+    void *ud;
+} as_dsrc;
+
+static inline const as_dsrc *as_node_dsrc(const as_node *d)
+{
+    return d ? atomic_load_explicit(&((as_node *)d)->dsrc, memory_order_acquire) : NULL;
+}
+
+/* The hash map's buckets, replaced as a whole when it grows. */
+typedef struct as_table {
+    as_rcu_item rcu;
+    size_t count; /* power of two */
+    _Atomic(as_node *) b[];
+} as_table;
 
 struct uas_aspace {
     uas_server *server;
     pthread_rwlock_t lock;
-    /* Dynamic nodes: chained hash map on NodeId, power-of-two buckets. */
-    as_node **buckets;
-    size_t bucket_count;
+    as_rcu rcu;
+    /* Dynamic nodes: chained hash map on NodeId, power-of-two buckets.
+     * Growing relinks the chains: table_seq is odd meanwhile, and a
+     * lock-free lookup that saw it change looks again. */
+    _Atomic(as_table *) table;
+    _Atomic uint32_t table_seq;
     size_t node_count;
-    /* Overlays of static rows, indexed like uas_ns0_nodes. */
-    as_node **overlay;
+    /* Overlays of static rows, indexed like uas_ns0_nodes; a slot is set
+     * once, with a release store, when the overlay is complete. */
+    _Atomic(as_node *) *overlay;
     /* Reference type closure: the ids of the ReferenceTypes of namespace 0
      * (sorted) and a bit matrix sub x super. */
     uint32_t *reftypes;
@@ -187,6 +239,8 @@ struct uas_aspace {
     uas_datetime start_time;
     uas_aspace_change_fn on_change;
     void *on_change_ud;
+    uas_aspace_value_fn on_value; /* set before loops run */
+    void *on_value_ud;
     /* ReferenceTypes outside the static table (NodeSets, AddNodes): they
      * get ids AS_DYN_REFTYPE + index in the uint32 reference type space of
      * as_ref, with their supertype's id (either space). Write lock. */
@@ -230,7 +284,8 @@ static inline bool as_is_ns0(const uas_nodeid *id, uint32_t num)
 {
     return id->ns == 0 && id->kind == UAS_NODEID_NUMERIC && id->id.numeric == num;
 }
-/* Caller holds the lock (read or write). */
+/* Caller holds the lock (read or write), or is a lock-free reader (loop
+ * iteration or as_rcu_enter). */
 as_nv as_lookup(uas_aspace *as, const uas_nodeid *id);
 uint8_t as_nv_class(const as_nv *nv);
 uas_nodeid as_nv_id(const as_nv *nv); /* strings point into the node */
@@ -271,6 +326,8 @@ uas_status as_ref_set(as_ref *r, uint32_t type, const uas_expandednodeid *target
 bool as_ref_to(const as_ref *r, const uas_nodeid *id);
 /* Free what r owns. */
 void as_ref_clear(as_ref *r);
+/* Frees a published node after every reader moved on, an unpublished one
+ * at once. */
 void as_node_free(as_node *n);
 /* A DisplayName that is absent or whose text is the BrowseName's becomes
  * the BrowseName's text without a copy (nearly every node of a model).
@@ -289,6 +346,8 @@ static inline uas_localizedtext as_inverse_name(const as_node *d)
     static const uas_localizedtext none;
     return d->tx ? d->tx->inverse_name : none;
 }
+/* Frees a replaced as_dsrc (as_rcu_retire). */
+void as_dsrc_free_rcu(as_rcu_item *it);
 
 /* Reference types: is the id a ReferenceType; is sub a subtype of super
  * (or equal). Lock-free (the closure is built at creation). */
@@ -392,6 +451,11 @@ typedef struct as_range as_range;
  * source's Bad status, BadOutOfMemory). */
 uas_status as_read_value(uas_aspace *as, const as_nv *nv, const as_range *range, uas_datavalue *dv,
                          uas_arena *arena);
+/* The same; locked false: the caller holds no structure lock but is a
+ * lock-free reader (a loop iteration or as_rcu_enter), as the Read service
+ * is. */
+uas_status as_read_value_ex(uas_aspace *as, const as_nv *nv, const as_range *range,
+                            uas_datavalue *dv, uas_arena *arena, bool locked);
 /* Any other attribute into v; BadAttributeIdInvalid when the class does
  * not have it. The user attributes (UserAccessLevel, UserExecutable,
  * UserWriteMask, UserRolePermissions) are those of roles, whose
@@ -403,11 +467,14 @@ bool as_class_has_attr(uint8_t node_class, uint32_t attr);
 /* Can a value be stored in a variable of this DataType and ValueRank:
  * Good or BadTypeMismatch. */
 uas_status as_check_value(const uas_nodeid *data_type, int32_t value_rank, const uas_variant *v);
-/* Replace the stored value by *v (heap-owned; taken over, *v is zeroed)
- * under the node lock, then call the change hook with the structure lock
- * dropped. Caller holds the read lock. source_ts 0: now. */
-void as_swap_value(uas_aspace *as, as_node *d, uas_variant *v, uas_status status,
-                   uas_datetime source_ts, uas_datetime now);
+/* Replace the stored value by *v (heap-owned; taken over, *v is zeroed):
+ * publishes a new snapshot (as_vsnap) under the node's value_lock, hands
+ * it to the value hook there (in write order), and retires the old one.
+ * Without a value hook the change hook is called with the structure lock
+ * dropped. Caller holds the read lock. source_ts 0: now. Good or
+ * BadOutOfMemory (*v is freed). */
+uas_status as_swap_value(uas_aspace *as, as_node *d, uas_variant *v, uas_status status,
+                         uas_datetime source_ts, uas_datetime now);
 /* Refreshes the lock-free copy of d's value (see as_node.vseq) from
  * d->value, status and timestamps. Caller holds value_lock, or d is not
  * published yet. */

@@ -20,7 +20,8 @@ uas_status uas_aspace_monitor_info(uas_aspace *as, const uas_nodeid *id, bool *p
     } else {
         /* A static value never changes and a stored one changes only by a
          * write, which the change hook reports; only callbacks need sampling. */
-        *pushed = !(nv.d && nv.d->read);
+        const as_dsrc *ds = as_node_dsrc(nv.d);
+        *pushed = !(ds && ds->read);
         uas_nodeid dt = as_nv_data_type(&nv);
         *numeric = dt.ns == 0 && dt.kind == UAS_NODEID_NUMERIC &&
                    as_ns0_is_subtype(dt.id.numeric, UAS_NS0ID_NUMBER);

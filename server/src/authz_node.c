@@ -3,6 +3,7 @@
  * default, united over the session's roles. */
 #define _POSIX_C_SOURCE 200809L
 
+#include <stddef.h>
 #include <string.h>
 
 #include <ua/mem.h>
@@ -20,6 +21,11 @@ void as_rp_free(struct as_rp *rp)
     uas_free(rp, sizeof(*rp));
 }
 
+static void rp_free_rcu(as_rcu_item *it)
+{
+    as_rp_free((struct as_rp *)((char *)it - offsetof(struct as_rp, rcu)));
+}
+
 static int ns0_role(uint32_t id)
 {
     uas_nodeid n = uas_nodeid_numeric(0, id);
@@ -32,10 +38,12 @@ uint32_t as_perms(const uas_aspace *as, const as_nv *nv, uint32_t roles)
         return UAS_PERMISSIONS_ALL;
     const as_node *d = nv->d;
     uint32_t p = 0;
-    if (d && d->rp) {
+    /* Loaded once: a concurrent change publishes another record. */
+    const struct as_rp *rp = d ? atomic_load_explicit(&d->rp, memory_order_acquire) : NULL;
+    if (rp) {
         uint32_t set = roles & ((1u << UAS_ROLE_WELL_KNOWN) - 1);
         while (set) {
-            p |= d->rp->by_role[__builtin_ctz(set)];
+            p |= rp->by_role[__builtin_ctz(set)];
             set &= set - 1;
         }
         return p;
@@ -110,18 +118,21 @@ uas_status as_read_role_permissions(const uas_aspace *as, const as_nv *nv, uint3
     const as_node *d = nv->d;
     const uas_ns0_node *s = nv->s;
     size_t cap = UAS_ROLE_WELL_KNOWN;
-    if (d && d->rp)
-        cap = d->rp->count;
+    /* Loaded once: a concurrent change publishes another record. */
+    const struct as_rp *rp = d ? atomic_load_explicit(&d->rp, memory_order_acquire) : NULL;
+    if (rp)
+        cap = rp->count;
     else if (s && s->role_permission_count)
         cap = s->role_permission_count;
     uas_role_permission_type *out = UAS_EMPTY_ARRAY;
     if (cap && !(out = uas_arena_calloc(arena, cap, sizeof(*out))))
         return UAS_BAD_OUT_OF_MEMORY;
     size_t n = 0;
-    if (d && d->rp) {
-        for (size_t i = 0; i < d->rp->count; i++)
-            if (wanted(roles, user, &d->rp->list[i].role_id))
-                out[n++] = d->rp->list[i]; /* strings stay in the node */
+    if (rp) {
+        for (size_t i = 0; i < rp->count; i++)
+            if (wanted(roles, user, &rp->list[i].role_id))
+                out[n++] = rp->list[i]; /* strings stay in the record until the loop's
+                                           next quiescent point */
     } else if (s && s->role_permission_count) {
         const uint32_t *pairs = uas_ns0_u32 + s->role_permissions;
         for (size_t i = 0; i < s->role_permission_count; i++) {
@@ -198,12 +209,14 @@ uas_status uas_server_set_role_permissions(uas_server *s, const uas_nodeid *id,
         st = UAS_BAD_NODE_ID_UNKNOWN;
     else if (!(d = as_overlay(as, &nv)))
         st = UAS_BAD_OUT_OF_MEMORY;
-    if (st == UAS_GOOD) {
-        struct as_rp *old = d->rp;
-        d->rp = rp;
-        rp = old;
-    }
+    struct as_rp *old = NULL;
+    if (st == UAS_GOOD)
+        old = atomic_exchange(&d->rp, rp);
+    else
+        as_rp_free(rp);
     as_unlock(as);
-    as_rp_free(rp);
+    /* A lock-free Read on another loop may be reading the old one. */
+    if (old)
+        as_rcu_retire(&as->rcu, &old->rcu, rp_free_rcu);
     return st;
 }

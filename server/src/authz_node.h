@@ -9,6 +9,7 @@
 /* RolePermissions a program gave a node (uas_server_set_role_permissions):
  * the list as given, and its well-known entries folded per role. */
 struct as_rp {
+    as_rcu_item rcu; /* replaced ones are freed after lock-free Reads */
     uint32_t by_role[UAS_ROLE_WELL_KNOWN];
     size_t count;
     uas_role_permission_type *list; /* heap, deep */

@@ -468,12 +468,21 @@ uas_status uas_server_set_data_source(uas_server *s, const uas_nodeid *id, uas_r
         st = UAS_BAD_NODE_CLASS_INVALID;
     else {
         as_node *d = as_overlay(as, &nv);
+        as_dsrc *ds = NULL;
+        if (d && (read || write) && (ds = uas_calloc(1, sizeof(*ds))) == NULL)
+            d = NULL;
         if (!d) {
             st = UAS_BAD_OUT_OF_MEMORY;
         } else {
-            d->read = read;
-            d->write = write;
-            d->ud = ud;
+            if (ds) {
+                ds->read = read;
+                ds->write = write;
+                ds->ud = ud;
+            }
+            /* One store: a lock-free Read sees the old callbacks or the new. */
+            as_dsrc *old = atomic_exchange(&d->dsrc, ds);
+            if (old)
+                as_rcu_retire(&as->rcu, &old->rcu, as_dsrc_free_rcu);
         }
     }
     as_unlock(as);

@@ -458,7 +458,7 @@ static void put_node(uas_aspace *as, buf *b, const as_node *n)
      * program, which gives it again after a restart). */
     if ((n->node_class == UAS_NODE_CLASS_VARIABLE ||
          n->node_class == UAS_NODE_CLASS_VARIABLE_TYPE) &&
-        n->has_value && !n->read) {
+        n->has_value && !as_node_dsrc(n)) {
         uas_arena a;
         uas_arena_init(&a, NULL, 0, 0);
         uas_datavalue dv;
@@ -495,11 +495,17 @@ uas_status ns_store_text(uas_server *s, char **text, size_t *len, size_t *nodes)
     PUTS(b, "  </NamespaceUris>\n");
     uas_aspace *as = s->as;
     *nodes = 0;
+    /* The read lock keeps the nodes and the table in place; the read-side
+     * section keeps the value snapshots a Write may replace meanwhile. */
     as_rdlock(as);
-    for (size_t i = 0; i < as->bucket_count; i++)
-        for (as_node *n = as->buckets[i]; n; n = n->next)
+    as_table *t = atomic_load_explicit(&as->table, memory_order_acquire);
+    for (size_t i = 0; i < t->count; i++)
+        for (as_node *n = atomic_load_explicit(&t->b[i], memory_order_acquire); n;
+             n = atomic_load_explicit(&n->next, memory_order_acquire))
             if (n->persist && !n->deleted) {
+                int tok = as_rcu_enter(&as->rcu);
                 put_node(as, b, n);
+                as_rcu_exit(&as->rcu, tok);
                 (*nodes)++;
             }
     as_unlock(as);

@@ -31,11 +31,13 @@ typedef struct loop_watchers {
     ev_io listen;
     ev_async stop;
     ev_timer housekeeping;
-    ev_timer idle;         /* closes channels idle without a session */
-    ev_timer accept_retry; /* resumes accepting after a shortage of descriptors */
-    ev_async relieve;      /* memory pressure: drop the largest consumer */
-    ev_timer trim;         /* gives memory of past bursts back (memory_trim) */
-    double accept_backoff; /* seconds of the next pause */
+    ev_timer idle;          /* closes channels idle without a session */
+    ev_timer accept_retry;  /* resumes accepting after a shortage of descriptors */
+    ev_async relieve;       /* memory pressure: drop the largest consumer */
+    ev_timer trim;          /* gives memory of past bursts back (memory_trim) */
+    ev_check rcu_online;    /* lock-free Reads: the loop woke up (aspace.h) */
+    ev_prepare rcu_offline; /* and is going to sleep: a quiescent point */
+    double accept_backoff;  /* seconds of the next pause */
 } loop_watchers;
 
 /* Pauses of the listener when accept() fails for lack of descriptors or
@@ -343,6 +345,30 @@ static void stop_watchers(uas_sloop *l)
     ev_timer_stop(ev, &w->accept_retry);
     ev_async_stop(ev, &w->relieve);
     ev_timer_stop(ev, &w->trim);
+    if (ev_is_active(&w->rcu_online)) {
+        ev_ref(ev);
+        ev_check_stop(ev, &w->rcu_online);
+        ev_ref(ev);
+        ev_prepare_stop(ev, &w->rcu_offline);
+        if (l->server->as)
+            uas_aspace_loop_offline(l->server->as, l->index);
+    }
+}
+
+static void on_rcu_online(struct ev_loop *ev, ev_check *w, int revents)
+{
+    (void)ev;
+    (void)revents;
+    uas_sloop *l = w->data;
+    uas_aspace_loop_online(l->server->as, l->index);
+}
+
+static void on_rcu_offline(struct ev_loop *ev, ev_prepare *w, int revents)
+{
+    (void)ev;
+    (void)revents;
+    uas_sloop *l = w->data;
+    uas_aspace_loop_offline(l->server->as, l->index);
 }
 
 void uas_server_delete(uas_server *s)
@@ -811,6 +837,19 @@ uas_status uas_server_listen(uas_server *s)
         ev_async_init(&w->relieve, on_relieve);
         w->relieve.data = l;
         ev_async_start(ev, &w->relieve);
+        /* First after the wake-up, last before the sleep: every other
+         * callback of an iteration runs between the two. Neither keeps the
+         * loop running. */
+        ev_check_init(&w->rcu_online, on_rcu_online);
+        ev_set_priority(&w->rcu_online, EV_MAXPRI);
+        w->rcu_online.data = l;
+        ev_check_start(ev, &w->rcu_online);
+        ev_unref(ev);
+        ev_prepare_init(&w->rcu_offline, on_rcu_offline);
+        ev_set_priority(&w->rcu_offline, EV_MINPRI);
+        w->rcu_offline.data = l;
+        ev_prepare_start(ev, &w->rcu_offline);
+        ev_unref(ev);
         if (s->cfg.memory_trim) {
             ev_timer_init(&w->trim, on_trim, 2.0, 2.0);
             w->trim.data = l;

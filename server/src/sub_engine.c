@@ -317,6 +317,11 @@ int64_t uas_sub_engine_next_deadline(const uas_sub_engine *e)
     return sub_wheel_next(&e->wheel);
 }
 
+uint32_t uas_sub_engine_watched_hint(const uas_sub_engine *e)
+{
+    return atomic_load(&((uas_sub_engine *)e)->nwatches_hint);
+}
+
 void uas_sub_engine_get_stats(const uas_sub_engine *e, uas_sub_stats *out)
 {
     memset(out, 0, sizeof(*out));
@@ -694,6 +699,7 @@ static void watch_update(uas_sub_engine *e, uas_sub_watch *w)
         uas_clear(&w->node, &uas_types[UAS_TYPES_NODE_ID]);
         uas_free(w, sizeof(*w));
         e->nwatches--;
+        atomic_store(&e->nwatches_hint, e->nwatches);
     }
 }
 
@@ -715,6 +721,7 @@ uas_sub_watch *sub_watch_get(uas_sub_engine *e, const uas_nodeid *node)
         return NULL;
     }
     e->nwatches++;
+    atomic_store(&e->nwatches_hint, e->nwatches);
     return w;
 }
 

@@ -4,6 +4,7 @@
 #ifndef UAS_SUB_INTERNAL_H
 #define UAS_SUB_INTERNAL_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 
 #include "sub_engine.h"
@@ -228,6 +229,9 @@ struct uas_sub_engine {
     uas_sub_shared *shared; /* cfg.shared or own_shared */
     uas_sub_shared own_shared;
     uint32_t nwatches;
+    /* nwatches again, readable without the engine lock: writers on other
+     * threads skip engines that watch nothing (svc_subscription.c). */
+    _Atomic uint32_t nwatches_hint;
     sub_msg *free_msgs;
     uint32_t nfree_msgs;
     sub_evrec *free_evrecs;

@@ -1,9 +1,10 @@
 /* Read (Part 4, 5.10.2) and HistoryRead (5.10.3, answered as unsupported).
  *
- * One read lock for the whole request (dropped only around data source
- * callbacks); results live in the request arena. A Read of a stored scalar
- * allocates nothing on the heap: the value is copied into the arena under
- * the node's mutex. */
+ * Read takes no lock (aspace_rcu.h): on a loop it reads between two
+ * quiescent points of that loop, elsewhere inside as_rcu_enter/exit.
+ * Results live in the request arena. A Read of a stored scalar allocates
+ * nothing on the heap: the value is copied from the node's seqlocked copy
+ * or its published snapshot into the arena. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <string.h>
@@ -45,8 +46,8 @@ static void fail(uas_datavalue *out, uas_status st)
     out->has_status = true;
 }
 
-/* One ReadValueId for a session of these roles; caller holds the read
- * lock. A Bad return is the operation's status (the caller clears out). */
+/* One ReadValueId for a session of these roles; caller is a lock-free
+ * reader. A Bad return is the operation's status (the caller clears out). */
 static uas_status read_item(uas_aspace *as, const uas_read_value_id *rv, uint32_t roles,
                             uas_timestamps_to_return ttr, uas_datetime now, uas_datavalue *out,
                             uas_arena *arena)
@@ -74,7 +75,7 @@ static uas_status read_item(uas_aspace *as, const uas_read_value_id *rv, uint32_
             return UAS_BAD_NOT_READABLE;
         if (!(perms & UAS_PERMISSION_TYPE_READ))
             return UAS_BAD_USER_ACCESS_DENIED;
-        AS_TRY(as_read_value(as, &nv, &range, out, arena));
+        AS_TRY(as_read_value_ex(as, &nv, &range, out, arena, false));
         if (encoding && !is_structure(&out->value))
             return UAS_BAD_DATA_ENCODING_INVALID;
     } else {
@@ -124,9 +125,9 @@ static void read_one(uas_aspace *as, const uas_read_value_id *rv, uint32_t roles
 void uas_aspace_read(uas_aspace *as, const uas_read_value_id *rv, uas_timestamps_to_return ttr,
                      uas_datetime now, uas_datavalue *out, uas_arena *arena)
 {
-    as_rdlock(as);
+    int tok = as_rcu_enter(&as->rcu);
     read_one(as, rv, UAS_ROLES_INTERNAL, ttr, now, out, arena);
-    as_unlock(as);
+    as_rcu_exit(&as->rcu, tok);
 }
 
 void uas_svc_read(uas_request_ctx *ctx, const void *req, void *resp)
@@ -157,11 +158,11 @@ void uas_svc_read(uas_request_ctx *ctx, const void *req, void *resp)
     rs->results_count = n;
     uas_aspace *as = s->as;
     uint32_t roles = uas_authz_ctx_roles(ctx);
-    as_rdlock(as);
+    int tok = as_rcu_enter(&as->rcu);
     for (size_t i = 0; i < n; i++)
         read_one(as, &rq->nodes_to_read[i], roles, rq->timestamps_to_return, ctx->now,
                  &rs->results[i], ctx->arena);
-    as_unlock(as);
+    as_rcu_exit(&as->rcu, tok);
 }
 
 /* No node keeps history (Historizing is false everywhere and AccessLevel

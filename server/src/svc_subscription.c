@@ -46,6 +46,15 @@ typedef struct inbox_msg {
     uas_publish_response *resp; /* heap copy */
 } inbox_msg;
 
+/* One written value for one engine: its own copy of the value and its
+ * timestamps, so no value between two drains is lost. */
+typedef struct sample_msg {
+    struct sample_msg *next;
+    int64_t now;
+    uas_nodeid id;    /* heap copy */
+    uas_datavalue dv; /* heap copy */
+} sample_msg;
+
 /* The server-wide subscription figures of ServerDiagnosticsSummary, kept
  * beside the engines so that reading them takes no engine's lock: a client
  * that monitors them has them read under its own engine's lock (sampling),
@@ -72,6 +81,11 @@ struct uas_sloop_subs {
     inbox_msg *head, *tail;
     atomic_bool rearm;
     sub_map conns; /* channel id -> uas_conn of this loop */
+    /* Written values for this engine (MPSC, lock-free): writers push under
+     * the node's value lock, so per node in write order; the loop takes
+     * the whole stack and applies it oldest first (drain_samples). */
+    _Atomic(sample_msg *) samples;
+    _Atomic uint64_t samples_lost; /* out of memory */
 };
 
 /* The target of a parked Publish: the loop and the channel of the
@@ -217,11 +231,45 @@ static void cb_send_publish(void *ud, uas_sub_publish_target *target, uint32_t r
     ev_async_send(uas_loop_ev(dst->loop->loop), &dst->wake);
 }
 
+static void sample_free(sample_msg *m)
+{
+    uas_clear(&m->id, UAS_TYPE(NODE_ID));
+    uas_clear(&m->dv, UAS_TYPE(DATA_VALUE));
+    uas_free(m, sizeof(*m));
+}
+
+/* Applies the queued values of this loop's engine, oldest first, under
+ * one acquisition of its lock. Only the engine's own loop calls it. */
+static void drain_samples(uas_sloop_subs *ss)
+{
+    sample_msg *m = atomic_exchange(&ss->samples, NULL);
+    if (!m)
+        return;
+    sample_msg *fifo = NULL;
+    while (m) {
+        sample_msg *next = m->next;
+        m->next = fifo;
+        fifo = m;
+        m = next;
+    }
+    UAS_LOCK(&ss->lock, UAS_LOCK_SUBSCRIPTIONS);
+    for (m = fifo; m; m = m->next)
+        uas_sub_engine_value_changed(ss->engine, &m->id, &m->dv, m->now);
+    UAS_UNLOCK(&ss->lock);
+    while (fifo) {
+        sample_msg *next = fifo->next;
+        sample_free(fifo);
+        fifo = next;
+    }
+    arm_timer(ss);
+}
+
 static void on_wake(struct ev_loop *ev, ev_async *w, int revents)
 {
     (void)ev;
     (void)revents;
     uas_sloop_subs *ss = w->data;
+    drain_samples(ss);
     UAS_LOCK_PLAIN(&ss->inbox_lock);
     inbox_msg *m = ss->head;
     ss->head = ss->tail = NULL;
@@ -292,37 +340,75 @@ static uas_status cb_eu_range(void *ud, const uas_nodeid *node, uas_range *out)
 }
 
 /* A value was written: hand it to every engine that monitors anything. */
+/* Queues a copy of (id, dv) for every engine that watches any node, and
+ * wakes the loops of the others; the calling loop's own engine gets its
+ * copy when the writer flushes (on_value with id NULL). No engine lock is
+ * taken, so a Write never waits for another loop's engine (issue 16). */
+static void post_value(uas_server *s, const uas_nodeid *id, const uas_datavalue *dv)
+{
+    int64_t now = uas_monotonic_ms();
+    for (unsigned i = 0; i < s->nloops; i++) {
+        uas_sloop_subs *ss = s->loops[i].subs;
+        if (!ss || !ss->engine || uas_sub_engine_watched_hint(ss->engine) == 0)
+            continue;
+        sample_msg *m = uas_calloc(1, sizeof(*m));
+        if (!m || uas_copy(id, &m->id, UAS_TYPE(NODE_ID)) != UAS_GOOD ||
+            uas_copy(dv, &m->dv, UAS_TYPE(DATA_VALUE)) != UAS_GOOD) {
+            if (m)
+                sample_free(m);
+            if (atomic_fetch_add(&ss->samples_lost, 1) == 0)
+                uas_log(UAS_LOG_WARN, "subscription",
+                        "out of memory: a data change was not delivered to loop %u", i);
+            continue;
+        }
+        m->now = now;
+        sample_msg *head = atomic_load_explicit(&ss->samples, memory_order_relaxed);
+        do
+            m->next = head;
+        while (!atomic_compare_exchange_weak_explicit(&ss->samples, &head, m, memory_order_release,
+                                                      memory_order_relaxed));
+        if (uas__current_loop != ss->loop)
+            ev_async_send(uas_loop_ev(ss->loop->loop), &ss->wake);
+    }
+}
+
+/* The value hook (aspace.h): called under the node's value lock with the
+ * value written, then once with id NULL after the lock is dropped. */
+static void on_value(void *ud, const uas_nodeid *id, const uas_datavalue *dv)
+{
+    uas_server *s = ud;
+    if (id) {
+        post_value(s, id, dv);
+        return;
+    }
+    /* A write on a loop: its own engine sees it before the loop goes on,
+     * as before the inbox (a Publish answered next already carries it). */
+    uas_sloop *l = uas__current_loop;
+    if (l && l->server == s && l->subs)
+        drain_samples(l->subs);
+}
+
+/* The change hook: after a write (already queued by on_value: nothing to
+ * do) or after a node was deleted: its monitored items sample it again
+ * (BadNodeIdUnknown), through the same queues. */
 static void on_value_changed(void *ud, const uas_nodeid *id)
 {
     uas_server *s = ud;
     uint8_t mem[2048];
     uas_arena a;
     uas_arena_init(&a, mem, sizeof(mem), 16u << 20);
-    bool have = false;
     uas_datavalue dv;
-    int64_t now = uas_monotonic_ms();
-    for (unsigned i = 0; i < s->nloops; i++) {
-        uas_sloop_subs *ss = s->loops[i].subs;
-        UAS_LOCK(&ss->lock, UAS_LOCK_SUBSCRIPTIONS);
-        uas_sub_stats st;
-        uas_sub_engine_get_stats(ss->engine, &st);
-        if (st.watched_nodes > 0) {
-            if (!have) {
-                uas_read_value_id rv;
-                memset(&rv, 0, sizeof(rv));
-                rv.node_id = *id;
-                rv.attribute_id = UAS_SUB_ATTR_VALUE;
-                uas_aspace_read(s->as, &rv, UAS_TIMESTAMPS_TO_RETURN_BOTH, uas_datetime_now(), &dv,
-                                &a);
-                have = true;
-            }
-            uas_sub_engine_value_changed(ss->engine, id, &dv, now);
-        }
-        UAS_UNLOCK(&ss->lock);
-        if (st.watched_nodes > 0)
-            engine_touched(ss);
-    }
+    uas_read_value_id rv;
+    memset(&rv, 0, sizeof(rv));
+    rv.node_id = *id;
+    rv.attribute_id = UAS_SUB_ATTR_VALUE;
+    uas_aspace_read(s->as, &rv, UAS_TIMESTAMPS_TO_RETURN_BOTH, uas_datetime_now(), &dv, &a);
+    bool gone = dv.status == UAS_BAD_NODE_ID_UNKNOWN;
+    if (gone)
+        post_value(s, id, &dv);
     uas_arena_free(&a);
+    if (gone)
+        on_value(s, NULL, NULL);
 }
 
 void uas_subs_post_event(uas_server *s, const uas_nodeid *notifier, const uas_sub_event *ev)
@@ -538,6 +624,7 @@ uas_status uas_subs_init(uas_server *s)
         ev_unref(ev);
     }
     uas_aspace_set_change_hook(s->as, on_value_changed, s);
+    uas_aspace_set_value_hook(s->as, on_value, s);
     return UAS_GOOD;
 }
 
@@ -549,8 +636,10 @@ double uas_subs_timer_remaining(uas_sloop *l)
 
 void uas_subs_free(uas_server *s)
 {
-    if (s->as)
+    if (s->as) {
         uas_aspace_set_change_hook(s->as, NULL, NULL);
+        uas_aspace_set_value_hook(s->as, NULL, NULL);
+    }
     /* Engines first: deleting their subscriptions updates the shared
      * figures of loop 0. */
     for (unsigned i = 0; s->loops && i < s->nloops; i++) {
@@ -561,6 +650,10 @@ void uas_subs_free(uas_server *s)
         ev_ref(ev);
         ev_async_stop(ev, &ss->wake);
         ev_timer_stop(ev, &ss->timer);
+        for (sample_msg *m = atomic_exchange(&ss->samples, NULL), *next; m; m = next) {
+            next = m->next;
+            sample_free(m);
+        }
         uas_sub_engine_delete(ss->engine);
         ss->engine = NULL;
         pthread_mutex_destroy(&ss->lock);

@@ -51,7 +51,10 @@ static uas_status write_one(uas_aspace *as, const uas_write_value *wv, uint32_t 
     as_node *d = as_overlay_upgrade(as, &nv);
     if (!d)
         return UAS_BAD_OUT_OF_MEMORY;
-    if (d->read && !d->write)
+    const as_dsrc *ds = as_node_dsrc(d);
+    uas_read_fn dread = ds ? ds->read : NULL;
+    uas_write_fn dwrite = ds ? ds->write : NULL;
+    if (dread && !dwrite)
         return UAS_BAD_NOT_WRITABLE; /* a stored value would never be read back */
     uas_status status = wv->value.has_status ? wv->value.status : UAS_GOOD;
     uas_datetime src = wv->value.has_source_timestamp ? wv->value.source_timestamp : now;
@@ -59,7 +62,7 @@ static uas_status write_one(uas_aspace *as, const uas_write_value *wv, uint32_t 
     uas_variant merged;
     memset(&merged, 0, sizeof(merged));
     if (range.dims) {
-        if (d->read)
+        if (dread)
             return UAS_BAD_WRITE_NOT_SUPPORTED; /* nothing stored to merge into */
         uas_datavalue cur;
         as_range all = {0};
@@ -67,9 +70,9 @@ static uas_status write_one(uas_aspace *as, const uas_write_value *wv, uint32_t 
         AS_TRY(as_range_write(&cur.value, &range, v, &merged));
         v = &merged;
     }
-    if (d->write) {
-        uas_write_fn fn = d->write;
-        void *ud = d->ud;
+    if (dwrite) {
+        uas_write_fn fn = dwrite;
+        void *ud = ds->ud;
         uas_datavalue in = wv->value;
         in.value = *v;
         in.has_value = true;
@@ -81,10 +84,8 @@ static uas_status write_one(uas_aspace *as, const uas_write_value *wv, uint32_t 
             return st;
         }
     }
-    if (range.dims) {
-        as_swap_value(as, d, &merged, status, src, now);
-        return UAS_GOOD;
-    }
+    if (range.dims)
+        return as_swap_value(as, d, &merged, status, src, now);
     return as_store_value(as, d, v, status, src, now);
 }
 
