@@ -378,8 +378,20 @@ static void on_taken_over(uas_client *c, void *ud, uas_status st, const void *re
     if (!c->takeover)
         return;
     c->takeover = false;
+    /* The answer's nonce and ECDHKey serve the next activation, as after a
+     * first one. */
+    if (st == UAS_GOOD && t == UAS_TYPE(ACTIVATE_SESSION_RESPONSE)) {
+        const uas_activate_session_response *r = resp;
+        st = keep_server_nonce(c, &r->server_nonce);
+        if (st == UAS_GOOD)
+            st = uas__ecdh_take(c, &r->response_header.additional_header);
+    }
     if (st == UAS_GOOD && c->conn) {
+        /* The token policy stays the one the activation used. */
+        char policy_id[sizeof(c->policy_id)];
+        memcpy(policy_id, c->policy_id, sizeof(policy_id));
         uas__session_forget(c);
+        memcpy(c->policy_id, policy_id, sizeof(policy_id));
         c->auth_token = c->takeover_token; /* moves the heap copy */
         memset(&c->takeover_token, 0, sizeof(c->takeover_token));
         uas__client_set_state(c, UAS_CLIENT_SESSION_ACTIVE, UAS_GOOD);
