@@ -69,10 +69,11 @@ file(GLOB UAS_SERVER_HEADERS ${PROJECT_SOURCE_DIR}/server/include/ua/*.h)
 file(GLOB UAS_CLIENT_HEADERS ${PROJECT_SOURCE_DIR}/client/include/ua/*.h)
 file(GLOB UAS_PKI_HEADERS ${PROJECT_SOURCE_DIR}/pki/include/ua/*.h)
 # libuaserver and libuaclient also call the stack's internal secpol.h,
-# secpol_user.h and crypto_util.h: libuastack exports those names too
+# secpol_user.h, crypto_util.h and secpol_ecc_secret.h: libuastack exports those names too
 # (they are not installed, so no program can call them).
 set(UAS_STACK_INTERNAL_HEADERS ${PROJECT_SOURCE_DIR}/stack/src/secpol.h
-    ${PROJECT_SOURCE_DIR}/stack/src/secpol_user.h ${PROJECT_SOURCE_DIR}/stack/src/crypto_util.h)
+    ${PROJECT_SOURCE_DIR}/stack/src/secpol_user.h ${PROJECT_SOURCE_DIR}/stack/src/crypto_util.h
+    ${PROJECT_SOURCE_DIR}/stack/src/secpol_ecc_secret.h)
 
 set(UAS_STACK_DEPS ${LIBEV_LIBRARY} Threads::Threads m)
 if(UA_ENABLE_ENCRYPTION)

@@ -61,6 +61,10 @@ struct uas_client {
     uint8_t client_nonce[UAS_CLIENT_NONCE];
     uint8_t server_nonce[UAS_CLIENT_SERVER_NONCE];
     size_t server_nonce_len;
+    /* ECC policies: the server's ECDHKey for the next EccEncryptedSecret
+     * (its signature checked; used once; length 0 when none). */
+    uint8_t server_eph[96];
+    size_t server_eph_len;
     /* The UserTokenPolicy's securityPolicyUri (empty: the channel's). */
     char token_policy_uri[UAS_CLIENT_POLICY_ID];
 
@@ -137,6 +141,12 @@ bool uas__security_on(const uas_client *c);
  * policy; release with uas__user_secret_free. */
 uas_status uas__user_secret(uas_client *c, uas_user_name_identity_token *t);
 void uas__user_secret_free(uas_client *c, uas_user_name_identity_token *t);
+/* ECC policies: asks for the server's ECDHKey in a request's
+ * AdditionalHeader when a user name will need it (the header's memory is
+ * in *ap and *kv, the caller's); takes the ECDHKey of a response. */
+void uas__ecdh_request(uas_client *c, uas_extensionobject *ah, uas_additional_parameters_type *ap,
+                       uas_key_value_pair *kv, uas_string *uri);
+uas_status uas__ecdh_take(uas_client *c, const uas_extensionobject *ah);
 /* userTokenSignature of an X509 identity into sig (cap bytes). */
 uas_status uas__user_sign(uas_client *c, uas_signature_data *sd, uint8_t *sig, size_t cap);
 

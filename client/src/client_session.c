@@ -148,6 +148,10 @@ static uas_status send_activate(uas_client *c, const uas_nodeid *token, uas_clie
     uas_activate_session_request req;
     memset(&req, 0, sizeof(req));
     req.request_header.authentication_token = *token;
+    uas_additional_parameters_type ap;
+    uas_key_value_pair kv;
+    uas_string uri;
+    uas__ecdh_request(c, &req.request_header.additional_header, &ap, &kv, &uri);
     uint8_t sig[UAS_CLIENT_SIG_MAX];
     uas_status st = sign_client(c, &req.client_signature, sig, sizeof(sig));
     if (st != UAS_GOOD)
@@ -253,6 +257,9 @@ static void on_activated(uas_client *c, void *ud, uas_status st, const void *res
         return; /* closed meanwhile */
     if (st == UAS_GOOD && t == UAS_TYPE(ACTIVATE_SESSION_RESPONSE))
         st = keep_server_nonce(c, &((const uas_activate_session_response *)resp)->server_nonce);
+    if (st == UAS_GOOD && t == UAS_TYPE(ACTIVATE_SESSION_RESPONSE))
+        st = uas__ecdh_take(
+            c, &((const uas_activate_session_response *)resp)->response_header.additional_header);
     if (st != UAS_GOOD) {
         uas_log(UAS_LOG_WARN, "client", "%s: ActivateSession failed: %s", c->cfg.endpoint_url,
                 uas_status_name(st));
@@ -287,6 +294,8 @@ static void on_created(uas_client *c, void *ud, uas_status st, const void *resp,
     if (st == UAS_GOOD)
         st = keep_server_nonce(c, &r->server_nonce);
     if (st == UAS_GOOD)
+        st = uas__ecdh_take(c, &r->response_header.additional_header);
+    if (st == UAS_GOOD)
         st = pick_policy(c, r);
     if (st == UAS_GOOD)
         st = send_activate(c, &c->auth_token, on_activated);
@@ -320,6 +329,10 @@ void uas__session_start(uas_client *c)
     }
     req.requested_session_timeout = c->cfg.session_timeout_ms;
     req.max_response_message_size = 0;
+    uas_additional_parameters_type ap;
+    uas_key_value_pair kv;
+    uas_string uri;
+    uas__ecdh_request(c, &req.request_header.additional_header, &ap, &kv, &uri);
     uas__client_set_state(c, UAS_CLIENT_SESSION_CREATING, UAS_GOOD);
     if (c->state != UAS_CLIENT_SESSION_CREATING || !c->conn)
         return;
@@ -365,8 +378,20 @@ static void on_taken_over(uas_client *c, void *ud, uas_status st, const void *re
     if (!c->takeover)
         return;
     c->takeover = false;
+    /* The answer's nonce and ECDHKey serve the next activation, as after a
+     * first one. */
+    if (st == UAS_GOOD && t == UAS_TYPE(ACTIVATE_SESSION_RESPONSE)) {
+        const uas_activate_session_response *r = resp;
+        st = keep_server_nonce(c, &r->server_nonce);
+        if (st == UAS_GOOD)
+            st = uas__ecdh_take(c, &r->response_header.additional_header);
+    }
     if (st == UAS_GOOD && c->conn) {
+        /* The token policy stays the one the activation used. */
+        char policy_id[sizeof(c->policy_id)];
+        memcpy(policy_id, c->policy_id, sizeof(policy_id));
         uas__session_forget(c);
+        memcpy(c->policy_id, policy_id, sizeof(policy_id));
         c->auth_token = c->takeover_token; /* moves the heap copy */
         memset(&c->takeover_token, 0, sizeof(c->takeover_token));
         uas__client_set_state(c, UAS_CLIENT_SESSION_ACTIVE, UAS_GOOD);

@@ -7,6 +7,9 @@
 
 #include "client_internal.h"
 #include "secpol.h"
+#ifdef UAS_ENABLE_ENCRYPTION
+#include "secpol_ecc_secret.h"
+#endif
 #include "secpol_user.h"
 
 #define POLICY_NONE "http://opcfoundation.org/UA/SecurityPolicy#None"
@@ -18,8 +21,10 @@ static const char *token_policy(const uas_client *c)
     return c->token_policy_uri[0] ? c->token_policy_uri : uas_security_policy_uri(c->policy);
 }
 
-/* The server certificate the secret is for: the first of a chain. */
-static uas_status token_secpol(const uas_client *c, const uas_secpol **pol)
+/* The security policy of the user token. An ECC one is usable for a
+ * password (ecc_ok) only as the channel's own policy: the secret is signed
+ * with the channel's key for the server's ECDHKey. */
+static uas_status token_secpol(const uas_client *c, const uas_secpol **pol, bool ecc_ok)
 {
     *pol = uas_security_policy(token_policy(c), false);
     if (!*pol) {
@@ -27,15 +32,113 @@ static uas_status token_secpol(const uas_client *c, const uas_secpol **pol)
                 c->cfg.endpoint_url, token_policy(c));
         return UAS_BAD_SECURITY_POLICY_REJECTED;
     }
-    if ((*pol)->ecc) {
+    if ((*pol)->ecc && !ecc_ok) {
         uas_log(UAS_LOG_ERROR, "client",
-                "%s: a user name over %s needs an EccEncryptedSecret, which uastack does not "
-                "implement (use an RSA endpoint or an anonymous login)",
+                "%s: X.509 user tokens over %s are not implemented (ECC user keys); use an RSA "
+                "endpoint",
+                c->cfg.endpoint_url, token_policy(c));
+        return UAS_BAD_SECURITY_POLICY_REJECTED;
+    }
+    if ((*pol)->ecc && (*pol != c->policy || !uas__security_on(c))) {
+        uas_log(UAS_LOG_ERROR, "client",
+                "%s: user token policy %s differs from the channel's; an EccEncryptedSecret "
+                "needs the channel of that policy",
                 c->cfg.endpoint_url, token_policy(c));
         return UAS_BAD_SECURITY_POLICY_REJECTED;
     }
     return UAS_GOOD;
 }
+
+#define ECDH_POLICY "ECDHPolicyUri"
+#define ECDH_KEY    "ECDHKey"
+
+void uas__ecdh_request(uas_client *c, uas_extensionobject *ah, uas_additional_parameters_type *ap,
+                       uas_key_value_pair *kv, uas_string *uri)
+{
+    if (c->cfg.user.kind != UAS_CLIENT_USER_NAME || !c->policy || !c->policy->ecc ||
+        !uas__security_on(c))
+        return;
+    memset(kv, 0, sizeof(*kv));
+    *uri = uas_string_from(uas_security_policy_uri(c->policy));
+    kv->key.name = uas_string_from(ECDH_POLICY);
+    kv->value.type = UAS_TYPE(STRING);
+    kv->value.data = uri;
+    ap->parameters = kv;
+    ap->parameters_count = 1;
+    ah->encoding = UAS_EXTOBJ_DECODED;
+    ah->content.decoded.type = UAS_TYPE(ADDITIONAL_PARAMETERS_TYPE);
+    ah->content.decoded.data = ap;
+}
+
+/* A response without an ECDHKey leaves none (the next secret cannot be
+ * made: uas__user_secret says so). One whose signature does not verify
+ * with the server's certificate is BadSecurityChecksFailed. */
+uas_status uas__ecdh_take(uas_client *c, const uas_extensionobject *ah)
+{
+    c->server_eph_len = 0;
+    if (ah->encoding != UAS_EXTOBJ_DECODED ||
+        ah->content.decoded.type != UAS_TYPE(ADDITIONAL_PARAMETERS_TYPE) || !c->conn ||
+        !c->policy || !c->policy->ecc)
+        return UAS_GOOD;
+    const uas_additional_parameters_type *ap = ah->content.decoded.data;
+    for (size_t i = 0; i < ap->parameters_count; i++) {
+        const uas_key_value_pair *kv = &ap->parameters[i];
+        if (kv->key.ns != 0 || !uas_string_eq_cstr(&kv->key.name, ECDH_KEY) ||
+            kv->value.type != UAS_TYPE(EPHEMERAL_KEY_TYPE) || kv->value.is_array || !kv->value.data)
+            continue;
+        const uas_ephemeral_key_type *k = kv->value.data;
+        if (!k->public_key.data || k->public_key.length > sizeof(c->server_eph) ||
+            !k->signature.data ||
+            uas_channel_verify(uas_conn_channel(c->conn), k->public_key.data, k->public_key.length,
+                               k->signature.data, k->signature.length) != UAS_GOOD) {
+            uas_log(UAS_LOG_WARN, "client", "%s: the server's ECDHKey is not signed by its key",
+                    c->cfg.endpoint_url);
+            return UAS_BAD_SECURITY_CHECKS_FAILED;
+        }
+        memcpy(c->server_eph, k->public_key.data, k->public_key.length);
+        c->server_eph_len = k->public_key.length;
+    }
+    return UAS_GOOD;
+}
+
+#ifdef UAS_ENABLE_ENCRYPTION
+/* The password in an EccEncryptedSecret for the server's ECDHKey, signed
+ * with the channel's key; the key is used once. */
+static uas_status ecc_secret(uas_client *c, const uas_secpol *pol, uas_user_name_identity_token *t)
+{
+    if (!c->server_eph_len) {
+        uas_log(UAS_LOG_ERROR, "client",
+                "%s: the server sent no ECDHKey for the EccEncryptedSecret of the password",
+                c->cfg.endpoint_url);
+        return UAS_BAD_IDENTITY_TOKEN_INVALID;
+    }
+    uas_channel *ch = uas_conn_channel(c->conn);
+    size_t cert_len = 0;
+    const uint8_t *cert = uas_channel_local_cert(ch, &cert_len);
+    uint8_t *out = NULL;
+    size_t n = 0, signed_len = 0;
+    uas_status st = uas_ecc_secret_seal(pol, cert, cert_len, c->server_eph, c->server_eph_len,
+                                        c->server_nonce, c->server_nonce_len, c->password,
+                                        c->password_len, uas_datetime_now(), &out, &n, &signed_len);
+    c->server_eph_len = 0;
+    size_t sig_len = 0;
+    if (st == UAS_GOOD)
+        st = uas_channel_sign(ch, out, signed_len, out + signed_len, n - signed_len, &sig_len);
+    if (st == UAS_GOOD && sig_len != n - signed_len)
+        st = UAS_BAD_INTERNAL_ERROR;
+    if (st != UAS_GOOD) {
+        if (out) {
+            uas_wipe(out, n);
+            uas_free(out, n);
+        }
+        return st;
+    }
+    t->password.data = out;
+    t->password.length = n;
+    t->encryption_algorithm = uas_string_from(NULL); /* the secret names its policy */
+    return UAS_GOOD;
+}
+#endif
 
 uas_status uas__user_secret(uas_client *c, uas_user_name_identity_token *t)
 {
@@ -55,9 +158,13 @@ uas_status uas__user_secret(uas_client *c, uas_user_name_identity_token *t)
         return UAS_GOOD;
     }
     const uas_secpol *pol;
-    uas_status st = token_secpol(c, &pol);
+    uas_status st = token_secpol(c, &pol, true);
     if (st != UAS_GOOD)
         return st;
+#ifdef UAS_ENABLE_ENCRYPTION
+    if (pol->ecc)
+        return ecc_secret(c, pol, t);
+#endif
     /* On a None channel the certificate is the endpoint's (see
      * adopt_endpoint_cert); the password is never sent in clear for want of
      * one. */
@@ -105,7 +212,7 @@ uas_status uas__user_sign(uas_client *c, uas_signature_data *sd, uint8_t *sig, s
 {
     memset(sd, 0, sizeof(*sd));
     const uas_secpol *pol;
-    uas_status st = token_secpol(c, &pol);
+    uas_status st = token_secpol(c, &pol, false);
     if (st != UAS_GOOD)
         return st;
     if (strcmp(uas_security_policy_uri(pol), POLICY_NONE) == 0)

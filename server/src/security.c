@@ -531,10 +531,7 @@ const uas_secpol *uas_server_user_token_policy(uas_server *s, const uas_secpol *
     if (!p || !uas_security_policy_signature_uri(p))
         return uas_security_policy(POLICY_PREFIX "Basic256Sha256", false);
     /* The ECC policies protect a password with an EccEncryptedSecret
-     * (Part 4, 7.41.2.3), which is not implemented: no user name token on
-     * their endpoints rather than one nobody can use. */
-    if (p->ecc)
-        return NULL;
+     * (Part 4, 7.41.2.3) under the channel's own policy. */
     return p;
 }
 

@@ -24,6 +24,7 @@
 #include "aspace.h"
 #include "authz.h"
 #include "dispatch.h"
+#include "secpol.h"
 #include "svc_subscription.h"
 #include "workpool.h"
 
@@ -581,7 +582,8 @@ uas_status uas_server_endpoints(uas_server *s, uas_arena *a, size_t *count,
             k++;
         }
 #endif
-        if (up && s->user_pki) {
+        /* X.509 user tokens with ECC keys are not implemented (ECC endpoints). */
+        if (up && s->user_pki && !up->ecc) {
             p[k].policy_id = arena_printf_id(a, "x509_", uas_server_policy_name(up));
             p[k].token_type = UAS_USER_TOKEN_TYPE_CERTIFICATE;
             p[k].security_policy_uri = uas_string_from(uas_security_policy_uri(up));

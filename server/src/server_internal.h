@@ -95,6 +95,10 @@ struct uas_session {
      * signatures sign it again in ActivateSession. */
     uint8_t client_nonce[64];
     uint8_t client_nonce_len;
+    /* ECC policies: the receiver key of the next EccEncryptedSecret, handed
+     * out as ECDHKey in CreateSession/ActivateSession's AdditionalHeader;
+     * used once (secpol_ecc_secret.h). NULL when none is out. */
+    struct uas_ecc_rkey *user_eph;
     char user[72];
     uint32_t roles; /* authz.h: the roles of the activated identity */
     /* Per-session state of the View services (continuation points); owned

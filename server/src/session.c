@@ -19,6 +19,9 @@
 #include "quota_map.h"
 #include "svc_subscription.h"
 #include "server_internal.h"
+#ifdef UAS_ENABLE_ENCRYPTION
+#include "secpol_ecc_secret.h"
+#endif
 
 /* Unactivated sessions by key (quota_map.h): a channel id, or a keyed
  * hash of the client's address group (an IPv4 address or an IPv6 /64). */
@@ -90,6 +93,9 @@ void uas_session_unref(uas_server *s, uas_session *se)
         uas_free(se->name.data, se->name.length);
     if (se->client_cert.data)
         uas_free(se->client_cert.data, se->client_cert.length);
+#ifdef UAS_ENABLE_ENCRYPTION
+    uas_ecc_rkey_free(se->user_eph);
+#endif
     pthread_mutex_destroy(&se->lock);
     uas_free(se, sizeof(*se));
 }

@@ -9,7 +9,6 @@
 #include <string.h>
 
 #ifdef UAS_ENABLE_ENCRYPTION
-#include <openssl/x509.h>
 #include <sodium.h>
 #endif
 
@@ -22,6 +21,9 @@ enum { UAS_RSA_MAX_BYTES = 1024 }; /* crypto_util.h's; sign_client never runs */
 #endif
 #include "dispatch.h"
 #include "secpol.h"
+#ifdef UAS_ENABLE_ENCRYPTION
+#include "secpol_ecc_secret.h"
+#endif
 #include "secpol_user.h"
 
 #define TCP_PROFILE "http://opcfoundation.org/UA-Profile/Transport/uatcp-uasc-uabinary"
@@ -127,15 +129,17 @@ static bool channel_secure(uas_channel *ch)
     return ch && uas_security_policy_signature_uri(uas_channel_policy(ch)) != NULL;
 }
 
-/* Length of the first certificate of a ByteString that may hold a chain. */
+/* Length of the first certificate of a ByteString that may hold a chain:
+ * its outer DER header only. Every caller then compares those bytes with
+ * the channel's certificate, which was parsed and validated at OPN; a full
+ * parse here cost a third of the server's CPU per ECC set-up (decoding the
+ * public key through OpenSSL's provider decoders), twice per session. */
 static size_t first_cert_len(const uas_bytestring *b)
 {
 #ifdef UAS_ENABLE_ENCRYPTION
-    X509 *x = NULL;
     size_t n = 0;
-    if (!b->data || uas_crypto_load_cert(b->data, b->length, &x, &n) != UAS_GOOD)
+    if (!b->data || uas_crypto_cert_len(b->data, b->length, &n) != UAS_GOOD)
         return 0;
-    X509_free(x);
     return n;
 #else
     (void)b;
@@ -154,6 +158,96 @@ static void cstr_of(const uas_string *s, char *buf, size_t cap)
         memcpy(buf, s->data, n);
     buf[n] = 0;
 }
+#endif
+
+#ifdef UAS_ENABLE_ENCRYPTION
+/* ---- ECDHKey: the server's half of an EccEncryptedSecret ----
+ * A client that will send a secret over an ECC policy asks for our
+ * ephemeral key with an "ECDHPolicyUri" entry in the AdditionalHeader
+ * (AdditionalParametersType) of CreateSession or ActivateSession; the
+ * answer's AdditionalHeader carries "ECDHPolicyUri" and "ECDHKey" (an
+ * EphemeralKeyType: the public key, signed with our application key).
+ * The key is kept by the session and used by the next activation only
+ * (Part 6, 6.8.3; as open62541 1.5.7 does). Key generation and the
+ * signature run on the worker with the other proofs. */
+#define ECDH_POLICY "ECDHPolicyUri"
+#define ECDH_KEY    "ECDHKey"
+
+typedef struct ecdh_key {
+    uas_ecc_rkey *rkey;
+    uint8_t sig[128]; /* ECDSA r|s or EdDSA, at most 114 bytes */
+    size_t sig_len;
+} ecdh_key;
+
+/* Whether the request's AdditionalHeader asks for an ECDHKey of pol. */
+static bool wants_ecdh_key(const uas_extensionobject *ah, const uas_secpol *pol)
+{
+    if (!pol || !pol->ecc || ah->encoding != UAS_EXTOBJ_DECODED ||
+        ah->content.decoded.type != UAS_TYPE(ADDITIONAL_PARAMETERS_TYPE))
+        return false;
+    const uas_additional_parameters_type *ap = ah->content.decoded.data;
+    for (size_t i = 0; i < ap->parameters_count; i++) {
+        const uas_key_value_pair *kv = &ap->parameters[i];
+        if (kv->key.ns == 0 && uas_string_eq_cstr(&kv->key.name, ECDH_POLICY) &&
+            kv->value.type == UAS_TYPE(STRING) && !kv->value.is_array && kv->value.data &&
+            uas_string_eq_cstr(kv->value.data, pol->uri))
+            return true;
+    }
+    return false;
+}
+
+/* A fresh key and its signature by our key (on a worker). */
+static uas_status ecdh_make(const uas_secpol_keys *keys, const uas_secpol *pol, ecdh_key *out)
+{
+    uas_status st = uas_ecc_rkey_new(pol, &out->rkey);
+    size_t n = 0;
+    const uint8_t *pub = st == UAS_GOOD ? uas_ecc_rkey_pub(out->rkey, &n) : NULL;
+    if (st == UAS_GOOD)
+        st = uas_secpol_keys_sign(keys, pub, n, out->sig, sizeof(out->sig), &out->sig_len);
+    if (st != UAS_GOOD) {
+        uas_ecc_rkey_free(out->rkey);
+        out->rkey = NULL;
+    }
+    return st;
+}
+
+/* The response's AdditionalHeader with k (copied into the arena). */
+static uas_status ecdh_header(uas_arena *a, const ecdh_key *k, uas_extensionobject *ah)
+{
+    size_t n = 0;
+    const uint8_t *pub = uas_ecc_rkey_pub(k->rkey, &n);
+    const uas_secpol *pol = uas_ecc_rkey_policy(k->rkey);
+    uas_additional_parameters_type *ap = uas_arena_calloc(a, 1, sizeof(*ap));
+    uas_key_value_pair *kv = uas_arena_calloc(a, 2, sizeof(*kv));
+    uas_string *uri = uas_arena_alloc(a, sizeof(*uri));
+    uas_ephemeral_key_type *ek = uas_arena_calloc(a, 1, sizeof(*ek));
+    uint8_t *pc = uas_arena_alloc(a, n), *sc = uas_arena_alloc(a, k->sig_len);
+    if (!ap || !kv || !uri || !ek || !pc || !sc)
+        return UAS_BAD_OUT_OF_MEMORY;
+    memcpy(pc, pub, n);
+    memcpy(sc, k->sig, k->sig_len);
+    *uri = uas_string_from(pol->uri);
+    ek->public_key.data = pc;
+    ek->public_key.length = n;
+    ek->signature.data = sc;
+    ek->signature.length = k->sig_len;
+    kv[0].key.name = uas_string_from(ECDH_POLICY);
+    kv[0].value.type = UAS_TYPE(STRING);
+    kv[0].value.data = uri;
+    kv[1].key.name = uas_string_from(ECDH_KEY);
+    kv[1].value.type = UAS_TYPE(EPHEMERAL_KEY_TYPE);
+    kv[1].value.data = ek;
+    ap->parameters = kv;
+    ap->parameters_count = 2;
+    ah->encoding = UAS_EXTOBJ_DECODED;
+    ah->content.decoded.type = UAS_TYPE(ADDITIONAL_PARAMETERS_TYPE);
+    ah->content.decoded.data = ap;
+    return UAS_GOOD;
+}
+#else
+typedef struct ecdh_key {
+    void *rkey;
+} ecdh_key;
 #endif
 
 /* CreateSession on a secured channel (Part 4, 5.6.2): a client nonce of
@@ -177,6 +271,8 @@ typedef struct create_job {
     size_t bound_len;
     size_t sig_len;
     uint8_t sig[UAS_RSA_MAX_BYTES];
+    const uas_secpol *ecdh_pol; /* asked for an ECDHKey of the channel's policy */
+    ecdh_key ecdh;
 } create_job;
 
 static void create_job_free(void *vjob)
@@ -187,6 +283,9 @@ static void create_job_free(void *vjob)
         uas_free(j->data, j->data_len ? j->data_len : 1);
     if (j->bound)
         uas_free(j->bound, j->bound_len ? j->bound_len : 1);
+#ifdef UAS_ENABLE_ENCRYPTION
+    uas_ecc_rkey_free(j->ecdh.rkey);
+#endif
     uas_free(j, sizeof(*j));
 }
 
@@ -216,6 +315,8 @@ static void create_job_run(void *vjob)
                                             &j->sig_len)
                      : uas_secpol_keys_sign(j->keys, j->data, j->data_len, j->sig, sizeof(j->sig),
                                             &j->sig_len);
+    if (j->st == UAS_GOOD && j->ecdh_pol)
+        j->st = ecdh_make(j->keys, j->ecdh_pol, &j->ecdh);
 #endif
 }
 
@@ -252,6 +353,10 @@ static uas_status create_job_new(uas_request_ctx *ctx, const uas_create_session_
     cstr_of(&req->client_description.application_uri, j->uri, sizeof(j->uri));
 #endif
     j->now = uas_datetime_now();
+#ifdef UAS_ENABLE_ENCRYPTION
+    if (wants_ecdh_key(&req->request_header.additional_header, uas_channel_policy(ch)))
+        j->ecdh_pol = uas_channel_policy(ch);
+#endif
     if (uas_channel_enhanced(ch)) {
         /* The enhanced ECC policies sign channel-bound data (Part 4, 5.6.2
          * of 1.05.07): TP | clientNonce | H(serverCert) | H(clientCert) |
@@ -289,7 +394,7 @@ static uas_status sign_client(uas_request_ctx *ctx, const create_job *j, uas_cha
 }
 
 static void create_session(uas_request_ctx *ctx, const uas_create_session_request *req,
-                           uas_create_session_response *resp, uas_status st, const create_job *job);
+                           uas_create_session_response *resp, uas_status st, create_job *job);
 
 void uas_svc_create_session(uas_request_ctx *ctx, const void *vreq, void *vresp)
 {
@@ -330,7 +435,7 @@ void uas_svc_create_session(uas_request_ctx *ctx, const void *vreq, void *vresp)
 /* The rest of CreateSession, on the loop: st is the cheap checks' verdict,
  * job the worker's (NULL on a None channel). */
 static void create_session(uas_request_ctx *ctx, const uas_create_session_request *req,
-                           uas_create_session_response *resp, uas_status st, const create_job *job)
+                           uas_create_session_response *resp, uas_status st, create_job *job)
 {
     const uas_server_config *cfg = &ctx->server->cfg;
     double timeout = req->requested_session_timeout;
@@ -389,6 +494,19 @@ static void create_session(uas_request_ctx *ctx, const uas_create_session_reques
             return;
         }
     }
+#ifdef UAS_ENABLE_ENCRYPTION
+    if (job && job->ecdh.rkey) {
+        st = ecdh_header(ctx->arena, &job->ecdh, &resp->response_header.additional_header);
+        if (st != UAS_GOOD) {
+            uas_sessions_remove(ctx->server->sessions, se);
+            uas_session_unref(ctx->server, se);
+            set_result(resp, st);
+            return;
+        }
+        se->user_eph = job->ecdh.rkey;
+        job->ecdh.rkey = NULL;
+    }
+#endif
     if (ctx->server->cred) {
         /* The certificate of the channel's type (RSA or an ECC curve). */
         size_t n;
@@ -479,6 +597,11 @@ typedef struct act_env {
     size_t body_len;
     uas_arena arena;
     uint8_t arena_first[4096];
+    /* ECC: the session's ECDHKey taken for this activation (one use), and
+     * the next one when the request asks for it (made on success). */
+    struct uas_ecc_rkey *rkey;
+    const uas_secpol *ecdh_pol;
+    ecdh_key next;
     /* The verdict. */
     uas_status st;
     refusal r;
@@ -556,6 +679,75 @@ static uas_status throttled(act_env *e, char *key, size_t cap, refusal *r)
 
 #endif
 
+#ifdef UAS_ENABLE_ENCRYPTION
+/* The password check proper, once the secret is decrypted. */
+static uas_status user_login(act_env *e, const uas_user_name_identity_token *t, const char *key,
+                             const uint8_t *pw, size_t pw_len, refusal *r)
+{
+    char name[UAS_USER_NAME_MAX + 2];
+    cstr_of(&t->user_name, name, sizeof(name));
+    uas_status st = uas_user_check(e->server->users, key, name, (const char *)pw, pw_len);
+    if (st == UAS_GOOD) {
+        snprintf(e->user, sizeof(e->user), "%s", name);
+        return UAS_GOOD;
+    }
+    refuse(r, 0, "user name login refused (client %s)", key);
+    return UAS_BAD_USER_ACCESS_DENIED;
+}
+
+/* A password in an EccEncryptedSecret (secpol_ecc_secret.h) on an ECC
+ * endpoint. The order bounds the work a stranger causes: the layout checks
+ * (no cryptography), the throttle, then one signature verification with
+ * the channel's client certificate, then one key agreement with the
+ * ECDHKey we handed out for this nonce. The encryptionAlgorithm field is
+ * ignored: the secret names its policy itself (open62541 sends none). A
+ * secret that fails any check counts as a failed login. */
+static uas_status check_user_name_ecc(act_env *e, const uas_user_name_identity_token *t,
+                                      const uas_secpol *pol, refusal *r)
+{
+    char key[64];
+    uas_status st = throttled(e, key, sizeof(key), r);
+    if (st != UAS_GOOD)
+        return st;
+    const uint8_t *in = t->password.data;
+    size_t len = in ? t->password.length : 0;
+    const char *why = "";
+    uas_ecc_secret_view v;
+    st = uas_ecc_secret_parse(pol, in, len, &v, &why);
+    if (st == UAS_GOOD && !e->rkey) {
+        st = UAS_BAD_IDENTITY_TOKEN_INVALID;
+        why = "no ECDHKey of ours is outstanding for this nonce";
+    }
+    if (st == UAS_GOOD &&
+        (!e->keys || (v.cert && !uas_secpol_keys_peer_is(
+                                    e->keys, v.cert,
+                                    first_cert_len(&(uas_bytestring){
+                                        .length = v.cert_len, .data = (uint8_t *)v.cert}))))) {
+        st = UAS_BAD_IDENTITY_TOKEN_INVALID;
+        why = "SigningCertificate is not the channel's";
+    }
+    if (st == UAS_GOOD && uas_secpol_keys_verify(e->keys, in, v.signed_len, in + v.signed_len,
+                                                 v.sig_len) != UAS_GOOD) {
+        st = UAS_BAD_IDENTITY_TOKEN_INVALID;
+        why = "signature does not verify";
+    }
+    uint8_t pw[UAS_ECC_SECRET_MAX_SECRET];
+    size_t pw_len = 0;
+    if (st == UAS_GOOD)
+        st = uas_ecc_secret_open(e->rkey, in, &v, e->nonce, sizeof(e->nonce), pw, sizeof(pw),
+                                 &pw_len, &why);
+    if (st == UAS_GOOD) {
+        st = user_login(e, t, key, pw, pw_len, r);
+    } else if (st != UAS_BAD_OUT_OF_MEMORY) {
+        uas_user_throttle_fail(e->server->users, key);
+        refuse(r, 0, "user name token (EccEncryptedSecret): %s (client %s)", why, key);
+        st = UAS_BAD_IDENTITY_TOKEN_INVALID;
+    }
+    sodium_memzero(pw, sizeof(pw));
+    return st;
+}
+#endif
+
 /* A UserNameIdentityToken (Part 4, 7.41.4) with its password in the legacy
  * encrypted layout (secpol_user.h). The order bounds what a stranger can
  * make us do: cheap checks first, then the throttle, then exactly one RSA
@@ -573,6 +765,8 @@ static uas_status check_user_name(act_env *e, const uas_user_name_identity_token
     const uas_secpol *pol = endpoint_token_policy(e, &t->policy_id, "username_", r);
     if (!pol)
         return UAS_BAD_IDENTITY_TOKEN_INVALID;
+    if (pol->ecc)
+        return check_user_name_ecc(e, t, pol, r);
     char text[264];
     /* Passwords travel encrypted only (no plaintext policy is offered). */
     if (!uas_string_eq_cstr(&t->encryption_algorithm, pol->asym_encryption_uri)) {
@@ -595,14 +789,7 @@ static uas_status check_user_name(act_env *e, const uas_user_name_identity_token
     st = uas_secpol_user_decrypt(s->cred, pol, t->password.data, len, e->nonce, sizeof(e->nonce),
                                  pw, sizeof(pw), &pw_len, &why);
     if (st == UAS_GOOD) {
-        char name[UAS_USER_NAME_MAX + 2];
-        cstr_of(&t->user_name, name, sizeof(name));
-        st = uas_user_check(s->users, key, name, (const char *)pw, pw_len);
-        if (st == UAS_GOOD)
-            snprintf(e->user, sizeof(e->user), "%s", name);
-        else
-            refuse(r, 0, "user name login refused (client %s)", key);
-        st = st == UAS_GOOD ? UAS_GOOD : UAS_BAD_USER_ACCESS_DENIED;
+        st = user_login(e, t, key, pw, pw_len, r);
     } else if (st != UAS_BAD_OUT_OF_MEMORY) {
         uas_user_throttle_fail(s->users, key);
         refuse(r, 0, "user name token: %s (client %s)", why, key);
@@ -626,6 +813,9 @@ static uas_status check_x509_user(act_env *e, const uas_x509_identity_token *t,
     const uas_secpol *pol = endpoint_token_policy(e, &t->policy_id, "x509_", r);
     if (!pol)
         return UAS_BAD_IDENTITY_TOKEN_INVALID;
+    if (pol->ecc)
+        return refuse(r, UAS_BAD_IDENTITY_TOKEN_REJECTED,
+                      "X.509 user tokens are not offered on ECC endpoints");
     if (!t->certificate_data.data || t->certificate_data.length == 0)
         return refuse(r, UAS_BAD_IDENTITY_TOKEN_INVALID, "no user certificate");
     /* Throttled like user names (the same client key and budget): failed
@@ -769,6 +959,10 @@ static void act_free(void *vjob)
         uas_free(e->body, e->body_len ? e->body_len : 1);
     if (e->bound)
         uas_free(e->bound, e->bound_len ? e->bound_len : 1);
+#ifdef UAS_ENABLE_ENCRYPTION
+    uas_ecc_rkey_free(e->rkey);
+    uas_ecc_rkey_free(e->next.rkey);
+#endif
     uas_arena_free(&e->arena);
     uas_wipe(e, sizeof(*e));
     uas_free(e, sizeof(*e));
@@ -779,6 +973,15 @@ static void act_check(act_env *e, const uas_activate_session_request *req)
     e->st = check_client_signature(e, req, &e->r);
     if (e->st == UAS_GOOD)
         e->st = check_identity(e, req, &e->r);
+#ifdef UAS_ENABLE_ENCRYPTION
+    /* The secret's key is spent either way; the next one only after a
+     * success (a refused client starts a new session, as for RSA). */
+    uas_ecc_rkey_free(e->rkey);
+    e->rkey = NULL;
+    if (e->st == UAS_GOOD && e->ecdh_pol && e->keys &&
+        ecdh_make(e->keys, e->ecdh_pol, &e->next) != UAS_GOOD)
+        e->st = refuse(&e->r, UAS_BAD_INTERNAL_ERROR, "no ECDHKey could be made");
+#endif
 }
 
 /* On a worker: the request again from the job's copy, then the proofs. */
@@ -863,7 +1066,7 @@ static uas_status act_new(uas_request_ctx *ctx, act_env **out)
 }
 
 static void activate(uas_request_ctx *ctx, const uas_activate_session_request *req,
-                     uas_activate_session_response *resp, const act_env *e, bool moving);
+                     uas_activate_session_response *resp, act_env *e, bool moving);
 
 void uas_svc_activate_session(uas_request_ctx *ctx, const void *vreq, void *vresp)
 {
@@ -890,6 +1093,13 @@ void uas_svc_activate_session(uas_request_ctx *ctx, const void *vreq, void *vres
             set_result(resp, st);
             return;
         }
+#ifdef UAS_ENABLE_ENCRYPTION
+        /* The session's ECDHKey serves this activation only. */
+        own->rkey = se->user_eph;
+        se->user_eph = NULL;
+        if (own->secure && wants_ecdh_key(&req->request_header.additional_header, own->policy))
+            own->ecdh_pol = own->policy;
+#endif
         /* Anonymous on a None channel proves nothing: no need to wait. */
         const uas_extensionobject *tok = &req->user_identity_token;
         bool proofs =
@@ -924,7 +1134,7 @@ void uas_svc_activate_session(uas_request_ctx *ctx, const void *vreq, void *vres
 
 /* The rest of ActivateSession, on the loop, with the proofs' verdict. */
 static void activate(uas_request_ctx *ctx, const uas_activate_session_request *req,
-                     uas_activate_session_response *resp, const act_env *e, bool moving)
+                     uas_activate_session_response *resp, act_env *e, bool moving)
 {
     uas_session *se = ctx->session;
     uint32_t channel = channel_of(ctx);
@@ -958,6 +1168,14 @@ static void activate(uas_request_ctx *ctx, const uas_activate_session_request *r
                 se->channel_id, channel);
     se->channel_id = channel;
     se->activated = true;
+#ifdef UAS_ENABLE_ENCRYPTION
+    if (e->next.rkey &&
+        ecdh_header(ctx->arena, &e->next, &resp->response_header.additional_header) == UAS_GOOD) {
+        uas_ecc_rkey_free(se->user_eph);
+        se->user_eph = e->next.rkey;
+        e->next.rkey = NULL;
+    }
+#endif
     uas_authz_session_roles(ctx->server, se, &req->user_identity_token);
     uas_random_bytes(se->server_nonce, sizeof(se->server_nonce));
     resp->server_nonce.length = sizeof(se->server_nonce);

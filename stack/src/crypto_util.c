@@ -36,10 +36,27 @@ static const char *const g_md_name[2] = {"SHA1", "SHA256"};
  * ends. They hold no secret between calls: every use sets the key again,
  * and what they keep is overwritten by the next use. The key cache holds
  * peers' public keys only. */
+enum { SPKI_SLOTS = 4 };
+typedef struct spki_memo {
+    EVP_PKEY *key; /* one reference held: the pointer names this key while kept */
+    uint8_t *der;
+    size_t len;
+} spki_memo;
+
 typedef struct tls_ctx {
     EVP_CIPHER_CTX *aes[2];
     uas_keycache keys;
+    spki_memo spki[SPKI_SLOTS]; /* uas_crypto_spki */
+    unsigned spki_next;
 } tls_ctx;
+
+static void spki_clear(spki_memo *m)
+{
+    EVP_PKEY_free(m->key);
+    if (m->der)
+        uas_free(m->der, m->len);
+    memset(m, 0, sizeof(*m));
+}
 
 /* Every thread's contexts stay reachable from this list (so leak checkers
  * see the main thread's, which no destructor frees). */
@@ -66,6 +83,8 @@ static void tls_free(void *p)
     for (int i = 0; i < 2; i++)
         EVP_CIPHER_CTX_free(n->ctx.aes[i]);
     uas_keycache_clear(&n->ctx.keys);
+    for (int i = 0; i < SPKI_SLOTS; i++)
+        spki_clear(&n->ctx.spki[i]);
     uas_free(n, sizeof(*n));
 }
 
@@ -592,6 +611,38 @@ static EVP_PKEY *decode_public_key(const uint8_t *der, size_t len, bool cert)
     }
     ERR_clear_error();
     return k;
+}
+
+int uas_crypto_spki(EVP_PKEY *k, uint8_t *out, size_t cap)
+{
+    tls_ctx *t = tls_get();
+    spki_memo *m = NULL;
+    for (int i = 0; t && i < SPKI_SLOTS; i++)
+        if (t->spki[i].key == k)
+            m = &t->spki[i];
+    if (!m) {
+        int n = i2d_PUBKEY(k, NULL);
+        uint8_t *der = n > 0 ? uas_malloc((size_t)n) : NULL;
+        uint8_t *p = der;
+        if (!der || i2d_PUBKEY(k, &p) != n || !t || EVP_PKEY_up_ref(k) != 1) {
+            /* Not kept: answer from this encoding alone. */
+            int r = der && p == der + n ? n : -1;
+            if (r > 0 && out && cap >= (size_t)n)
+                memcpy(out, der, (size_t)n);
+            if (der)
+                uas_free(der, (size_t)n);
+            ERR_clear_error();
+            return r;
+        }
+        m = &t->spki[t->spki_next++ % SPKI_SLOTS];
+        spki_clear(m);
+        m->key = k;
+        m->der = der;
+        m->len = (size_t)n;
+    }
+    if (out && cap >= m->len)
+        memcpy(out, m->der, m->len);
+    return (int)m->len;
 }
 
 EVP_PKEY *uas_crypto_public_key(const uint8_t *der, size_t len, bool cert)

@@ -209,5 +209,14 @@ EVP_PKEY *uas_crypto_public_key(const uint8_t *der, size_t len, bool cert);
  * not one. */
 uas_status uas_crypto_load_cert(const uint8_t *der, size_t len, X509 **out, size_t *der_len);
 
+/* The SubjectPublicKeyInfo DER of k (i2d_PUBKEY), its length returned
+ * (-1: none) and copied to out when cap suffices (out may be NULL).
+ * Memoised per thread for the last few key objects, holding a reference
+ * so the pointer keeps naming that key: OpenSSL 3 encodes through its
+ * provider encoders (a fifth of the server's CPU per ECC set-up), and the
+ * keys a server sees again are the same objects (uas_crypto_public_key's
+ * cache). */
+int uas_crypto_spki(EVP_PKEY *k, uint8_t *out, size_t cap);
+
 UAS_API_END
 #endif

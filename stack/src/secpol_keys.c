@@ -363,10 +363,9 @@ uas_status uas_secpol_keys_set_peer(uas_secpol_keys *k, const uint8_t *der, size
 uas_status uas__secpol_set_peer_key(uas_secpol_keys *k, EVP_PKEY *pub,
                                     const uint8_t thumb[UAS_SHA1_LEN])
 {
-    int n = i2d_PUBKEY(pub, NULL);
+    int n = uas_crypto_spki(pub, NULL, 0);
     uint8_t *der = n > 0 ? uas_malloc((size_t)n) : NULL;
-    uint8_t *p = der;
-    if (!der || i2d_PUBKEY(pub, &p) != n) {
+    if (!der || uas_crypto_spki(pub, der, (size_t)n) != n) {
         if (der)
             uas_free(der, (size_t)n);
         ERR_clear_error();

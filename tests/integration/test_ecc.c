@@ -5,8 +5,8 @@
  * its curve, made on first start), and the bad input of an ECC handshake
  * or channel: a certificate of the wrong curve, an ephemeral key off the
  * curve, a low-order X25519 key, a tampered AEAD tag, a replayed chunk, an
- * untrusted or expired ECC certificate. Each gets its status code and a
- * log line, and a second client is served afterwards. */
+ * untrusted or expired ECC certificate (user names over ECC: test_ecc_user.c). Each gets its status
+ * code and a log line, and a second client is served afterwards. */
 #include <criterion/criterion.h>
 
 #include <ftw.h>
@@ -144,47 +144,6 @@ static void read_with_session(eenv *s, const char *policy, int32_t mode)
     uas_arena_free(&a);
     env_client_close(c);
     uas_clear(&cert, UAS_TYPE(BYTE_STRING));
-}
-
-static void still_serves(eenv *s);
-
-/* A user name over an ECC endpoint would need an EccEncryptedSecret, which
- * is not implemented: the client says so and refuses, instead of sending
- * a token nobody can read. */
-Test(ecc, user_name_over_ecc_is_refused_with_a_clear_message, .timeout = 60)
-{
-    eenv s;
-    eenv_start(&s, "ECC_nistP256_AesGcm:SignAndEncrypt", true);
-    uas_bytestring cert;
-    endpoint_cert(&s, "ECC_nistP256_AesGcm", UAS_MESSAGE_SECURITY_MODE_SIGN_AND_ENCRYPT, &cert);
-    uas_client_config cfg;
-    uas_client_config_default(&cfg);
-    cfg.endpoint_url = s.e.url;
-    cfg.request_timeout_ms = ENV_WAIT_MS;
-    cfg.security.policy_uri = POLICY "ECC_nistP256_AesGcm";
-    cfg.security.mode = UAS_MESSAGE_SECURITY_MODE_SIGN_AND_ENCRYPT;
-    cfg.security.pki_dir = s.client_pki;
-    cfg.security.server_cert = cert.data;
-    cfg.security.server_cert_len = cert.length;
-    cfg.security.validate_server = pin;
-    cfg.security.validate_ud = &cert;
-    cfg.user.kind = UAS_CLIENT_USER_NAME;
-    cfg.user.name = "bob";
-    cfg.user.password = "pw1";
-    cfg.user.password_len = 3;
-    env_log_capture();
-    uas_client *c = uas_client_new(s.e.loop, &cfg, NULL, NULL);
-    cr_assert(c);
-    uas_status st = uas_client_connect(c);
-    if (st == UAS_GOOD)
-        st = uas_client_wait_state(c, UAS_CLIENT_SESSION_ACTIVE, ENV_WAIT_MS);
-    cr_expect_eq(st, UAS_BAD_SECURITY_POLICY_REJECTED, "%s", uas_status_name(st));
-    cr_expect(env_log_has("needs an EccEncryptedSecret"), "no log line");
-    env_log_release();
-    uas_client_delete(c);
-    uas_clear(&cert, UAS_TYPE(BYTE_STRING));
-    still_serves(&s);
-    eenv_stop(&s);
 }
 
 Test(ecc, every_policy_and_mode_reads_with_a_session, .timeout = 60)
