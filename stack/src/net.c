@@ -77,9 +77,10 @@ static bool attach_uring(uas_loop *l, const char **why, bool *oom)
     if (l->ur)
         return true;
     *oom = err == -ENOMEM;
-    *why = err == -EPERM    ? "not permitted (kernel.io_uring_disabled, or a seccomp filter)"
-           : err == -ENOSYS ? "the kernel has no io_uring, or one too old"
-                            : strerror(-err);
+    *why = err == -EPERM     ? "not permitted (kernel.io_uring_disabled, or a seccomp filter)"
+           : err == -ENOSYS  ? "the kernel has no io_uring, or one too old"
+           : err == -ENOBUFS ? "the kernel refused the ring's memory (RLIMIT_MEMLOCK)"
+                             : strerror(-err);
     return false;
 #else
     (void)l;

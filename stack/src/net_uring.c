@@ -97,7 +97,9 @@ uas_uring *uas__uring_new(uas_loop *l, int *err)
     int rc = io_uring_queue_init_params(SQ_ENTRIES, &ur->ring, &p);
     if (rc < 0) {
         uas_free(ur, sizeof(*ur));
-        *err = rc;
+        /* -ENOMEM here is the kernel refusing the ring's memory (locked
+         * memory limits of older kernels): no ring, not out of memory. */
+        *err = rc == -ENOMEM ? -ENOBUFS : rc;
         return NULL;
     }
     /* Multishot receive with provided buffers needs 6.0; probe it here so

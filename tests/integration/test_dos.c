@@ -124,6 +124,16 @@ static void warn_level(uas_server_config *cfg, void *ud)
 
 Test(dos, accept_pauses_while_descriptors_run_out, .timeout = 60)
 {
+    /* The process (server included) out of descriptors: a low soft limit,
+     * filled up. The limit is lowered before the server starts: an
+     * io_uring accept checks the limit of the moment it was armed, and
+     * a server's limit is normally set before it starts anyway. */
+    struct rlimit old, low;
+    cr_assert_eq(getrlimit(RLIMIT_NOFILE, &old), 0);
+    low = old;
+    if (low.rlim_cur > 512)
+        low.rlim_cur = 512;
+    cr_assert_eq(setrlimit(RLIMIT_NOFILE, &low), 0);
     env e;
     env_options o = {.configure = warn_level};
     env_start(&e, &o);
@@ -132,14 +142,6 @@ Test(dos, accept_pauses_while_descriptors_run_out, .timeout = 60)
     cr_assert(c >= 0);
     struct timeval tv = {3, 0};
     setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    /* The process (server included) out of descriptors: a low soft limit,
-     * filled up. */
-    struct rlimit old, low;
-    cr_assert_eq(getrlimit(RLIMIT_NOFILE, &old), 0);
-    low = old;
-    if (low.rlim_cur > 512)
-        low.rlim_cur = 512;
-    cr_assert_eq(setrlimit(RLIMIT_NOFILE, &low), 0);
     static int filler[1024];
     size_t nfill = 0;
     int fd;
