@@ -18,4 +18,16 @@ set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE BOTH)
 set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
 set(ENV{PKG_CONFIG_LIBDIR} /usr/lib/${UAS_CROSS_TRIPLE}/pkgconfig:/usr/share/pkgconfig)
-set(CMAKE_CROSSCOMPILING_EMULATOR qemu-arm-static -L /usr/${UAS_CROSS_TRIPLE})
+# qemu's -L is the root that the program's loader and libraries are taken
+# from, and it must hold ONE C library: with -L /usr/arm-linux-gnueabihf the
+# loader came from the cross package (libc6-armhf-cross) while libc.so.6 was
+# found in /lib/arm-linux-gnueabihf (libc6:armhf, pulled in by libev-dev:armhf,
+# a different build of glibc 2.36), and the two disagree on the loader's
+# private data: every pthread_create crashed (SIGSEGV at 0x8), which looked
+# like "qemu-user cannot run threads". The multiarch root (/) has the loader,
+# libc and libev of the same packages.
+if(EXISTS /lib/ld-linux-armhf.so.3)
+  set(CMAKE_CROSSCOMPILING_EMULATOR qemu-arm-static -L /)
+else()
+  set(CMAKE_CROSSCOMPILING_EMULATOR qemu-arm-static -L /usr/${UAS_CROSS_TRIPLE})
+endif()

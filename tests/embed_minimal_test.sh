@@ -3,7 +3,7 @@
 # Write, Call and data-change subscriptions to uacli (of this build or of
 # the full build), refuses event monitoring with a clear status, and links
 # neither OpenSSL, libsodium nor inih. UAS_RUNNER runs a cross-built
-# example, e.g. UAS_RUNNER="qemu-arm-static -L /usr/arm-linux-gnueabihf".
+# example, e.g. UAS_RUNNER="qemu-arm-static -L /".
 set -uo pipefail
 example=$1 uacli=$2
 out=$(mktemp)

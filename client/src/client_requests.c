@@ -242,7 +242,8 @@ uas_status uas__client_request_id(uas_client *c, void *req, const uas_type *req_
                                   uas_client_response_fn cb, void *ud, uint32_t *id)
 {
     if (!c || !req || !req_type || !cb || req_type->kind != UAS_KIND_STRUCT ||
-        req_type->member_count == 0 || req_type->members[0].type != UAS_TYPE(REQUEST_HEADER))
+        req_type->member_count == 0 ||
+        uas_member_type(&req_type->members[0]) != UAS_TYPE(REQUEST_HEADER))
         return UAS_BAD_INVALID_ARGUMENT;
     if (c->deleted || c->closing)
         return UAS_BAD_INVALID_STATE;

@@ -4,7 +4,6 @@
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include <ua/client_text.h>
 
@@ -148,8 +147,27 @@ uas_status uas_guid_parse(const char *text, size_t len, uas_guid *out)
 
 /* ---- DateTime ---- */
 
+/* The proleptic Gregorian date of a day count from 1970-01-01 (Howard
+ * Hinnant's civil_from_days), in 64 bits: gmtime_r takes a time_t, which
+ * is 32 bits on armhf and holds neither 1601 (the DateTime epoch) nor any
+ * date after 2038. */
+static void civil_from_days(int64_t days, int64_t *y, unsigned *m, unsigned *d)
+{
+    days += 719468;
+    int64_t era = (days >= 0 ? days : days - 146096) / 146097;
+    unsigned doe = (unsigned)(days - era * 146097);
+    unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    unsigned mp = (5 * doy + 2) / 153;
+    *d = doy - (153 * mp + 2) / 5 + 1;
+    *m = mp < 10 ? mp + 3 : mp - 9;
+    *y = (int64_t)yoe + era * 400 + (*m <= 2);
+}
+
 size_t uas_datetime_format(uas_datetime t, char *buf, size_t size)
 {
+    /* Ticks of 100 ns since 1601; floor divisions, so times before 1970
+     * count down from the right day. */
     int64_t ticks = t - UAS_DATETIME_UNIX_EPOCH;
     int64_t secs = ticks / 10000000;
     int64_t rem = ticks % 10000000;
@@ -157,14 +175,17 @@ size_t uas_datetime_format(uas_datetime t, char *buf, size_t size)
         rem += 10000000;
         secs--;
     }
-    time_t tt = (time_t)secs;
-    struct tm tm;
+    int64_t days = secs / 86400, sod = secs % 86400;
+    if (sod < 0) {
+        sod += 86400;
+        days--;
+    }
+    int64_t year;
+    unsigned month, day;
+    civil_from_days(days, &year, &month, &day);
     char tmp[64];
-    if (!gmtime_r(&tt, &tm))
-        snprintf(tmp, sizeof(tmp), "%lld", (long long)t);
-    else
-        snprintf(tmp, sizeof(tmp), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
-                 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(rem / 10000));
+    snprintf(tmp, sizeof(tmp), "%04lld-%02u-%02uT%02d:%02d:%02d.%03dZ", (long long)year, month, day,
+             (int)(sod / 3600), (int)(sod / 60 % 60), (int)(sod % 60), (int)(rem / 10000));
     tw w = {buf, size, 0};
     tw_put(&w, tmp, strlen(tmp));
     return tw_end(&w);

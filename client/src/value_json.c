@@ -124,16 +124,16 @@ static void structure(FILE *f, const void *p, const uas_type *t)
         const uint8_t *base = p;
         if (i)
             fputc(',', f);
-        member_name(f, m->name);
+        member_name(f, uas_member_name(t, i));
         fputc(':', f);
         if (m->is_array) {
             size_t n;
             void *data;
             memcpy(&n, base + m->offset, sizeof(n));
             memcpy(&data, base + m->array_offset, sizeof(data));
-            array(f, data, n, m->type);
+            array(f, data, n, uas_member_type(m));
         } else {
-            json_at(f, base + m->offset, m->type);
+            json_at(f, base + m->offset, uas_member_type(m));
         }
     }
     fputc('}', f);

@@ -179,16 +179,16 @@ static void print_struct(FILE *f, const void *p, const uas_type *t, int indent)
     for (uint16_t i = 0; i < t->member_count; i++) {
         const uas_member *m = &t->members[i];
         newline(f, indent + 2);
-        fprintf(f, "%s: ", m->name);
+        fprintf(f, "%s: ", uas_member_name(t, i));
         const uint8_t *base = p;
         if (m->is_array) {
             size_t n;
             void *data;
             memcpy(&n, base + m->offset, sizeof(n));
             memcpy(&data, base + m->array_offset, sizeof(data));
-            print_array(f, data, n, m->type, indent + 2);
+            print_array(f, data, n, uas_member_type(m), indent + 2);
         } else {
-            print_at(f, base + m->offset, m->type, indent + 2);
+            print_at(f, base + m->offset, uas_member_type(m), indent + 2);
         }
     }
     newline(f, indent);

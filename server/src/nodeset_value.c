@@ -279,7 +279,7 @@ static uas_status parse_struct(vctx *c, const ns_dom *d, const uas_type *t, void
     for (const ns_dom *e = d->child; e; e = e->next) {
         const uas_member *m = NULL;
         for (uint16_t i = 0; i < t->member_count; i++)
-            if (name_eq(t->members[i].name, e->name))
+            if (name_eq(uas_member_name(t, i), e->name))
                 m = &t->members[i];
         if (!m) {
             char b[96];
@@ -288,18 +288,20 @@ static uas_status parse_struct(vctx *c, const ns_dom *d, const uas_type *t, void
         }
         uint8_t *base = dst;
         if (!m->is_array) {
-            AS_TRY(parse_content(c, e, m->type, base + m->offset));
+            AS_TRY(parse_content(c, e, uas_member_type(m), base + m->offset));
             continue;
         }
         size_t n = 0;
         for (const ns_dom *k = e->child; k; k = k->next)
             n++;
-        void *arr = n ? uas_arena_calloc(&c->l->arena, n, m->type->size) : UAS_EMPTY_ARRAY;
+        void *arr =
+            n ? uas_arena_calloc(&c->l->arena, n, uas_member_type(m)->size) : UAS_EMPTY_ARRAY;
         if (!arr)
             return ns_fail(c->l, c->f, e->line, UAS_BAD_OUT_OF_MEMORY, "out of memory");
         size_t i = 0;
         for (const ns_dom *k = e->child; k; k = k->next, i++)
-            AS_TRY(parse_content(c, k, m->type, (uint8_t *)arr + i * m->type->size));
+            AS_TRY(parse_content(c, k, uas_member_type(m),
+                                 (uint8_t *)arr + i * uas_member_type(m)->size));
         *(size_t *)(base + m->offset) = n;
         *(void **)(base + m->array_offset) = arr;
     }

@@ -22,12 +22,14 @@ static const uas_service services[] = {
     SVC(UNREGISTER_NODES_REQUEST, UNREGISTER_NODES_RESPONSE, uas_svc_unregister_nodes,
         SVC_SESSION_ACTIVE),
     SVC(CALL_REQUEST, CALL_RESPONSE, uas_svc_call, SVC_SESSION_ACTIVE),
+#ifndef UAS_MINIMAL /* a device's model is built by its program, not by clients */
     SVC(ADD_NODES_REQUEST, ADD_NODES_RESPONSE, uas_svc_add_nodes, SVC_SESSION_ACTIVE),
     SVC(ADD_REFERENCES_REQUEST, ADD_REFERENCES_RESPONSE, uas_svc_add_references,
         SVC_SESSION_ACTIVE),
     SVC(DELETE_NODES_REQUEST, DELETE_NODES_RESPONSE, uas_svc_delete_nodes, SVC_SESSION_ACTIVE),
     SVC(DELETE_REFERENCES_REQUEST, DELETE_REFERENCES_RESPONSE, uas_svc_delete_references,
         SVC_SESSION_ACTIVE),
+#endif
     SVC(PUBLISH_REQUEST, PUBLISH_RESPONSE, uas_svc_publish, SVC_SESSION_ACTIVE),
     SVC(CREATE_MONITORED_ITEMS_REQUEST, CREATE_MONITORED_ITEMS_RESPONSE,
         uas_svc_create_monitored_items, SVC_SESSION_ACTIVE),

@@ -406,15 +406,35 @@ class Generator:
         for a, b in zip(rows, rows[1:]):
             if a[1] == b[1]:
                 die("status codes %s and %s share 0x%08X" % (a[0], b[0], a[1]))
-        out = [self.header, "#include <stddef.h>\n\n#include <ua/status.h>\n\n",
-               "/* The minimal profile (UA_MINIMAL) keeps the names, not the descriptions. */\n"
-               "#ifdef UAS_MINIMAL\n#define DESC(text) \"\"\n#else\n#define DESC(text) text\n#endif\n\n"
-               "typedef struct status_entry {\n    uas_status code;\n"
-               "    const char *name;\n    const char *description;\n} status_entry;\n\n",
-               "/* Sorted by code for the binary search below. */\n"
-               "static const status_entry status_table[] = {\n"]
+        names, descs, entries = [], [], []
+        name_len = desc_len = 0
         for name, code, desc in rows:
-            out.append("    {0x%08Xu, %s,\n     DESC(%s)},\n" % (code, c_string(name), c_string(desc)))
+            if code & 0xFFFF:
+                die("status code %s has info bits set (0x%08X)" % (name, code))
+            entries.append((code >> 16, name_len, desc_len, name))
+            names.append(name)
+            descs.append(desc)
+            name_len += len(name.encode()) + 1
+            desc_len += len(desc.encode()) + 1
+        if name_len > 0xFFFF or desc_len > 0xFFFF:
+            die("status code texts exceed 16-bit offsets")
+        out = [self.header, "#include <stddef.h>\n#include <stdint.h>\n\n#include <ua/status.h>\n\n",
+               "/* Every name, then every description, one after the other (each ends in\n"
+               " * NUL); an entry holds the code's upper half and 16-bit offsets into\n"
+               " * them: 6 bytes instead of two pointers and a code (24 on 64 bits). The\n"
+               " * minimal profile (UA_MINIMAL) keeps the names, not the descriptions. */\n"
+               "static const char status_names[%d] =\n" % name_len]
+        out.extend("    %s \"\\0\"\n" % c_string(n) for n in names[:-1])
+        out.append("    %s;\n\n" % c_string(names[-1]))
+        out.append("#ifndef UAS_MINIMAL\nstatic const char status_descriptions[%d] =\n" % desc_len)
+        out.extend("    %s \"\\0\"\n" % c_string(d) for d in descs[:-1])
+        out.append("    %s;\n#endif\n\n" % c_string(descs[-1]))
+        out.append("typedef struct status_entry {\n    uint16_t code; /* the upper 16 bits */\n"
+                   "    uint16_t name;\n    uint16_t description;\n} status_entry;\n\n"
+                   "/* Sorted by code for the binary search below. */\n"
+                   "static const status_entry status_table[] = {\n")
+        for code, no, do, name in entries:
+            out.append("    {0x%04Xu, %d, %d}, /* %s */\n" % (code, no, do, name))
         out.append("""};
 
 /* The low 16 bits are info bits (limit bits, overflow, ...) that qualify a
@@ -422,12 +442,12 @@ class Generator:
 static const status_entry *status_find(uas_status s)
 {
     size_t lo = 0, hi = sizeof(status_table) / sizeof(status_table[0]);
-    s &= 0xFFFF0000u;
+    uint16_t code = (uint16_t)(s >> 16);
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (status_table[mid].code == s)
+        if (status_table[mid].code == code)
             return &status_table[mid];
-        if (status_table[mid].code < s)
+        if (status_table[mid].code < code)
             lo = mid + 1;
         else
             hi = mid;
@@ -438,13 +458,18 @@ static const status_entry *status_find(uas_status s)
 const char *uas_status_name(uas_status s)
 {
     const status_entry *e = status_find(s);
-    return e ? e->name : "Unknown";
+    return e ? status_names + e->name : "Unknown";
 }
 
 const char *uas_status_description(uas_status s)
 {
+#ifdef UAS_MINIMAL
+    (void)s;
+    return "";
+#else
     const status_entry *e = status_find(s);
-    return e ? e->description : "";
+    return e ? status_descriptions + e->description : "";
+#endif
 }
 """)
         return "".join(out)
@@ -531,6 +556,31 @@ const char *uas_status_description(uas_status s)
 extern const uas_type uas_types[UAS_TYPES_COUNT];
 #define UAS_TYPE(NAME) (&uas_types[UAS_TYPES_##NAME])
 
+/* A member's descriptor (members hold 16-bit indexes, not pointers). */
+static inline const uas_type *uas_member_type(const uas_member *m)
+{
+    return &uas_types[m->type_index];
+}
+
+/* The name of member i of t, for printing; "" in the minimal profile
+ * (UA_MINIMAL), which has no member names. The names are a table beside
+ * uas_types[], so a descriptor stays 32 bytes. */
+#ifndef UAS_MINIMAL
+extern const char *const *const uas_member_names[UAS_TYPES_COUNT];
+#endif
+static inline const char *uas_member_name(const uas_type *t, uint16_t i)
+{
+#ifdef UAS_MINIMAL
+    (void)t, (void)i;
+    return "";
+#else
+    size_t k = ((uintptr_t)t - (uintptr_t)uas_types) / sizeof(uas_type);
+    if (k >= UAS_TYPES_COUNT || &uas_types[k] != t || i >= t->member_count)
+        return ""; /* not a generated descriptor */
+    return uas_member_names[k][i];
+#endif
+}
+
 /* Lookup tables for binary search, each a list of indexes into uas_types[]:
  * sorted by type_id, by binary_encoding_id (only the types that have one) and
  * by strcmp of the name. */
@@ -553,16 +603,20 @@ extern const uint16_t uas_types_by_name[UAS_TYPES_COUNT];
 
     def types_gen_c(self):
         out = [self.header, "#include <stddef.h>\n\n#include <ua/types.h>\n\n",
-               "/* Member names serve printing (uacli); the minimal profile (UA_MINIMAL)\n"
-               " * leaves them empty. */\n"
-               "#ifdef UAS_MINIMAL\n#define MNAME(name) \"\"\n#else\n#define MNAME(name) name\n#endif\n\n"]
+               "/* Member names serve printing (uacli, uas_member_name); the minimal\n"
+               " * profile (UA_MINIMAL) has none. */\n"]
         for t in self.s.structs:
             members = [f[2] for f in self.fields(t) if f[2]]
             if not members:
                 continue
+            out.append("#ifndef UAS_MINIMAL\n")
+            out.append(wrap(['"%s"' % field for field, _, _ in members],
+                            "static const char *const %s_names[%d] = {" % (t["c"], len(members)),
+                            "    ", "};"))
+            out.append("#endif\n")
             out.append("static const uas_member %s_members[%d] = {\n" % (t["c"], len(members)))
             for field, index, array in members:
-                items = ['.name = MNAME("%s")' % field, ".type = &uas_types[%s]" % index]
+                items = [".type_index = %s" % index]
                 if array:
                     items += [".offset = offsetof(%s, %s_count)" % (t["c"], field),
                               ".array_offset = offsetof(%s, %s)" % (t["c"], field),
@@ -593,6 +647,12 @@ extern const uint16_t uas_types_by_name[UAS_TYPES_COUNT];
                 for k, v in fields]
             out.append(wrap(items, "    [%s] = {" % d["index"], "        ", "},"))
         out.append("};\n")
+        out.append("\n#ifndef UAS_MINIMAL\n"
+                   "const char *const *const uas_member_names[UAS_TYPES_COUNT] = {\n")
+        for d in self.descriptors:
+            if d["kind"] == "struct" and d["members"]:
+                out.append("    [%s] = %s_names,\n" % (d["index"], d["c"]))
+        out.append("};\n#endif\n")
 
         tables = [
             ("uas_types_by_type_id", "UAS_TYPES_COUNT",

@@ -552,11 +552,11 @@ static uas_status dec_struct(uas_decoder *d, void *dst, const uas_type *t)
     uint8_t *base = dst;
     const uas_member *m = t->members;
     for (uint16_t i = 0; i < t->member_count; i++, m++) {
+        const uas_type *mt = uas_member_type(m);
         if (m->is_array)
-            TRY(dec_array(d, (size_t *)(base + m->offset), (void **)(base + m->array_offset),
-                          m->type));
+            TRY(dec_array(d, (size_t *)(base + m->offset), (void **)(base + m->array_offset), mt));
         else
-            TRY(dec_table[m->type->kind](d, base + m->offset, m->type));
+            TRY(dec_table[mt->kind](d, base + m->offset, mt));
     }
     return UAS_GOOD;
 }

@@ -457,9 +457,11 @@ static uas_status enc_struct(uas_encoder *e, const void *src, const uas_type *t)
             const void *elems;
             memcpy(&n, base + m->offset, sizeof(n));
             memcpy(&elems, base + m->array_offset, sizeof(elems));
-            TRY(enc_array(e, n, elems, m->type, enc_table[m->type->kind]));
+            const uas_type *mt = uas_member_type(m);
+            TRY(enc_array(e, n, elems, mt, enc_table[mt->kind]));
         } else {
-            TRY(enc_table[m->type->kind](e, base + m->offset, m->type));
+            const uas_type *mt = uas_member_type(m);
+            TRY(enc_table[mt->kind](e, base + m->offset, mt));
         }
     }
     return UAS_GOOD;

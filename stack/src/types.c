@@ -255,9 +255,9 @@ static void clear_value(void *p, const uas_type *t)
                 void *elems;
                 memcpy(&n, base + m->offset, sizeof(n));
                 memcpy(&elems, base + m->array_offset, sizeof(elems));
-                free_array(elems, n, m->type);
-            } else if (!m->type->pointer_free) {
-                clear_value(base + m->offset, m->type);
+                free_array(elems, n, uas_member_type(m));
+            } else if (!uas_member_type(m)->pointer_free) {
+                clear_value(base + m->offset, uas_member_type(m));
             }
         }
         break;
@@ -483,7 +483,7 @@ static uas_status copy_value(const copier *c, const void *src, void *dst, const 
                 void *copy = NULL;
                 memcpy(&n, sb + m->offset, sizeof(n));
                 memcpy(&elems, sb + m->array_offset, sizeof(elems));
-                uas_status st = copy_array(c, elems, n, &copy, m->type);
+                uas_status st = copy_array(c, elems, n, &copy, uas_member_type(m));
                 /* Publish what was copied so a failure can still be cleared. */
                 size_t kept = copy ? n : 0;
                 memcpy(db + m->offset, &kept, sizeof(kept));
@@ -491,7 +491,7 @@ static uas_status copy_value(const copier *c, const void *src, void *dst, const 
                 if (st != UAS_GOOD)
                     return st;
             } else {
-                TRY(copy_value(c, sb + m->offset, db + m->offset, m->type));
+                TRY(copy_value(c, sb + m->offset, db + m->offset, uas_member_type(m)));
             }
         }
         return UAS_GOOD;
@@ -662,9 +662,9 @@ static bool equal_value(const void *a, const void *b, const uas_type *t)
                 memcpy(&ny, y + m->offset, sizeof(ny));
                 memcpy(&ex, x + m->array_offset, sizeof(ex));
                 memcpy(&ey, y + m->array_offset, sizeof(ey));
-                if (!equal_array(ex, nx, ey, ny, m->type))
+                if (!equal_array(ex, nx, ey, ny, uas_member_type(m)))
                     return false;
-            } else if (!equal_value(x + m->offset, y + m->offset, m->type)) {
+            } else if (!equal_value(x + m->offset, y + m->offset, uas_member_type(m))) {
                 return false;
             }
         }

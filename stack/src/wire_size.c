@@ -41,7 +41,7 @@ static uint32_t compute(const uas_type *t)
     uint32_t n = 0;
     if (t->kind == UAS_KIND_STRUCT) {
         for (uint16_t i = 0; i < t->member_count; i++)
-            n += t->members[i].is_array ? 4 : compute(t->members[i].type);
+            n += t->members[i].is_array ? 4 : compute(uas_member_type(&t->members[i]));
     } else {
         n = builtin_min(t->kind);
     }

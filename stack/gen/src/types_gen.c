@@ -3,3534 +3,4306 @@
 
 #include <ua/types.h>
 
-/* Member names serve printing (uacli); the minimal profile (UA_MINIMAL)
- * leaves them empty. */
-#ifdef UAS_MINIMAL
-#define MNAME(name) ""
-#else
-#define MNAME(name) name
+/* Member names serve printing (uacli, uas_member_name); the minimal
+ * profile (UA_MINIMAL) has none. */
+#ifndef UAS_MINIMAL
+static const char *const uas_key_value_pair_names[2] = {"key", "value"};
 #endif
-
 static const uas_member uas_key_value_pair_members[2] = {
-    {.name = MNAME("key"), .type = &uas_types[UAS_TYPES_QUALIFIED_NAME],
-     .offset = offsetof(uas_key_value_pair, key)},
-    {.name = MNAME("value"), .type = &uas_types[UAS_TYPES_VARIANT],
-     .offset = offsetof(uas_key_value_pair, value)},
+    {.type_index = UAS_TYPES_QUALIFIED_NAME, .offset = offsetof(uas_key_value_pair, key)},
+    {.type_index = UAS_TYPES_VARIANT, .offset = offsetof(uas_key_value_pair, value)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_additional_parameters_type_names[1] = {"parameters"};
+#endif
 static const uas_member uas_additional_parameters_type_members[1] = {
-    {.name = MNAME("parameters"), .type = &uas_types[UAS_TYPES_KEY_VALUE_PAIR],
+    {.type_index = UAS_TYPES_KEY_VALUE_PAIR,
      .offset = offsetof(uas_additional_parameters_type, parameters_count),
      .array_offset = offsetof(uas_additional_parameters_type, parameters), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_ephemeral_key_type_names[2] = {"public_key", "signature"};
+#endif
 static const uas_member uas_ephemeral_key_type_members[2] = {
-    {.name = MNAME("public_key"), .type = &uas_types[UAS_TYPES_BYTE_STRING],
-     .offset = offsetof(uas_ephemeral_key_type, public_key)},
-    {.name = MNAME("signature"), .type = &uas_types[UAS_TYPES_BYTE_STRING],
-     .offset = offsetof(uas_ephemeral_key_type, signature)},
+    {.type_index = UAS_TYPES_BYTE_STRING, .offset = offsetof(uas_ephemeral_key_type, public_key)},
+    {.type_index = UAS_TYPES_BYTE_STRING, .offset = offsetof(uas_ephemeral_key_type, signature)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_endpoint_type_names[4] = {"endpoint_url", "security_mode",
+    "security_policy_uri", "transport_profile_uri"};
+#endif
 static const uas_member uas_endpoint_type_members[4] = {
-    {.name = MNAME("endpoint_url"), .type = &uas_types[UAS_TYPES_STRING],
-     .offset = offsetof(uas_endpoint_type, endpoint_url)},
-    {.name = MNAME("security_mode"), .type = &uas_types[UAS_TYPES_MESSAGE_SECURITY_MODE],
+    {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_endpoint_type, endpoint_url)},
+    {.type_index = UAS_TYPES_MESSAGE_SECURITY_MODE,
      .offset = offsetof(uas_endpoint_type, security_mode)},
-    {.name = MNAME("security_policy_uri"), .type = &uas_types[UAS_TYPES_STRING],
-     .offset = offsetof(uas_endpoint_type, security_policy_uri)},
-    {.name = MNAME("transport_profile_uri"), .type = &uas_types[UAS_TYPES_STRING],
-     .offset = offsetof(uas_endpoint_type, transport_profile_uri)},
+    {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_endpoint_type, security_policy_uri)},
+    {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_endpoint_type, transport_profile_uri)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_bit_field_definition_names[5] = {"name", "description", "reserved",
+    "starting_bit_position", "ending_bit_position"};
+#endif
 static const uas_member uas_bit_field_definition_members[5] = {
-    {.name = MNAME("name"), .type = &uas_types[UAS_TYPES_STRING],
-     .offset = offsetof(uas_bit_field_definition, name)},
-    {.name = MNAME("description"), .type = &uas_types[UAS_TYPES_LOCALIZED_TEXT],
+    {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_bit_field_definition, name)},
+    {.type_index = UAS_TYPES_LOCALIZED_TEXT,
      .offset = offsetof(uas_bit_field_definition, description)},
-    {.name = MNAME("reserved"), .type = &uas_types[UAS_TYPES_BOOLEAN],
-     .offset = offsetof(uas_bit_field_definition, reserved)},
-    {.name = MNAME("starting_bit_position"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_BOOLEAN, .offset = offsetof(uas_bit_field_definition, reserved)},
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_bit_field_definition, starting_bit_position)},
-    {.name = MNAME("ending_bit_position"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_bit_field_definition, ending_bit_position)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_rational_number_names[2] = {"numerator", "denominator"};
+#endif
 static const uas_member uas_rational_number_members[2] = {
-    {.name = MNAME("numerator"), .type = &uas_types[UAS_TYPES_INT32],
-     .offset = offsetof(uas_rational_number, numerator)},
-    {.name = MNAME("denominator"), .type = &uas_types[UAS_TYPES_UINT32],
-     .offset = offsetof(uas_rational_number, denominator)},
+    {.type_index = UAS_TYPES_INT32, .offset = offsetof(uas_rational_number, numerator)},
+    {.type_index = UAS_TYPES_UINT32, .offset = offsetof(uas_rational_number, denominator)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_three_d_vector_names[3] = {"x", "y", "z"};
+#endif
 static const uas_member uas_three_d_vector_members[3] = {
-    {.name = MNAME("x"), .type = &uas_types[UAS_TYPES_DOUBLE],
-     .offset = offsetof(uas_three_d_vector, x)},
-    {.name = MNAME("y"), .type = &uas_types[UAS_TYPES_DOUBLE],
-     .offset = offsetof(uas_three_d_vector, y)},
-    {.name = MNAME("z"), .type = &uas_types[UAS_TYPES_DOUBLE],
-     .offset = offsetof(uas_three_d_vector, z)},
+    {.type_index = UAS_TYPES_DOUBLE, .offset = offsetof(uas_three_d_vector, x)},
+    {.type_index = UAS_TYPES_DOUBLE, .offset = offsetof(uas_three_d_vector, y)},
+    {.type_index = UAS_TYPES_DOUBLE, .offset = offsetof(uas_three_d_vector, z)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_three_d_cartesian_coordinates_names[3] = {"x", "y", "z"};
+#endif
 static const uas_member uas_three_d_cartesian_coordinates_members[3] = {
-    {.name = MNAME("x"), .type = &uas_types[UAS_TYPES_DOUBLE],
-     .offset = offsetof(uas_three_d_cartesian_coordinates, x)},
-    {.name = MNAME("y"), .type = &uas_types[UAS_TYPES_DOUBLE],
-     .offset = offsetof(uas_three_d_cartesian_coordinates, y)},
-    {.name = MNAME("z"), .type = &uas_types[UAS_TYPES_DOUBLE],
-     .offset = offsetof(uas_three_d_cartesian_coordinates, z)},
+    {.type_index = UAS_TYPES_DOUBLE, .offset = offsetof(uas_three_d_cartesian_coordinates, x)},
+    {.type_index = UAS_TYPES_DOUBLE, .offset = offsetof(uas_three_d_cartesian_coordinates, y)},
+    {.type_index = UAS_TYPES_DOUBLE, .offset = offsetof(uas_three_d_cartesian_coordinates, z)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_three_d_orientation_names[3] = {"a", "b", "c"};
+#endif
 static const uas_member uas_three_d_orientation_members[3] = {
-    {.name = MNAME("a"), .type = &uas_types[UAS_TYPES_DOUBLE],
-     .offset = offsetof(uas_three_d_orientation, a)},
-    {.name = MNAME("b"), .type = &uas_types[UAS_TYPES_DOUBLE],
-     .offset = offsetof(uas_three_d_orientation, b)},
-    {.name = MNAME("c"), .type = &uas_types[UAS_TYPES_DOUBLE],
-     .offset = offsetof(uas_three_d_orientation, c)},
+    {.type_index = UAS_TYPES_DOUBLE, .offset = offsetof(uas_three_d_orientation, a)},
+    {.type_index = UAS_TYPES_DOUBLE, .offset = offsetof(uas_three_d_orientation, b)},
+    {.type_index = UAS_TYPES_DOUBLE, .offset = offsetof(uas_three_d_orientation, c)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_three_d_frame_names[2] = {"cartesian_coordinates", "orientation"};
+#endif
 static const uas_member uas_three_d_frame_members[2] = {
-    {.name = MNAME("cartesian_coordinates"),
-     .type = &uas_types[UAS_TYPES_THREE_D_CARTESIAN_COORDINATES],
+    {.type_index = UAS_TYPES_THREE_D_CARTESIAN_COORDINATES,
      .offset = offsetof(uas_three_d_frame, cartesian_coordinates)},
-    {.name = MNAME("orientation"), .type = &uas_types[UAS_TYPES_THREE_D_ORIENTATION],
+    {.type_index = UAS_TYPES_THREE_D_ORIENTATION,
      .offset = offsetof(uas_three_d_frame, orientation)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_identity_mapping_rule_type_names[2] = {"criteria_type", "criteria"};
+#endif
 static const uas_member uas_identity_mapping_rule_type_members[2] = {
-    {.name = MNAME("criteria_type"), .type = &uas_types[UAS_TYPES_IDENTITY_CRITERIA_TYPE],
+    {.type_index = UAS_TYPES_IDENTITY_CRITERIA_TYPE,
      .offset = offsetof(uas_identity_mapping_rule_type, criteria_type)},
-    {.name = MNAME("criteria"), .type = &uas_types[UAS_TYPES_STRING],
-     .offset = offsetof(uas_identity_mapping_rule_type, criteria)},
+    {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_identity_mapping_rule_type, criteria)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_currency_unit_type_names[4] = {"numeric_code", "exponent",
+    "alphabetic_code", "currency"};
+#endif
 static const uas_member uas_currency_unit_type_members[4] = {
-    {.name = MNAME("numeric_code"), .type = &uas_types[UAS_TYPES_INT16],
-     .offset = offsetof(uas_currency_unit_type, numeric_code)},
-    {.name = MNAME("exponent"), .type = &uas_types[UAS_TYPES_SBYTE],
-     .offset = offsetof(uas_currency_unit_type, exponent)},
-    {.name = MNAME("alphabetic_code"), .type = &uas_types[UAS_TYPES_STRING],
-     .offset = offsetof(uas_currency_unit_type, alphabetic_code)},
-    {.name = MNAME("currency"), .type = &uas_types[UAS_TYPES_LOCALIZED_TEXT],
-     .offset = offsetof(uas_currency_unit_type, currency)},
+    {.type_index = UAS_TYPES_INT16, .offset = offsetof(uas_currency_unit_type, numeric_code)},
+    {.type_index = UAS_TYPES_SBYTE, .offset = offsetof(uas_currency_unit_type, exponent)},
+    {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_currency_unit_type, alphabetic_code)},
+    {.type_index = UAS_TYPES_LOCALIZED_TEXT, .offset = offsetof(uas_currency_unit_type, currency)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_annotation_data_type_names[3] = {"annotation", "discipline", "uri"};
+#endif
 static const uas_member uas_annotation_data_type_members[3] = {
-    {.name = MNAME("annotation"), .type = &uas_types[UAS_TYPES_STRING],
-     .offset = offsetof(uas_annotation_data_type, annotation)},
-    {.name = MNAME("discipline"), .type = &uas_types[UAS_TYPES_STRING],
-     .offset = offsetof(uas_annotation_data_type, discipline)},
-    {.name = MNAME("uri"), .type = &uas_types[UAS_TYPES_STRING],
-     .offset = offsetof(uas_annotation_data_type, uri)},
+    {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_annotation_data_type, annotation)},
+    {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_annotation_data_type, discipline)},
+    {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_annotation_data_type, uri)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_linear_conversion_data_type_names[4] = {"initial_addend",
+    "multiplicand", "divisor", "final_addend"};
+#endif
 static const uas_member uas_linear_conversion_data_type_members[4] = {
-    {.name = MNAME("initial_addend"), .type = &uas_types[UAS_TYPES_FLOAT],
+    {.type_index = UAS_TYPES_FLOAT,
      .offset = offsetof(uas_linear_conversion_data_type, initial_addend)},
-    {.name = MNAME("multiplicand"), .type = &uas_types[UAS_TYPES_FLOAT],
+    {.type_index = UAS_TYPES_FLOAT,
      .offset = offsetof(uas_linear_conversion_data_type, multiplicand)},
-    {.name = MNAME("divisor"), .type = &uas_types[UAS_TYPES_FLOAT],
-     .offset = offsetof(uas_linear_conversion_data_type, divisor)},
-    {.name = MNAME("final_addend"), .type = &uas_types[UAS_TYPES_FLOAT],
+    {.type_index = UAS_TYPES_FLOAT, .offset = offsetof(uas_linear_conversion_data_type, divisor)},
+    {.type_index = UAS_TYPES_FLOAT,
      .offset = offsetof(uas_linear_conversion_data_type, final_addend)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_quantity_dimension_names[8] = {"mass_exponent", "length_exponent",
+    "time_exponent", "electric_current_exponent", "amount_of_substance_exponent",
+    "luminous_intensity_exponent", "absolute_temperature_exponent", "dimensionless_exponent"};
+#endif
 static const uas_member uas_quantity_dimension_members[8] = {
-    {.name = MNAME("mass_exponent"), .type = &uas_types[UAS_TYPES_SBYTE],
-     .offset = offsetof(uas_quantity_dimension, mass_exponent)},
-    {.name = MNAME("length_exponent"), .type = &uas_types[UAS_TYPES_SBYTE],
-     .offset = offsetof(uas_quantity_dimension, length_exponent)},
-    {.name = MNAME("time_exponent"), .type = &uas_types[UAS_TYPES_SBYTE],
-     .offset = offsetof(uas_quantity_dimension, time_exponent)},
-    {.name = MNAME("electric_current_exponent"), .type = &uas_types[UAS_TYPES_SBYTE],
+    {.type_index = UAS_TYPES_SBYTE, .offset = offsetof(uas_quantity_dimension, mass_exponent)},
+    {.type_index = UAS_TYPES_SBYTE, .offset = offsetof(uas_quantity_dimension, length_exponent)},
+    {.type_index = UAS_TYPES_SBYTE, .offset = offsetof(uas_quantity_dimension, time_exponent)},
+    {.type_index = UAS_TYPES_SBYTE,
      .offset = offsetof(uas_quantity_dimension, electric_current_exponent)},
-    {.name = MNAME("amount_of_substance_exponent"), .type = &uas_types[UAS_TYPES_SBYTE],
+    {.type_index = UAS_TYPES_SBYTE,
      .offset = offsetof(uas_quantity_dimension, amount_of_substance_exponent)},
-    {.name = MNAME("luminous_intensity_exponent"), .type = &uas_types[UAS_TYPES_SBYTE],
+    {.type_index = UAS_TYPES_SBYTE,
      .offset = offsetof(uas_quantity_dimension, luminous_intensity_exponent)},
-    {.name = MNAME("absolute_temperature_exponent"), .type = &uas_types[UAS_TYPES_SBYTE],
+    {.type_index = UAS_TYPES_SBYTE,
      .offset = offsetof(uas_quantity_dimension, absolute_temperature_exponent)},
-    {.name = MNAME("dimensionless_exponent"), .type = &uas_types[UAS_TYPES_SBYTE],
+    {.type_index = UAS_TYPES_SBYTE,
      .offset = offsetof(uas_quantity_dimension, dimensionless_exponent)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_trust_list_data_type_names[5] = {"specified_lists",
+    "trusted_certificates", "trusted_crls", "issuer_certificates", "issuer_crls"};
+#endif
 static const uas_member uas_trust_list_data_type_members[5] = {
-    {.name = MNAME("specified_lists"), .type = &uas_types[UAS_TYPES_UINT32],
-     .offset = offsetof(uas_trust_list_data_type, specified_lists)},
-    {.name = MNAME("trusted_certificates"), .type = &uas_types[UAS_TYPES_BYTE_STRING],
+    {.type_index = UAS_TYPES_UINT32, .offset = offsetof(uas_trust_list_data_type, specified_lists)},
+    {.type_index = UAS_TYPES_BYTE_STRING,
      .offset = offsetof(uas_trust_list_data_type, trusted_certificates_count),
      .array_offset = offsetof(uas_trust_list_data_type, trusted_certificates), .is_array = true},
-    {.name = MNAME("trusted_crls"), .type = &uas_types[UAS_TYPES_BYTE_STRING],
+    {.type_index = UAS_TYPES_BYTE_STRING,
      .offset = offsetof(uas_trust_list_data_type, trusted_crls_count),
      .array_offset = offsetof(uas_trust_list_data_type, trusted_crls), .is_array = true},
-    {.name = MNAME("issuer_certificates"), .type = &uas_types[UAS_TYPES_BYTE_STRING],
+    {.type_index = UAS_TYPES_BYTE_STRING,
      .offset = offsetof(uas_trust_list_data_type, issuer_certificates_count),
      .array_offset = offsetof(uas_trust_list_data_type, issuer_certificates), .is_array = true},
-    {.name = MNAME("issuer_crls"), .type = &uas_types[UAS_TYPES_BYTE_STRING],
+    {.type_index = UAS_TYPES_BYTE_STRING,
      .offset = offsetof(uas_trust_list_data_type, issuer_crls_count),
      .array_offset = offsetof(uas_trust_list_data_type, issuer_crls), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_transaction_error_type_names[3] = {"target_id", "error", "message"};
+#endif
 static const uas_member uas_transaction_error_type_members[3] = {
-    {.name = MNAME("target_id"), .type = &uas_types[UAS_TYPES_NODE_ID],
-     .offset = offsetof(uas_transaction_error_type, target_id)},
-    {.name = MNAME("error"), .type = &uas_types[UAS_TYPES_STATUS_CODE],
-     .offset = offsetof(uas_transaction_error_type, error)},
-    {.name = MNAME("message"), .type = &uas_types[UAS_TYPES_LOCALIZED_TEXT],
+    {.type_index = UAS_TYPES_NODE_ID, .offset = offsetof(uas_transaction_error_type, target_id)},
+    {.type_index = UAS_TYPES_STATUS_CODE, .offset = offsetof(uas_transaction_error_type, error)},
+    {.type_index = UAS_TYPES_LOCALIZED_TEXT,
      .offset = offsetof(uas_transaction_error_type, message)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_data_type_schema_header_names[4] = {"namespaces",
+    "structure_data_types", "enum_data_types", "simple_data_types"};
+#endif
 static const uas_member uas_data_type_schema_header_members[4] = {
-    {.name = MNAME("namespaces"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_data_type_schema_header, namespaces_count),
      .array_offset = offsetof(uas_data_type_schema_header, namespaces), .is_array = true},
-    {.name = MNAME("structure_data_types"), .type = &uas_types[UAS_TYPES_STRUCTURE_DESCRIPTION],
+    {.type_index = UAS_TYPES_STRUCTURE_DESCRIPTION,
      .offset = offsetof(uas_data_type_schema_header, structure_data_types_count),
      .array_offset = offsetof(uas_data_type_schema_header, structure_data_types), .is_array = true},
-    {.name = MNAME("enum_data_types"), .type = &uas_types[UAS_TYPES_ENUM_DESCRIPTION],
+    {.type_index = UAS_TYPES_ENUM_DESCRIPTION,
      .offset = offsetof(uas_data_type_schema_header, enum_data_types_count),
      .array_offset = offsetof(uas_data_type_schema_header, enum_data_types), .is_array = true},
-    {.name = MNAME("simple_data_types"), .type = &uas_types[UAS_TYPES_SIMPLE_TYPE_DESCRIPTION],
+    {.type_index = UAS_TYPES_SIMPLE_TYPE_DESCRIPTION,
      .offset = offsetof(uas_data_type_schema_header, simple_data_types_count),
      .array_offset = offsetof(uas_data_type_schema_header, simple_data_types), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_data_type_description_names[2] = {"data_type_id", "name"};
+#endif
 static const uas_member uas_data_type_description_members[2] = {
-    {.name = MNAME("data_type_id"), .type = &uas_types[UAS_TYPES_NODE_ID],
-     .offset = offsetof(uas_data_type_description, data_type_id)},
-    {.name = MNAME("name"), .type = &uas_types[UAS_TYPES_QUALIFIED_NAME],
-     .offset = offsetof(uas_data_type_description, name)},
+    {.type_index = UAS_TYPES_NODE_ID, .offset = offsetof(uas_data_type_description, data_type_id)},
+    {.type_index = UAS_TYPES_QUALIFIED_NAME, .offset = offsetof(uas_data_type_description, name)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_structure_description_names[3] = {"data_type_id", "name",
+    "structure_definition"};
+#endif
 static const uas_member uas_structure_description_members[3] = {
-    {.name = MNAME("data_type_id"), .type = &uas_types[UAS_TYPES_NODE_ID],
-     .offset = offsetof(uas_structure_description, data_type_id)},
-    {.name = MNAME("name"), .type = &uas_types[UAS_TYPES_QUALIFIED_NAME],
-     .offset = offsetof(uas_structure_description, name)},
-    {.name = MNAME("structure_definition"), .type = &uas_types[UAS_TYPES_STRUCTURE_DEFINITION],
+    {.type_index = UAS_TYPES_NODE_ID, .offset = offsetof(uas_structure_description, data_type_id)},
+    {.type_index = UAS_TYPES_QUALIFIED_NAME, .offset = offsetof(uas_structure_description, name)},
+    {.type_index = UAS_TYPES_STRUCTURE_DEFINITION,
      .offset = offsetof(uas_structure_description, structure_definition)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_enum_description_names[4] = {"data_type_id", "name", "enum_definition",
+    "built_in_type"};
+#endif
 static const uas_member uas_enum_description_members[4] = {
-    {.name = MNAME("data_type_id"), .type = &uas_types[UAS_TYPES_NODE_ID],
-     .offset = offsetof(uas_enum_description, data_type_id)},
-    {.name = MNAME("name"), .type = &uas_types[UAS_TYPES_QUALIFIED_NAME],
-     .offset = offsetof(uas_enum_description, name)},
-    {.name = MNAME("enum_definition"), .type = &uas_types[UAS_TYPES_ENUM_DEFINITION],
+    {.type_index = UAS_TYPES_NODE_ID, .offset = offsetof(uas_enum_description, data_type_id)},
+    {.type_index = UAS_TYPES_QUALIFIED_NAME, .offset = offsetof(uas_enum_description, name)},
+    {.type_index = UAS_TYPES_ENUM_DEFINITION,
      .offset = offsetof(uas_enum_description, enum_definition)},
-    {.name = MNAME("built_in_type"), .type = &uas_types[UAS_TYPES_BYTE],
-     .offset = offsetof(uas_enum_description, built_in_type)},
+    {.type_index = UAS_TYPES_BYTE, .offset = offsetof(uas_enum_description, built_in_type)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_simple_type_description_names[4] = {"data_type_id", "name",
+    "base_data_type", "built_in_type"};
+#endif
 static const uas_member uas_simple_type_description_members[4] = {
-    {.name = MNAME("data_type_id"), .type = &uas_types[UAS_TYPES_NODE_ID],
+    {.type_index = UAS_TYPES_NODE_ID,
      .offset = offsetof(uas_simple_type_description, data_type_id)},
-    {.name = MNAME("name"), .type = &uas_types[UAS_TYPES_QUALIFIED_NAME],
-     .offset = offsetof(uas_simple_type_description, name)},
-    {.name = MNAME("base_data_type"), .type = &uas_types[UAS_TYPES_NODE_ID],
+    {.type_index = UAS_TYPES_QUALIFIED_NAME, .offset = offsetof(uas_simple_type_description, name)},
+    {.type_index = UAS_TYPES_NODE_ID,
      .offset = offsetof(uas_simple_type_description, base_data_type)},
-    {.name = MNAME("built_in_type"), .type = &uas_types[UAS_TYPES_BYTE],
-     .offset = offsetof(uas_simple_type_description, built_in_type)},
+    {.type_index = UAS_TYPES_BYTE, .offset = offsetof(uas_simple_type_description, built_in_type)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_ua_binary_file_data_type_names[7] = {"namespaces",
+    "structure_data_types", "enum_data_types", "simple_data_types", "schema_location",
+    "file_header", "body"};
+#endif
 static const uas_member uas_ua_binary_file_data_type_members[7] = {
-    {.name = MNAME("namespaces"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_ua_binary_file_data_type, namespaces_count),
      .array_offset = offsetof(uas_ua_binary_file_data_type, namespaces), .is_array = true},
-    {.name = MNAME("structure_data_types"), .type = &uas_types[UAS_TYPES_STRUCTURE_DESCRIPTION],
+    {.type_index = UAS_TYPES_STRUCTURE_DESCRIPTION,
      .offset = offsetof(uas_ua_binary_file_data_type, structure_data_types_count),
      .array_offset = offsetof(uas_ua_binary_file_data_type, structure_data_types),
      .is_array = true},
-    {.name = MNAME("enum_data_types"), .type = &uas_types[UAS_TYPES_ENUM_DESCRIPTION],
+    {.type_index = UAS_TYPES_ENUM_DESCRIPTION,
      .offset = offsetof(uas_ua_binary_file_data_type, enum_data_types_count),
      .array_offset = offsetof(uas_ua_binary_file_data_type, enum_data_types), .is_array = true},
-    {.name = MNAME("simple_data_types"), .type = &uas_types[UAS_TYPES_SIMPLE_TYPE_DESCRIPTION],
+    {.type_index = UAS_TYPES_SIMPLE_TYPE_DESCRIPTION,
      .offset = offsetof(uas_ua_binary_file_data_type, simple_data_types_count),
      .array_offset = offsetof(uas_ua_binary_file_data_type, simple_data_types), .is_array = true},
-    {.name = MNAME("schema_location"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_ua_binary_file_data_type, schema_location)},
-    {.name = MNAME("file_header"), .type = &uas_types[UAS_TYPES_KEY_VALUE_PAIR],
+    {.type_index = UAS_TYPES_KEY_VALUE_PAIR,
      .offset = offsetof(uas_ua_binary_file_data_type, file_header_count),
      .array_offset = offsetof(uas_ua_binary_file_data_type, file_header), .is_array = true},
-    {.name = MNAME("body"), .type = &uas_types[UAS_TYPES_VARIANT],
-     .offset = offsetof(uas_ua_binary_file_data_type, body)},
+    {.type_index = UAS_TYPES_VARIANT, .offset = offsetof(uas_ua_binary_file_data_type, body)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_portable_qualified_name_names[2] = {"namespace_uri", "name"};
+#endif
 static const uas_member uas_portable_qualified_name_members[2] = {
-    {.name = MNAME("namespace_uri"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_portable_qualified_name, namespace_uri)},
-    {.name = MNAME("name"), .type = &uas_types[UAS_TYPES_STRING],
-     .offset = offsetof(uas_portable_qualified_name, name)},
+    {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_portable_qualified_name, name)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_portable_node_id_names[2] = {"namespace_uri", "identifier"};
+#endif
 static const uas_member uas_portable_node_id_members[2] = {
-    {.name = MNAME("namespace_uri"), .type = &uas_types[UAS_TYPES_STRING],
-     .offset = offsetof(uas_portable_node_id, namespace_uri)},
-    {.name = MNAME("identifier"), .type = &uas_types[UAS_TYPES_NODE_ID],
-     .offset = offsetof(uas_portable_node_id, identifier)},
+    {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_portable_node_id, namespace_uri)},
+    {.type_index = UAS_TYPES_NODE_ID, .offset = offsetof(uas_portable_node_id, identifier)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_unsigned_rational_number_names[2] = {"numerator", "denominator"};
+#endif
 static const uas_member uas_unsigned_rational_number_members[2] = {
-    {.name = MNAME("numerator"), .type = &uas_types[UAS_TYPES_UINT32],
-     .offset = offsetof(uas_unsigned_rational_number, numerator)},
-    {.name = MNAME("denominator"), .type = &uas_types[UAS_TYPES_UINT32],
-     .offset = offsetof(uas_unsigned_rational_number, denominator)},
+    {.type_index = UAS_TYPES_UINT32, .offset = offsetof(uas_unsigned_rational_number, numerator)},
+    {.type_index = UAS_TYPES_UINT32, .offset = offsetof(uas_unsigned_rational_number, denominator)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_data_set_meta_data_type_names[9] = {"namespaces",
+    "structure_data_types", "enum_data_types", "simple_data_types", "name", "description", "fields",
+    "data_set_class_id", "configuration_version"};
+#endif
 static const uas_member uas_data_set_meta_data_type_members[9] = {
-    {.name = MNAME("namespaces"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_data_set_meta_data_type, namespaces_count),
      .array_offset = offsetof(uas_data_set_meta_data_type, namespaces), .is_array = true},
-    {.name = MNAME("structure_data_types"), .type = &uas_types[UAS_TYPES_STRUCTURE_DESCRIPTION],
+    {.type_index = UAS_TYPES_STRUCTURE_DESCRIPTION,
      .offset = offsetof(uas_data_set_meta_data_type, structure_data_types_count),
      .array_offset = offsetof(uas_data_set_meta_data_type, structure_data_types), .is_array = true},
-    {.name = MNAME("enum_data_types"), .type = &uas_types[UAS_TYPES_ENUM_DESCRIPTION],
+    {.type_index = UAS_TYPES_ENUM_DESCRIPTION,
      .offset = offsetof(uas_data_set_meta_data_type, enum_data_types_count),
      .array_offset = offsetof(uas_data_set_meta_data_type, enum_data_types), .is_array = true},
-    {.name = MNAME("simple_data_types"), .type = &uas_types[UAS_TYPES_SIMPLE_TYPE_DESCRIPTION],
+    {.type_index = UAS_TYPES_SIMPLE_TYPE_DESCRIPTION,
      .offset = offsetof(uas_data_set_meta_data_type, simple_data_types_count),
      .array_offset = offsetof(uas_data_set_meta_data_type, simple_data_types), .is_array = true},
-    {.name = MNAME("name"), .type = &uas_types[UAS_TYPES_STRING],
-     .offset = offsetof(uas_data_set_meta_data_type, name)},
-    {.name = MNAME("description"), .type = &uas_types[UAS_TYPES_LOCALIZED_TEXT],
+    {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_data_set_meta_data_type, name)},
+    {.type_index = UAS_TYPES_LOCALIZED_TEXT,
      .offset = offsetof(uas_data_set_meta_data_type, description)},
-    {.name = MNAME("fields"), .type = &uas_types[UAS_TYPES_FIELD_META_DATA],
+    {.type_index = UAS_TYPES_FIELD_META_DATA,
      .offset = offsetof(uas_data_set_meta_data_type, fields_count),
      .array_offset = offsetof(uas_data_set_meta_data_type, fields), .is_array = true},
-    {.name = MNAME("data_set_class_id"), .type = &uas_types[UAS_TYPES_GUID],
+    {.type_index = UAS_TYPES_GUID,
      .offset = offsetof(uas_data_set_meta_data_type, data_set_class_id)},
-    {.name = MNAME("configuration_version"),
-     .type = &uas_types[UAS_TYPES_CONFIGURATION_VERSION_DATA_TYPE],
+    {.type_index = UAS_TYPES_CONFIGURATION_VERSION_DATA_TYPE,
      .offset = offsetof(uas_data_set_meta_data_type, configuration_version)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_field_meta_data_names[10] = {"name", "description", "field_flags",
+    "built_in_type", "data_type", "value_rank", "array_dimensions", "max_string_length",
+    "data_set_field_id", "properties"};
+#endif
 static const uas_member uas_field_meta_data_members[10] = {
-    {.name = MNAME("name"), .type = &uas_types[UAS_TYPES_STRING],
-     .offset = offsetof(uas_field_meta_data, name)},
-    {.name = MNAME("description"), .type = &uas_types[UAS_TYPES_LOCALIZED_TEXT],
-     .offset = offsetof(uas_field_meta_data, description)},
-    {.name = MNAME("field_flags"), .type = &uas_types[UAS_TYPES_DATA_SET_FIELD_FLAGS],
+    {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_field_meta_data, name)},
+    {.type_index = UAS_TYPES_LOCALIZED_TEXT, .offset = offsetof(uas_field_meta_data, description)},
+    {.type_index = UAS_TYPES_DATA_SET_FIELD_FLAGS,
      .offset = offsetof(uas_field_meta_data, field_flags)},
-    {.name = MNAME("built_in_type"), .type = &uas_types[UAS_TYPES_BYTE],
-     .offset = offsetof(uas_field_meta_data, built_in_type)},
-    {.name = MNAME("data_type"), .type = &uas_types[UAS_TYPES_NODE_ID],
-     .offset = offsetof(uas_field_meta_data, data_type)},
-    {.name = MNAME("value_rank"), .type = &uas_types[UAS_TYPES_INT32],
-     .offset = offsetof(uas_field_meta_data, value_rank)},
-    {.name = MNAME("array_dimensions"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_BYTE, .offset = offsetof(uas_field_meta_data, built_in_type)},
+    {.type_index = UAS_TYPES_NODE_ID, .offset = offsetof(uas_field_meta_data, data_type)},
+    {.type_index = UAS_TYPES_INT32, .offset = offsetof(uas_field_meta_data, value_rank)},
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_field_meta_data, array_dimensions_count),
      .array_offset = offsetof(uas_field_meta_data, array_dimensions), .is_array = true},
-    {.name = MNAME("max_string_length"), .type = &uas_types[UAS_TYPES_UINT32],
-     .offset = offsetof(uas_field_meta_data, max_string_length)},
-    {.name = MNAME("data_set_field_id"), .type = &uas_types[UAS_TYPES_GUID],
-     .offset = offsetof(uas_field_meta_data, data_set_field_id)},
-    {.name = MNAME("properties"), .type = &uas_types[UAS_TYPES_KEY_VALUE_PAIR],
+    {.type_index = UAS_TYPES_UINT32, .offset = offsetof(uas_field_meta_data, max_string_length)},
+    {.type_index = UAS_TYPES_GUID, .offset = offsetof(uas_field_meta_data, data_set_field_id)},
+    {.type_index = UAS_TYPES_KEY_VALUE_PAIR,
      .offset = offsetof(uas_field_meta_data, properties_count),
      .array_offset = offsetof(uas_field_meta_data, properties), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_configuration_version_data_type_names[2] = {"major_version",
+    "minor_version"};
+#endif
 static const uas_member uas_configuration_version_data_type_members[2] = {
-    {.name = MNAME("major_version"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_configuration_version_data_type, major_version)},
-    {.name = MNAME("minor_version"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_configuration_version_data_type, minor_version)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_published_data_set_data_type_names[5] = {"name", "data_set_folder",
+    "data_set_meta_data", "extension_fields", "data_set_source"};
+#endif
 static const uas_member uas_published_data_set_data_type_members[5] = {
-    {.name = MNAME("name"), .type = &uas_types[UAS_TYPES_STRING],
-     .offset = offsetof(uas_published_data_set_data_type, name)},
-    {.name = MNAME("data_set_folder"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_published_data_set_data_type, name)},
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_published_data_set_data_type, data_set_folder_count),
      .array_offset = offsetof(uas_published_data_set_data_type, data_set_folder), .is_array = true},
-    {.name = MNAME("data_set_meta_data"), .type = &uas_types[UAS_TYPES_DATA_SET_META_DATA_TYPE],
+    {.type_index = UAS_TYPES_DATA_SET_META_DATA_TYPE,
      .offset = offsetof(uas_published_data_set_data_type, data_set_meta_data)},
-    {.name = MNAME("extension_fields"), .type = &uas_types[UAS_TYPES_KEY_VALUE_PAIR],
+    {.type_index = UAS_TYPES_KEY_VALUE_PAIR,
      .offset = offsetof(uas_published_data_set_data_type, extension_fields_count),
      .array_offset = offsetof(uas_published_data_set_data_type, extension_fields),
      .is_array = true},
-    {.name = MNAME("data_set_source"), .type = &uas_types[UAS_TYPES_EXTENSION_OBJECT],
+    {.type_index = UAS_TYPES_EXTENSION_OBJECT,
      .offset = offsetof(uas_published_data_set_data_type, data_set_source)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_published_variable_data_type_names[8] = {"published_variable",
+    "attribute_id", "sampling_interval_hint", "deadband_type", "deadband_value", "index_range",
+    "substitute_value", "meta_data_properties"};
+#endif
 static const uas_member uas_published_variable_data_type_members[8] = {
-    {.name = MNAME("published_variable"), .type = &uas_types[UAS_TYPES_NODE_ID],
+    {.type_index = UAS_TYPES_NODE_ID,
      .offset = offsetof(uas_published_variable_data_type, published_variable)},
-    {.name = MNAME("attribute_id"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_published_variable_data_type, attribute_id)},
-    {.name = MNAME("sampling_interval_hint"), .type = &uas_types[UAS_TYPES_DOUBLE],
+    {.type_index = UAS_TYPES_DOUBLE,
      .offset = offsetof(uas_published_variable_data_type, sampling_interval_hint)},
-    {.name = MNAME("deadband_type"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_published_variable_data_type, deadband_type)},
-    {.name = MNAME("deadband_value"), .type = &uas_types[UAS_TYPES_DOUBLE],
+    {.type_index = UAS_TYPES_DOUBLE,
      .offset = offsetof(uas_published_variable_data_type, deadband_value)},
-    {.name = MNAME("index_range"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_published_variable_data_type, index_range)},
-    {.name = MNAME("substitute_value"), .type = &uas_types[UAS_TYPES_VARIANT],
+    {.type_index = UAS_TYPES_VARIANT,
      .offset = offsetof(uas_published_variable_data_type, substitute_value)},
-    {.name = MNAME("meta_data_properties"), .type = &uas_types[UAS_TYPES_QUALIFIED_NAME],
+    {.type_index = UAS_TYPES_QUALIFIED_NAME,
      .offset = offsetof(uas_published_variable_data_type, meta_data_properties_count),
      .array_offset = offsetof(uas_published_variable_data_type, meta_data_properties),
      .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_published_data_items_data_type_names[1] = {"published_data"};
+#endif
 static const uas_member uas_published_data_items_data_type_members[1] = {
-    {.name = MNAME("published_data"), .type = &uas_types[UAS_TYPES_PUBLISHED_VARIABLE_DATA_TYPE],
+    {.type_index = UAS_TYPES_PUBLISHED_VARIABLE_DATA_TYPE,
      .offset = offsetof(uas_published_data_items_data_type, published_data_count),
      .array_offset = offsetof(uas_published_data_items_data_type, published_data),
      .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_published_events_data_type_names[3] = {"event_notifier",
+    "selected_fields", "filter"};
+#endif
 static const uas_member uas_published_events_data_type_members[3] = {
-    {.name = MNAME("event_notifier"), .type = &uas_types[UAS_TYPES_NODE_ID],
+    {.type_index = UAS_TYPES_NODE_ID,
      .offset = offsetof(uas_published_events_data_type, event_notifier)},
-    {.name = MNAME("selected_fields"), .type = &uas_types[UAS_TYPES_SIMPLE_ATTRIBUTE_OPERAND],
+    {.type_index = UAS_TYPES_SIMPLE_ATTRIBUTE_OPERAND,
      .offset = offsetof(uas_published_events_data_type, selected_fields_count),
      .array_offset = offsetof(uas_published_events_data_type, selected_fields), .is_array = true},
-    {.name = MNAME("filter"), .type = &uas_types[UAS_TYPES_CONTENT_FILTER],
+    {.type_index = UAS_TYPES_CONTENT_FILTER,
      .offset = offsetof(uas_published_events_data_type, filter)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_published_data_set_custom_source_data_type_names[1] = {"cyclic_data_set"};
+#endif
 static const uas_member uas_published_data_set_custom_source_data_type_members[1] = {
-    {.name = MNAME("cyclic_data_set"), .type = &uas_types[UAS_TYPES_BOOLEAN],
+    {.type_index = UAS_TYPES_BOOLEAN,
      .offset = offsetof(uas_published_data_set_custom_source_data_type, cyclic_data_set)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_data_set_writer_data_type_names[9] = {"name", "enabled",
+    "data_set_writer_id", "data_set_field_content_mask", "key_frame_count", "data_set_name",
+    "data_set_writer_properties", "transport_settings", "message_settings"};
+#endif
 static const uas_member uas_data_set_writer_data_type_members[9] = {
-    {.name = MNAME("name"), .type = &uas_types[UAS_TYPES_STRING],
-     .offset = offsetof(uas_data_set_writer_data_type, name)},
-    {.name = MNAME("enabled"), .type = &uas_types[UAS_TYPES_BOOLEAN],
-     .offset = offsetof(uas_data_set_writer_data_type, enabled)},
-    {.name = MNAME("data_set_writer_id"), .type = &uas_types[UAS_TYPES_UINT16],
+    {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_data_set_writer_data_type, name)},
+    {.type_index = UAS_TYPES_BOOLEAN, .offset = offsetof(uas_data_set_writer_data_type, enabled)},
+    {.type_index = UAS_TYPES_UINT16,
      .offset = offsetof(uas_data_set_writer_data_type, data_set_writer_id)},
-    {.name = MNAME("data_set_field_content_mask"),
-     .type = &uas_types[UAS_TYPES_DATA_SET_FIELD_CONTENT_MASK],
+    {.type_index = UAS_TYPES_DATA_SET_FIELD_CONTENT_MASK,
      .offset = offsetof(uas_data_set_writer_data_type, data_set_field_content_mask)},
-    {.name = MNAME("key_frame_count"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_data_set_writer_data_type, key_frame_count)},
-    {.name = MNAME("data_set_name"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_data_set_writer_data_type, data_set_name)},
-    {.name = MNAME("data_set_writer_properties"), .type = &uas_types[UAS_TYPES_KEY_VALUE_PAIR],
+    {.type_index = UAS_TYPES_KEY_VALUE_PAIR,
      .offset = offsetof(uas_data_set_writer_data_type, data_set_writer_properties_count),
      .array_offset = offsetof(uas_data_set_writer_data_type, data_set_writer_properties),
      .is_array = true},
-    {.name = MNAME("transport_settings"), .type = &uas_types[UAS_TYPES_EXTENSION_OBJECT],
+    {.type_index = UAS_TYPES_EXTENSION_OBJECT,
      .offset = offsetof(uas_data_set_writer_data_type, transport_settings)},
-    {.name = MNAME("message_settings"), .type = &uas_types[UAS_TYPES_EXTENSION_OBJECT],
+    {.type_index = UAS_TYPES_EXTENSION_OBJECT,
      .offset = offsetof(uas_data_set_writer_data_type, message_settings)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_pub_sub_group_data_type_names[7] = {"name", "enabled", "security_mode",
+    "security_group_id", "security_key_services", "max_network_message_size", "group_properties"};
+#endif
 static const uas_member uas_pub_sub_group_data_type_members[7] = {
-    {.name = MNAME("name"), .type = &uas_types[UAS_TYPES_STRING],
-     .offset = offsetof(uas_pub_sub_group_data_type, name)},
-    {.name = MNAME("enabled"), .type = &uas_types[UAS_TYPES_BOOLEAN],
-     .offset = offsetof(uas_pub_sub_group_data_type, enabled)},
-    {.name = MNAME("security_mode"), .type = &uas_types[UAS_TYPES_MESSAGE_SECURITY_MODE],
+    {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_pub_sub_group_data_type, name)},
+    {.type_index = UAS_TYPES_BOOLEAN, .offset = offsetof(uas_pub_sub_group_data_type, enabled)},
+    {.type_index = UAS_TYPES_MESSAGE_SECURITY_MODE,
      .offset = offsetof(uas_pub_sub_group_data_type, security_mode)},
-    {.name = MNAME("security_group_id"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_pub_sub_group_data_type, security_group_id)},
-    {.name = MNAME("security_key_services"), .type = &uas_types[UAS_TYPES_ENDPOINT_DESCRIPTION],
+    {.type_index = UAS_TYPES_ENDPOINT_DESCRIPTION,
      .offset = offsetof(uas_pub_sub_group_data_type, security_key_services_count),
      .array_offset = offsetof(uas_pub_sub_group_data_type, security_key_services),
      .is_array = true},
-    {.name = MNAME("max_network_message_size"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_pub_sub_group_data_type, max_network_message_size)},
-    {.name = MNAME("group_properties"), .type = &uas_types[UAS_TYPES_KEY_VALUE_PAIR],
+    {.type_index = UAS_TYPES_KEY_VALUE_PAIR,
      .offset = offsetof(uas_pub_sub_group_data_type, group_properties_count),
      .array_offset = offsetof(uas_pub_sub_group_data_type, group_properties), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_writer_group_data_type_names[16] = {"name", "enabled", "security_mode",
+    "security_group_id", "security_key_services", "max_network_message_size", "group_properties",
+    "writer_group_id", "publishing_interval", "keep_alive_time", "priority", "locale_ids",
+    "header_layout_uri", "transport_settings", "message_settings", "data_set_writers"};
+#endif
 static const uas_member uas_writer_group_data_type_members[16] = {
-    {.name = MNAME("name"), .type = &uas_types[UAS_TYPES_STRING],
-     .offset = offsetof(uas_writer_group_data_type, name)},
-    {.name = MNAME("enabled"), .type = &uas_types[UAS_TYPES_BOOLEAN],
-     .offset = offsetof(uas_writer_group_data_type, enabled)},
-    {.name = MNAME("security_mode"), .type = &uas_types[UAS_TYPES_MESSAGE_SECURITY_MODE],
+    {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_writer_group_data_type, name)},
+    {.type_index = UAS_TYPES_BOOLEAN, .offset = offsetof(uas_writer_group_data_type, enabled)},
+    {.type_index = UAS_TYPES_MESSAGE_SECURITY_MODE,
      .offset = offsetof(uas_writer_group_data_type, security_mode)},
-    {.name = MNAME("security_group_id"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_writer_group_data_type, security_group_id)},
-    {.name = MNAME("security_key_services"), .type = &uas_types[UAS_TYPES_ENDPOINT_DESCRIPTION],
+    {.type_index = UAS_TYPES_ENDPOINT_DESCRIPTION,
      .offset = offsetof(uas_writer_group_data_type, security_key_services_count),
      .array_offset = offsetof(uas_writer_group_data_type, security_key_services), .is_array = true},
-    {.name = MNAME("max_network_message_size"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_writer_group_data_type, max_network_message_size)},
-    {.name = MNAME("group_properties"), .type = &uas_types[UAS_TYPES_KEY_VALUE_PAIR],
+    {.type_index = UAS_TYPES_KEY_VALUE_PAIR,
      .offset = offsetof(uas_writer_group_data_type, group_properties_count),
      .array_offset = offsetof(uas_writer_group_data_type, group_properties), .is_array = true},
-    {.name = MNAME("writer_group_id"), .type = &uas_types[UAS_TYPES_UINT16],
+    {.type_index = UAS_TYPES_UINT16,
      .offset = offsetof(uas_writer_group_data_type, writer_group_id)},
-    {.name = MNAME("publishing_interval"), .type = &uas_types[UAS_TYPES_DOUBLE],
+    {.type_index = UAS_TYPES_DOUBLE,
      .offset = offsetof(uas_writer_group_data_type, publishing_interval)},
-    {.name = MNAME("keep_alive_time"), .type = &uas_types[UAS_TYPES_DOUBLE],
+    {.type_index = UAS_TYPES_DOUBLE,
      .offset = offsetof(uas_writer_group_data_type, keep_alive_time)},
-    {.name = MNAME("priority"), .type = &uas_types[UAS_TYPES_BYTE],
-     .offset = offsetof(uas_writer_group_data_type, priority)},
-    {.name = MNAME("locale_ids"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_BYTE, .offset = offsetof(uas_writer_group_data_type, priority)},
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_writer_group_data_type, locale_ids_count),
      .array_offset = offsetof(uas_writer_group_data_type, locale_ids), .is_array = true},
-    {.name = MNAME("header_layout_uri"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_writer_group_data_type, header_layout_uri)},
-    {.name = MNAME("transport_settings"), .type = &uas_types[UAS_TYPES_EXTENSION_OBJECT],
+    {.type_index = UAS_TYPES_EXTENSION_OBJECT,
      .offset = offsetof(uas_writer_group_data_type, transport_settings)},
-    {.name = MNAME("message_settings"), .type = &uas_types[UAS_TYPES_EXTENSION_OBJECT],
+    {.type_index = UAS_TYPES_EXTENSION_OBJECT,
      .offset = offsetof(uas_writer_group_data_type, message_settings)},
-    {.name = MNAME("data_set_writers"), .type = &uas_types[UAS_TYPES_DATA_SET_WRITER_DATA_TYPE],
+    {.type_index = UAS_TYPES_DATA_SET_WRITER_DATA_TYPE,
      .offset = offsetof(uas_writer_group_data_type, data_set_writers_count),
      .array_offset = offsetof(uas_writer_group_data_type, data_set_writers), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_pub_sub_connection_data_type_names[9] = {"name", "enabled",
+    "publisher_id", "transport_profile_uri", "address", "connection_properties",
+    "transport_settings", "writer_groups", "reader_groups"};
+#endif
 static const uas_member uas_pub_sub_connection_data_type_members[9] = {
-    {.name = MNAME("name"), .type = &uas_types[UAS_TYPES_STRING],
-     .offset = offsetof(uas_pub_sub_connection_data_type, name)},
-    {.name = MNAME("enabled"), .type = &uas_types[UAS_TYPES_BOOLEAN],
+    {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_pub_sub_connection_data_type, name)},
+    {.type_index = UAS_TYPES_BOOLEAN,
      .offset = offsetof(uas_pub_sub_connection_data_type, enabled)},
-    {.name = MNAME("publisher_id"), .type = &uas_types[UAS_TYPES_VARIANT],
+    {.type_index = UAS_TYPES_VARIANT,
      .offset = offsetof(uas_pub_sub_connection_data_type, publisher_id)},
-    {.name = MNAME("transport_profile_uri"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_pub_sub_connection_data_type, transport_profile_uri)},
-    {.name = MNAME("address"), .type = &uas_types[UAS_TYPES_EXTENSION_OBJECT],
+    {.type_index = UAS_TYPES_EXTENSION_OBJECT,
      .offset = offsetof(uas_pub_sub_connection_data_type, address)},
-    {.name = MNAME("connection_properties"), .type = &uas_types[UAS_TYPES_KEY_VALUE_PAIR],
+    {.type_index = UAS_TYPES_KEY_VALUE_PAIR,
      .offset = offsetof(uas_pub_sub_connection_data_type, connection_properties_count),
      .array_offset = offsetof(uas_pub_sub_connection_data_type, connection_properties),
      .is_array = true},
-    {.name = MNAME("transport_settings"), .type = &uas_types[UAS_TYPES_EXTENSION_OBJECT],
+    {.type_index = UAS_TYPES_EXTENSION_OBJECT,
      .offset = offsetof(uas_pub_sub_connection_data_type, transport_settings)},
-    {.name = MNAME("writer_groups"), .type = &uas_types[UAS_TYPES_WRITER_GROUP_DATA_TYPE],
+    {.type_index = UAS_TYPES_WRITER_GROUP_DATA_TYPE,
      .offset = offsetof(uas_pub_sub_connection_data_type, writer_groups_count),
      .array_offset = offsetof(uas_pub_sub_connection_data_type, writer_groups), .is_array = true},
-    {.name = MNAME("reader_groups"), .type = &uas_types[UAS_TYPES_READER_GROUP_DATA_TYPE],
+    {.type_index = UAS_TYPES_READER_GROUP_DATA_TYPE,
      .offset = offsetof(uas_pub_sub_connection_data_type, reader_groups_count),
      .array_offset = offsetof(uas_pub_sub_connection_data_type, reader_groups), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_network_address_data_type_names[1] = {"network_interface"};
+#endif
 static const uas_member uas_network_address_data_type_members[1] = {
-    {.name = MNAME("network_interface"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_network_address_data_type, network_interface)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_network_address_url_data_type_names[2] = {"network_interface", "url"};
+#endif
 static const uas_member uas_network_address_url_data_type_members[2] = {
-    {.name = MNAME("network_interface"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_network_address_url_data_type, network_interface)},
-    {.name = MNAME("url"), .type = &uas_types[UAS_TYPES_STRING],
-     .offset = offsetof(uas_network_address_url_data_type, url)},
+    {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_network_address_url_data_type, url)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_reader_group_data_type_names[10] = {"name", "enabled", "security_mode",
+    "security_group_id", "security_key_services", "max_network_message_size", "group_properties",
+    "transport_settings", "message_settings", "data_set_readers"};
+#endif
 static const uas_member uas_reader_group_data_type_members[10] = {
-    {.name = MNAME("name"), .type = &uas_types[UAS_TYPES_STRING],
-     .offset = offsetof(uas_reader_group_data_type, name)},
-    {.name = MNAME("enabled"), .type = &uas_types[UAS_TYPES_BOOLEAN],
-     .offset = offsetof(uas_reader_group_data_type, enabled)},
-    {.name = MNAME("security_mode"), .type = &uas_types[UAS_TYPES_MESSAGE_SECURITY_MODE],
+    {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_reader_group_data_type, name)},
+    {.type_index = UAS_TYPES_BOOLEAN, .offset = offsetof(uas_reader_group_data_type, enabled)},
+    {.type_index = UAS_TYPES_MESSAGE_SECURITY_MODE,
      .offset = offsetof(uas_reader_group_data_type, security_mode)},
-    {.name = MNAME("security_group_id"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_reader_group_data_type, security_group_id)},
-    {.name = MNAME("security_key_services"), .type = &uas_types[UAS_TYPES_ENDPOINT_DESCRIPTION],
+    {.type_index = UAS_TYPES_ENDPOINT_DESCRIPTION,
      .offset = offsetof(uas_reader_group_data_type, security_key_services_count),
      .array_offset = offsetof(uas_reader_group_data_type, security_key_services), .is_array = true},
-    {.name = MNAME("max_network_message_size"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_reader_group_data_type, max_network_message_size)},
-    {.name = MNAME("group_properties"), .type = &uas_types[UAS_TYPES_KEY_VALUE_PAIR],
+    {.type_index = UAS_TYPES_KEY_VALUE_PAIR,
      .offset = offsetof(uas_reader_group_data_type, group_properties_count),
      .array_offset = offsetof(uas_reader_group_data_type, group_properties), .is_array = true},
-    {.name = MNAME("transport_settings"), .type = &uas_types[UAS_TYPES_EXTENSION_OBJECT],
+    {.type_index = UAS_TYPES_EXTENSION_OBJECT,
      .offset = offsetof(uas_reader_group_data_type, transport_settings)},
-    {.name = MNAME("message_settings"), .type = &uas_types[UAS_TYPES_EXTENSION_OBJECT],
+    {.type_index = UAS_TYPES_EXTENSION_OBJECT,
      .offset = offsetof(uas_reader_group_data_type, message_settings)},
-    {.name = MNAME("data_set_readers"), .type = &uas_types[UAS_TYPES_DATA_SET_READER_DATA_TYPE],
+    {.type_index = UAS_TYPES_DATA_SET_READER_DATA_TYPE,
      .offset = offsetof(uas_reader_group_data_type, data_set_readers_count),
      .array_offset = offsetof(uas_reader_group_data_type, data_set_readers), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_data_set_reader_data_type_names[17] = {"name", "enabled",
+    "publisher_id", "writer_group_id", "data_set_writer_id", "data_set_meta_data",
+    "data_set_field_content_mask", "message_receive_timeout", "key_frame_count",
+    "header_layout_uri", "security_mode", "security_group_id", "security_key_services",
+    "data_set_reader_properties", "transport_settings", "message_settings", "subscribed_data_set"};
+#endif
 static const uas_member uas_data_set_reader_data_type_members[17] = {
-    {.name = MNAME("name"), .type = &uas_types[UAS_TYPES_STRING],
-     .offset = offsetof(uas_data_set_reader_data_type, name)},
-    {.name = MNAME("enabled"), .type = &uas_types[UAS_TYPES_BOOLEAN],
-     .offset = offsetof(uas_data_set_reader_data_type, enabled)},
-    {.name = MNAME("publisher_id"), .type = &uas_types[UAS_TYPES_VARIANT],
+    {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_data_set_reader_data_type, name)},
+    {.type_index = UAS_TYPES_BOOLEAN, .offset = offsetof(uas_data_set_reader_data_type, enabled)},
+    {.type_index = UAS_TYPES_VARIANT,
      .offset = offsetof(uas_data_set_reader_data_type, publisher_id)},
-    {.name = MNAME("writer_group_id"), .type = &uas_types[UAS_TYPES_UINT16],
+    {.type_index = UAS_TYPES_UINT16,
      .offset = offsetof(uas_data_set_reader_data_type, writer_group_id)},
-    {.name = MNAME("data_set_writer_id"), .type = &uas_types[UAS_TYPES_UINT16],
+    {.type_index = UAS_TYPES_UINT16,
      .offset = offsetof(uas_data_set_reader_data_type, data_set_writer_id)},
-    {.name = MNAME("data_set_meta_data"), .type = &uas_types[UAS_TYPES_DATA_SET_META_DATA_TYPE],
+    {.type_index = UAS_TYPES_DATA_SET_META_DATA_TYPE,
      .offset = offsetof(uas_data_set_reader_data_type, data_set_meta_data)},
-    {.name = MNAME("data_set_field_content_mask"),
-     .type = &uas_types[UAS_TYPES_DATA_SET_FIELD_CONTENT_MASK],
+    {.type_index = UAS_TYPES_DATA_SET_FIELD_CONTENT_MASK,
      .offset = offsetof(uas_data_set_reader_data_type, data_set_field_content_mask)},
-    {.name = MNAME("message_receive_timeout"), .type = &uas_types[UAS_TYPES_DOUBLE],
+    {.type_index = UAS_TYPES_DOUBLE,
      .offset = offsetof(uas_data_set_reader_data_type, message_receive_timeout)},
-    {.name = MNAME("key_frame_count"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_data_set_reader_data_type, key_frame_count)},
-    {.name = MNAME("header_layout_uri"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_data_set_reader_data_type, header_layout_uri)},
-    {.name = MNAME("security_mode"), .type = &uas_types[UAS_TYPES_MESSAGE_SECURITY_MODE],
+    {.type_index = UAS_TYPES_MESSAGE_SECURITY_MODE,
      .offset = offsetof(uas_data_set_reader_data_type, security_mode)},
-    {.name = MNAME("security_group_id"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_data_set_reader_data_type, security_group_id)},
-    {.name = MNAME("security_key_services"), .type = &uas_types[UAS_TYPES_ENDPOINT_DESCRIPTION],
+    {.type_index = UAS_TYPES_ENDPOINT_DESCRIPTION,
      .offset = offsetof(uas_data_set_reader_data_type, security_key_services_count),
      .array_offset = offsetof(uas_data_set_reader_data_type, security_key_services),
      .is_array = true},
-    {.name = MNAME("data_set_reader_properties"), .type = &uas_types[UAS_TYPES_KEY_VALUE_PAIR],
+    {.type_index = UAS_TYPES_KEY_VALUE_PAIR,
      .offset = offsetof(uas_data_set_reader_data_type, data_set_reader_properties_count),
      .array_offset = offsetof(uas_data_set_reader_data_type, data_set_reader_properties),
      .is_array = true},
-    {.name = MNAME("transport_settings"), .type = &uas_types[UAS_TYPES_EXTENSION_OBJECT],
+    {.type_index = UAS_TYPES_EXTENSION_OBJECT,
      .offset = offsetof(uas_data_set_reader_data_type, transport_settings)},
-    {.name = MNAME("message_settings"), .type = &uas_types[UAS_TYPES_EXTENSION_OBJECT],
+    {.type_index = UAS_TYPES_EXTENSION_OBJECT,
      .offset = offsetof(uas_data_set_reader_data_type, message_settings)},
-    {.name = MNAME("subscribed_data_set"), .type = &uas_types[UAS_TYPES_EXTENSION_OBJECT],
+    {.type_index = UAS_TYPES_EXTENSION_OBJECT,
      .offset = offsetof(uas_data_set_reader_data_type, subscribed_data_set)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_target_variables_data_type_names[1] = {"target_variables"};
+#endif
 static const uas_member uas_target_variables_data_type_members[1] = {
-    {.name = MNAME("target_variables"), .type = &uas_types[UAS_TYPES_FIELD_TARGET_DATA_TYPE],
+    {.type_index = UAS_TYPES_FIELD_TARGET_DATA_TYPE,
      .offset = offsetof(uas_target_variables_data_type, target_variables_count),
      .array_offset = offsetof(uas_target_variables_data_type, target_variables), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_field_target_data_type_names[7] = {"data_set_field_id",
+    "receiver_index_range", "target_node_id", "attribute_id", "write_index_range",
+    "override_value_handling", "override_value"};
+#endif
 static const uas_member uas_field_target_data_type_members[7] = {
-    {.name = MNAME("data_set_field_id"), .type = &uas_types[UAS_TYPES_GUID],
+    {.type_index = UAS_TYPES_GUID,
      .offset = offsetof(uas_field_target_data_type, data_set_field_id)},
-    {.name = MNAME("receiver_index_range"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_field_target_data_type, receiver_index_range)},
-    {.name = MNAME("target_node_id"), .type = &uas_types[UAS_TYPES_NODE_ID],
+    {.type_index = UAS_TYPES_NODE_ID,
      .offset = offsetof(uas_field_target_data_type, target_node_id)},
-    {.name = MNAME("attribute_id"), .type = &uas_types[UAS_TYPES_UINT32],
-     .offset = offsetof(uas_field_target_data_type, attribute_id)},
-    {.name = MNAME("write_index_range"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_UINT32, .offset = offsetof(uas_field_target_data_type, attribute_id)},
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_field_target_data_type, write_index_range)},
-    {.name = MNAME("override_value_handling"),
-     .type = &uas_types[UAS_TYPES_OVERRIDE_VALUE_HANDLING],
+    {.type_index = UAS_TYPES_OVERRIDE_VALUE_HANDLING,
      .offset = offsetof(uas_field_target_data_type, override_value_handling)},
-    {.name = MNAME("override_value"), .type = &uas_types[UAS_TYPES_VARIANT],
+    {.type_index = UAS_TYPES_VARIANT,
      .offset = offsetof(uas_field_target_data_type, override_value)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_subscribed_data_set_mirror_data_type_names[2] = {"parent_node_name",
+    "role_permissions"};
+#endif
 static const uas_member uas_subscribed_data_set_mirror_data_type_members[2] = {
-    {.name = MNAME("parent_node_name"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_subscribed_data_set_mirror_data_type, parent_node_name)},
-    {.name = MNAME("role_permissions"), .type = &uas_types[UAS_TYPES_ROLE_PERMISSION_TYPE],
+    {.type_index = UAS_TYPES_ROLE_PERMISSION_TYPE,
      .offset = offsetof(uas_subscribed_data_set_mirror_data_type, role_permissions_count),
      .array_offset = offsetof(uas_subscribed_data_set_mirror_data_type, role_permissions),
      .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_pub_sub_configuration_data_type_names[3] = {"published_data_sets",
+    "connections", "enabled"};
+#endif
 static const uas_member uas_pub_sub_configuration_data_type_members[3] = {
-    {.name = MNAME("published_data_sets"),
-     .type = &uas_types[UAS_TYPES_PUBLISHED_DATA_SET_DATA_TYPE],
+    {.type_index = UAS_TYPES_PUBLISHED_DATA_SET_DATA_TYPE,
      .offset = offsetof(uas_pub_sub_configuration_data_type, published_data_sets_count),
      .array_offset = offsetof(uas_pub_sub_configuration_data_type, published_data_sets),
      .is_array = true},
-    {.name = MNAME("connections"), .type = &uas_types[UAS_TYPES_PUB_SUB_CONNECTION_DATA_TYPE],
+    {.type_index = UAS_TYPES_PUB_SUB_CONNECTION_DATA_TYPE,
      .offset = offsetof(uas_pub_sub_configuration_data_type, connections_count),
      .array_offset = offsetof(uas_pub_sub_configuration_data_type, connections), .is_array = true},
-    {.name = MNAME("enabled"), .type = &uas_types[UAS_TYPES_BOOLEAN],
+    {.type_index = UAS_TYPES_BOOLEAN,
      .offset = offsetof(uas_pub_sub_configuration_data_type, enabled)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_standalone_subscribed_data_set_ref_data_type_names[1] = {"data_set_name"};
+#endif
 static const uas_member uas_standalone_subscribed_data_set_ref_data_type_members[1] = {
-    {.name = MNAME("data_set_name"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_standalone_subscribed_data_set_ref_data_type, data_set_name)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_standalone_subscribed_data_set_data_type_names[4] = {"name",
+    "data_set_folder", "data_set_meta_data", "subscribed_data_set"};
+#endif
 static const uas_member uas_standalone_subscribed_data_set_data_type_members[4] = {
-    {.name = MNAME("name"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_standalone_subscribed_data_set_data_type, name)},
-    {.name = MNAME("data_set_folder"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_standalone_subscribed_data_set_data_type, data_set_folder_count),
      .array_offset = offsetof(uas_standalone_subscribed_data_set_data_type, data_set_folder),
      .is_array = true},
-    {.name = MNAME("data_set_meta_data"), .type = &uas_types[UAS_TYPES_DATA_SET_META_DATA_TYPE],
+    {.type_index = UAS_TYPES_DATA_SET_META_DATA_TYPE,
      .offset = offsetof(uas_standalone_subscribed_data_set_data_type, data_set_meta_data)},
-    {.name = MNAME("subscribed_data_set"), .type = &uas_types[UAS_TYPES_EXTENSION_OBJECT],
+    {.type_index = UAS_TYPES_EXTENSION_OBJECT,
      .offset = offsetof(uas_standalone_subscribed_data_set_data_type, subscribed_data_set)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_security_group_data_type_names[9] = {"name", "security_group_folder",
+    "key_lifetime", "security_policy_uri", "max_future_key_count", "max_past_key_count",
+    "security_group_id", "role_permissions", "group_properties"};
+#endif
 static const uas_member uas_security_group_data_type_members[9] = {
-    {.name = MNAME("name"), .type = &uas_types[UAS_TYPES_STRING],
-     .offset = offsetof(uas_security_group_data_type, name)},
-    {.name = MNAME("security_group_folder"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_security_group_data_type, name)},
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_security_group_data_type, security_group_folder_count),
      .array_offset = offsetof(uas_security_group_data_type, security_group_folder),
      .is_array = true},
-    {.name = MNAME("key_lifetime"), .type = &uas_types[UAS_TYPES_DOUBLE],
+    {.type_index = UAS_TYPES_DOUBLE,
      .offset = offsetof(uas_security_group_data_type, key_lifetime)},
-    {.name = MNAME("security_policy_uri"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_security_group_data_type, security_policy_uri)},
-    {.name = MNAME("max_future_key_count"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_security_group_data_type, max_future_key_count)},
-    {.name = MNAME("max_past_key_count"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_security_group_data_type, max_past_key_count)},
-    {.name = MNAME("security_group_id"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_security_group_data_type, security_group_id)},
-    {.name = MNAME("role_permissions"), .type = &uas_types[UAS_TYPES_ROLE_PERMISSION_TYPE],
+    {.type_index = UAS_TYPES_ROLE_PERMISSION_TYPE,
      .offset = offsetof(uas_security_group_data_type, role_permissions_count),
      .array_offset = offsetof(uas_security_group_data_type, role_permissions), .is_array = true},
-    {.name = MNAME("group_properties"), .type = &uas_types[UAS_TYPES_KEY_VALUE_PAIR],
+    {.type_index = UAS_TYPES_KEY_VALUE_PAIR,
      .offset = offsetof(uas_security_group_data_type, group_properties_count),
      .array_offset = offsetof(uas_security_group_data_type, group_properties), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_pub_sub_key_push_target_data_type_names[9] = {"application_uri",
+    "push_target_folder", "endpoint_url", "security_policy_uri", "user_token_type",
+    "requested_key_count", "retry_interval", "push_target_properties", "security_groups"};
+#endif
 static const uas_member uas_pub_sub_key_push_target_data_type_members[9] = {
-    {.name = MNAME("application_uri"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_pub_sub_key_push_target_data_type, application_uri)},
-    {.name = MNAME("push_target_folder"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_pub_sub_key_push_target_data_type, push_target_folder_count),
      .array_offset = offsetof(uas_pub_sub_key_push_target_data_type, push_target_folder),
      .is_array = true},
-    {.name = MNAME("endpoint_url"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_pub_sub_key_push_target_data_type, endpoint_url)},
-    {.name = MNAME("security_policy_uri"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_pub_sub_key_push_target_data_type, security_policy_uri)},
-    {.name = MNAME("user_token_type"), .type = &uas_types[UAS_TYPES_USER_TOKEN_POLICY],
+    {.type_index = UAS_TYPES_USER_TOKEN_POLICY,
      .offset = offsetof(uas_pub_sub_key_push_target_data_type, user_token_type)},
-    {.name = MNAME("requested_key_count"), .type = &uas_types[UAS_TYPES_UINT16],
+    {.type_index = UAS_TYPES_UINT16,
      .offset = offsetof(uas_pub_sub_key_push_target_data_type, requested_key_count)},
-    {.name = MNAME("retry_interval"), .type = &uas_types[UAS_TYPES_DOUBLE],
+    {.type_index = UAS_TYPES_DOUBLE,
      .offset = offsetof(uas_pub_sub_key_push_target_data_type, retry_interval)},
-    {.name = MNAME("push_target_properties"), .type = &uas_types[UAS_TYPES_KEY_VALUE_PAIR],
+    {.type_index = UAS_TYPES_KEY_VALUE_PAIR,
      .offset = offsetof(uas_pub_sub_key_push_target_data_type, push_target_properties_count),
      .array_offset = offsetof(uas_pub_sub_key_push_target_data_type, push_target_properties),
      .is_array = true},
-    {.name = MNAME("security_groups"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_pub_sub_key_push_target_data_type, security_groups_count),
      .array_offset = offsetof(uas_pub_sub_key_push_target_data_type, security_groups),
      .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_pub_sub_configuration2_data_type_names[10] = {"published_data_sets",
+    "connections", "enabled", "subscribed_data_sets", "data_set_classes",
+    "default_security_key_services", "security_groups", "pub_sub_key_push_targets",
+    "configuration_version", "configuration_properties"};
+#endif
 static const uas_member uas_pub_sub_configuration2_data_type_members[10] = {
-    {.name = MNAME("published_data_sets"),
-     .type = &uas_types[UAS_TYPES_PUBLISHED_DATA_SET_DATA_TYPE],
+    {.type_index = UAS_TYPES_PUBLISHED_DATA_SET_DATA_TYPE,
      .offset = offsetof(uas_pub_sub_configuration2_data_type, published_data_sets_count),
      .array_offset = offsetof(uas_pub_sub_configuration2_data_type, published_data_sets),
      .is_array = true},
-    {.name = MNAME("connections"), .type = &uas_types[UAS_TYPES_PUB_SUB_CONNECTION_DATA_TYPE],
+    {.type_index = UAS_TYPES_PUB_SUB_CONNECTION_DATA_TYPE,
      .offset = offsetof(uas_pub_sub_configuration2_data_type, connections_count),
      .array_offset = offsetof(uas_pub_sub_configuration2_data_type, connections), .is_array = true},
-    {.name = MNAME("enabled"), .type = &uas_types[UAS_TYPES_BOOLEAN],
+    {.type_index = UAS_TYPES_BOOLEAN,
      .offset = offsetof(uas_pub_sub_configuration2_data_type, enabled)},
-    {.name = MNAME("subscribed_data_sets"),
-     .type = &uas_types[UAS_TYPES_STANDALONE_SUBSCRIBED_DATA_SET_DATA_TYPE],
+    {.type_index = UAS_TYPES_STANDALONE_SUBSCRIBED_DATA_SET_DATA_TYPE,
      .offset = offsetof(uas_pub_sub_configuration2_data_type, subscribed_data_sets_count),
      .array_offset = offsetof(uas_pub_sub_configuration2_data_type, subscribed_data_sets),
      .is_array = true},
-    {.name = MNAME("data_set_classes"), .type = &uas_types[UAS_TYPES_DATA_SET_META_DATA_TYPE],
+    {.type_index = UAS_TYPES_DATA_SET_META_DATA_TYPE,
      .offset = offsetof(uas_pub_sub_configuration2_data_type, data_set_classes_count),
      .array_offset = offsetof(uas_pub_sub_configuration2_data_type, data_set_classes),
      .is_array = true},
-    {.name = MNAME("default_security_key_services"),
-     .type = &uas_types[UAS_TYPES_ENDPOINT_DESCRIPTION],
+    {.type_index = UAS_TYPES_ENDPOINT_DESCRIPTION,
      .offset = offsetof(uas_pub_sub_configuration2_data_type, default_security_key_services_count),
      .array_offset = offsetof(uas_pub_sub_configuration2_data_type, default_security_key_services),
      .is_array = true},
-    {.name = MNAME("security_groups"), .type = &uas_types[UAS_TYPES_SECURITY_GROUP_DATA_TYPE],
+    {.type_index = UAS_TYPES_SECURITY_GROUP_DATA_TYPE,
      .offset = offsetof(uas_pub_sub_configuration2_data_type, security_groups_count),
      .array_offset = offsetof(uas_pub_sub_configuration2_data_type, security_groups),
      .is_array = true},
-    {.name = MNAME("pub_sub_key_push_targets"),
-     .type = &uas_types[UAS_TYPES_PUB_SUB_KEY_PUSH_TARGET_DATA_TYPE],
+    {.type_index = UAS_TYPES_PUB_SUB_KEY_PUSH_TARGET_DATA_TYPE,
      .offset = offsetof(uas_pub_sub_configuration2_data_type, pub_sub_key_push_targets_count),
      .array_offset = offsetof(uas_pub_sub_configuration2_data_type, pub_sub_key_push_targets),
      .is_array = true},
-    {.name = MNAME("configuration_version"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_pub_sub_configuration2_data_type, configuration_version)},
-    {.name = MNAME("configuration_properties"), .type = &uas_types[UAS_TYPES_KEY_VALUE_PAIR],
+    {.type_index = UAS_TYPES_KEY_VALUE_PAIR,
      .offset = offsetof(uas_pub_sub_configuration2_data_type, configuration_properties_count),
      .array_offset = offsetof(uas_pub_sub_configuration2_data_type, configuration_properties),
      .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_uadp_writer_group_message_data_type_names[5] = {"group_version",
+    "data_set_ordering", "network_message_content_mask", "sampling_offset", "publishing_offset"};
+#endif
 static const uas_member uas_uadp_writer_group_message_data_type_members[5] = {
-    {.name = MNAME("group_version"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_uadp_writer_group_message_data_type, group_version)},
-    {.name = MNAME("data_set_ordering"), .type = &uas_types[UAS_TYPES_DATA_SET_ORDERING_TYPE],
+    {.type_index = UAS_TYPES_DATA_SET_ORDERING_TYPE,
      .offset = offsetof(uas_uadp_writer_group_message_data_type, data_set_ordering)},
-    {.name = MNAME("network_message_content_mask"),
-     .type = &uas_types[UAS_TYPES_UADP_NETWORK_MESSAGE_CONTENT_MASK],
+    {.type_index = UAS_TYPES_UADP_NETWORK_MESSAGE_CONTENT_MASK,
      .offset = offsetof(uas_uadp_writer_group_message_data_type, network_message_content_mask)},
-    {.name = MNAME("sampling_offset"), .type = &uas_types[UAS_TYPES_DOUBLE],
+    {.type_index = UAS_TYPES_DOUBLE,
      .offset = offsetof(uas_uadp_writer_group_message_data_type, sampling_offset)},
-    {.name = MNAME("publishing_offset"), .type = &uas_types[UAS_TYPES_DOUBLE],
+    {.type_index = UAS_TYPES_DOUBLE,
      .offset = offsetof(uas_uadp_writer_group_message_data_type, publishing_offset_count),
      .array_offset = offsetof(uas_uadp_writer_group_message_data_type, publishing_offset),
      .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_uadp_data_set_writer_message_data_type_names[4] = {"data_set_message_content_mask",
+    "configured_size", "network_message_number", "data_set_offset"};
+#endif
 static const uas_member uas_uadp_data_set_writer_message_data_type_members[4] = {
-    {.name = MNAME("data_set_message_content_mask"),
-     .type = &uas_types[UAS_TYPES_UADP_DATA_SET_MESSAGE_CONTENT_MASK],
+    {.type_index = UAS_TYPES_UADP_DATA_SET_MESSAGE_CONTENT_MASK,
      .offset = offsetof(uas_uadp_data_set_writer_message_data_type, data_set_message_content_mask)},
-    {.name = MNAME("configured_size"), .type = &uas_types[UAS_TYPES_UINT16],
+    {.type_index = UAS_TYPES_UINT16,
      .offset = offsetof(uas_uadp_data_set_writer_message_data_type, configured_size)},
-    {.name = MNAME("network_message_number"), .type = &uas_types[UAS_TYPES_UINT16],
+    {.type_index = UAS_TYPES_UINT16,
      .offset = offsetof(uas_uadp_data_set_writer_message_data_type, network_message_number)},
-    {.name = MNAME("data_set_offset"), .type = &uas_types[UAS_TYPES_UINT16],
+    {.type_index = UAS_TYPES_UINT16,
      .offset = offsetof(uas_uadp_data_set_writer_message_data_type, data_set_offset)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_uadp_data_set_reader_message_data_type_names[9] = {"group_version",
+    "network_message_number", "data_set_offset", "data_set_class_id",
+    "network_message_content_mask", "data_set_message_content_mask", "publishing_interval",
+    "receive_offset", "processing_offset"};
+#endif
 static const uas_member uas_uadp_data_set_reader_message_data_type_members[9] = {
-    {.name = MNAME("group_version"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_uadp_data_set_reader_message_data_type, group_version)},
-    {.name = MNAME("network_message_number"), .type = &uas_types[UAS_TYPES_UINT16],
+    {.type_index = UAS_TYPES_UINT16,
      .offset = offsetof(uas_uadp_data_set_reader_message_data_type, network_message_number)},
-    {.name = MNAME("data_set_offset"), .type = &uas_types[UAS_TYPES_UINT16],
+    {.type_index = UAS_TYPES_UINT16,
      .offset = offsetof(uas_uadp_data_set_reader_message_data_type, data_set_offset)},
-    {.name = MNAME("data_set_class_id"), .type = &uas_types[UAS_TYPES_GUID],
+    {.type_index = UAS_TYPES_GUID,
      .offset = offsetof(uas_uadp_data_set_reader_message_data_type, data_set_class_id)},
-    {.name = MNAME("network_message_content_mask"),
-     .type = &uas_types[UAS_TYPES_UADP_NETWORK_MESSAGE_CONTENT_MASK],
+    {.type_index = UAS_TYPES_UADP_NETWORK_MESSAGE_CONTENT_MASK,
      .offset = offsetof(uas_uadp_data_set_reader_message_data_type, network_message_content_mask)},
-    {.name = MNAME("data_set_message_content_mask"),
-     .type = &uas_types[UAS_TYPES_UADP_DATA_SET_MESSAGE_CONTENT_MASK],
+    {.type_index = UAS_TYPES_UADP_DATA_SET_MESSAGE_CONTENT_MASK,
      .offset = offsetof(uas_uadp_data_set_reader_message_data_type, data_set_message_content_mask)},
-    {.name = MNAME("publishing_interval"), .type = &uas_types[UAS_TYPES_DOUBLE],
+    {.type_index = UAS_TYPES_DOUBLE,
      .offset = offsetof(uas_uadp_data_set_reader_message_data_type, publishing_interval)},
-    {.name = MNAME("receive_offset"), .type = &uas_types[UAS_TYPES_DOUBLE],
+    {.type_index = UAS_TYPES_DOUBLE,
      .offset = offsetof(uas_uadp_data_set_reader_message_data_type, receive_offset)},
-    {.name = MNAME("processing_offset"), .type = &uas_types[UAS_TYPES_DOUBLE],
+    {.type_index = UAS_TYPES_DOUBLE,
      .offset = offsetof(uas_uadp_data_set_reader_message_data_type, processing_offset)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_json_writer_group_message_data_type_names[1] = {"network_message_content_mask"};
+#endif
 static const uas_member uas_json_writer_group_message_data_type_members[1] = {
-    {.name = MNAME("network_message_content_mask"),
-     .type = &uas_types[UAS_TYPES_JSON_NETWORK_MESSAGE_CONTENT_MASK],
+    {.type_index = UAS_TYPES_JSON_NETWORK_MESSAGE_CONTENT_MASK,
      .offset = offsetof(uas_json_writer_group_message_data_type, network_message_content_mask)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_json_data_set_writer_message_data_type_names[1] = {"data_set_message_content_mask"};
+#endif
 static const uas_member uas_json_data_set_writer_message_data_type_members[1] = {
-    {.name = MNAME("data_set_message_content_mask"),
-     .type = &uas_types[UAS_TYPES_JSON_DATA_SET_MESSAGE_CONTENT_MASK],
+    {.type_index = UAS_TYPES_JSON_DATA_SET_MESSAGE_CONTENT_MASK,
      .offset = offsetof(uas_json_data_set_writer_message_data_type, data_set_message_content_mask)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_json_data_set_reader_message_data_type_names[2] = {"network_message_content_mask",
+    "data_set_message_content_mask"};
+#endif
 static const uas_member uas_json_data_set_reader_message_data_type_members[2] = {
-    {.name = MNAME("network_message_content_mask"),
-     .type = &uas_types[UAS_TYPES_JSON_NETWORK_MESSAGE_CONTENT_MASK],
+    {.type_index = UAS_TYPES_JSON_NETWORK_MESSAGE_CONTENT_MASK,
      .offset = offsetof(uas_json_data_set_reader_message_data_type, network_message_content_mask)},
-    {.name = MNAME("data_set_message_content_mask"),
-     .type = &uas_types[UAS_TYPES_JSON_DATA_SET_MESSAGE_CONTENT_MASK],
+    {.type_index = UAS_TYPES_JSON_DATA_SET_MESSAGE_CONTENT_MASK,
      .offset = offsetof(uas_json_data_set_reader_message_data_type, data_set_message_content_mask)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_transmit_qos_priority_data_type_names[1] = {"priority_label"};
+#endif
 static const uas_member uas_transmit_qos_priority_data_type_members[1] = {
-    {.name = MNAME("priority_label"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_transmit_qos_priority_data_type, priority_label)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_receive_qos_priority_data_type_names[1] = {"priority_label"};
+#endif
 static const uas_member uas_receive_qos_priority_data_type_members[1] = {
-    {.name = MNAME("priority_label"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_receive_qos_priority_data_type, priority_label)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_datagram_connection_transport_data_type_names[1] = {"discovery_address"};
+#endif
 static const uas_member uas_datagram_connection_transport_data_type_members[1] = {
-    {.name = MNAME("discovery_address"), .type = &uas_types[UAS_TYPES_EXTENSION_OBJECT],
+    {.type_index = UAS_TYPES_EXTENSION_OBJECT,
      .offset = offsetof(uas_datagram_connection_transport_data_type, discovery_address)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_datagram_connection_transport2_data_type_names[5] = {"discovery_address",
+    "discovery_announce_rate", "discovery_max_message_size", "qos_category", "datagram_qos"};
+#endif
 static const uas_member uas_datagram_connection_transport2_data_type_members[5] = {
-    {.name = MNAME("discovery_address"), .type = &uas_types[UAS_TYPES_EXTENSION_OBJECT],
+    {.type_index = UAS_TYPES_EXTENSION_OBJECT,
      .offset = offsetof(uas_datagram_connection_transport2_data_type, discovery_address)},
-    {.name = MNAME("discovery_announce_rate"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_datagram_connection_transport2_data_type, discovery_announce_rate)},
-    {.name = MNAME("discovery_max_message_size"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_datagram_connection_transport2_data_type, discovery_max_message_size)},
-    {.name = MNAME("qos_category"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_datagram_connection_transport2_data_type, qos_category)},
-    {.name = MNAME("datagram_qos"), .type = &uas_types[UAS_TYPES_EXTENSION_OBJECT],
+    {.type_index = UAS_TYPES_EXTENSION_OBJECT,
      .offset = offsetof(uas_datagram_connection_transport2_data_type, datagram_qos_count),
      .array_offset = offsetof(uas_datagram_connection_transport2_data_type, datagram_qos),
      .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_datagram_writer_group_transport_data_type_names[2] = {"message_repeat_count",
+    "message_repeat_delay"};
+#endif
 static const uas_member uas_datagram_writer_group_transport_data_type_members[2] = {
-    {.name = MNAME("message_repeat_count"), .type = &uas_types[UAS_TYPES_BYTE],
+    {.type_index = UAS_TYPES_BYTE,
      .offset = offsetof(uas_datagram_writer_group_transport_data_type, message_repeat_count)},
-    {.name = MNAME("message_repeat_delay"), .type = &uas_types[UAS_TYPES_DOUBLE],
+    {.type_index = UAS_TYPES_DOUBLE,
      .offset = offsetof(uas_datagram_writer_group_transport_data_type, message_repeat_delay)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_datagram_writer_group_transport2_data_type_names[7] = {"message_repeat_count",
+    "message_repeat_delay", "address", "qos_category", "datagram_qos", "discovery_announce_rate",
+    "topic"};
+#endif
 static const uas_member uas_datagram_writer_group_transport2_data_type_members[7] = {
-    {.name = MNAME("message_repeat_count"), .type = &uas_types[UAS_TYPES_BYTE],
+    {.type_index = UAS_TYPES_BYTE,
      .offset = offsetof(uas_datagram_writer_group_transport2_data_type, message_repeat_count)},
-    {.name = MNAME("message_repeat_delay"), .type = &uas_types[UAS_TYPES_DOUBLE],
+    {.type_index = UAS_TYPES_DOUBLE,
      .offset = offsetof(uas_datagram_writer_group_transport2_data_type, message_repeat_delay)},
-    {.name = MNAME("address"), .type = &uas_types[UAS_TYPES_EXTENSION_OBJECT],
+    {.type_index = UAS_TYPES_EXTENSION_OBJECT,
      .offset = offsetof(uas_datagram_writer_group_transport2_data_type, address)},
-    {.name = MNAME("qos_category"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_datagram_writer_group_transport2_data_type, qos_category)},
-    {.name = MNAME("datagram_qos"), .type = &uas_types[UAS_TYPES_EXTENSION_OBJECT],
+    {.type_index = UAS_TYPES_EXTENSION_OBJECT,
      .offset = offsetof(uas_datagram_writer_group_transport2_data_type, datagram_qos_count),
      .array_offset = offsetof(uas_datagram_writer_group_transport2_data_type, datagram_qos),
      .is_array = true},
-    {.name = MNAME("discovery_announce_rate"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_datagram_writer_group_transport2_data_type, discovery_announce_rate)},
-    {.name = MNAME("topic"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_datagram_writer_group_transport2_data_type, topic)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_datagram_data_set_reader_transport_data_type_names[4] = {"address",
+    "qos_category", "datagram_qos", "topic"};
+#endif
 static const uas_member uas_datagram_data_set_reader_transport_data_type_members[4] = {
-    {.name = MNAME("address"), .type = &uas_types[UAS_TYPES_EXTENSION_OBJECT],
+    {.type_index = UAS_TYPES_EXTENSION_OBJECT,
      .offset = offsetof(uas_datagram_data_set_reader_transport_data_type, address)},
-    {.name = MNAME("qos_category"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_datagram_data_set_reader_transport_data_type, qos_category)},
-    {.name = MNAME("datagram_qos"), .type = &uas_types[UAS_TYPES_EXTENSION_OBJECT],
+    {.type_index = UAS_TYPES_EXTENSION_OBJECT,
      .offset = offsetof(uas_datagram_data_set_reader_transport_data_type, datagram_qos_count),
      .array_offset = offsetof(uas_datagram_data_set_reader_transport_data_type, datagram_qos),
      .is_array = true},
-    {.name = MNAME("topic"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_datagram_data_set_reader_transport_data_type, topic)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_broker_connection_transport_data_type_names[2] = {"resource_uri",
+    "authentication_profile_uri"};
+#endif
 static const uas_member uas_broker_connection_transport_data_type_members[2] = {
-    {.name = MNAME("resource_uri"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_broker_connection_transport_data_type, resource_uri)},
-    {.name = MNAME("authentication_profile_uri"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_broker_connection_transport_data_type, authentication_profile_uri)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_broker_writer_group_transport_data_type_names[4] = {"queue_name",
+    "resource_uri", "authentication_profile_uri", "requested_delivery_guarantee"};
+#endif
 static const uas_member uas_broker_writer_group_transport_data_type_members[4] = {
-    {.name = MNAME("queue_name"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_broker_writer_group_transport_data_type, queue_name)},
-    {.name = MNAME("resource_uri"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_broker_writer_group_transport_data_type, resource_uri)},
-    {.name = MNAME("authentication_profile_uri"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_broker_writer_group_transport_data_type, authentication_profile_uri)},
-    {.name = MNAME("requested_delivery_guarantee"),
-     .type = &uas_types[UAS_TYPES_BROKER_TRANSPORT_QUALITY_OF_SERVICE],
+    {.type_index = UAS_TYPES_BROKER_TRANSPORT_QUALITY_OF_SERVICE,
      .offset = offsetof(uas_broker_writer_group_transport_data_type, requested_delivery_guarantee)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_broker_data_set_writer_transport_data_type_names[6] = {"queue_name",
+    "resource_uri", "authentication_profile_uri", "requested_delivery_guarantee",
+    "meta_data_queue_name", "meta_data_update_time"};
+#endif
 static const uas_member uas_broker_data_set_writer_transport_data_type_members[6] = {
-    {.name = MNAME("queue_name"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_broker_data_set_writer_transport_data_type, queue_name)},
-    {.name = MNAME("resource_uri"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_broker_data_set_writer_transport_data_type, resource_uri)},
-    {.name = MNAME("authentication_profile_uri"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_broker_data_set_writer_transport_data_type, authentication_profile_uri)},
-    {.name = MNAME("requested_delivery_guarantee"),
-     .type = &uas_types[UAS_TYPES_BROKER_TRANSPORT_QUALITY_OF_SERVICE],
+    {.type_index = UAS_TYPES_BROKER_TRANSPORT_QUALITY_OF_SERVICE,
      .offset = offsetof(uas_broker_data_set_writer_transport_data_type, requested_delivery_guarantee)},
-    {.name = MNAME("meta_data_queue_name"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_broker_data_set_writer_transport_data_type, meta_data_queue_name)},
-    {.name = MNAME("meta_data_update_time"), .type = &uas_types[UAS_TYPES_DOUBLE],
+    {.type_index = UAS_TYPES_DOUBLE,
      .offset = offsetof(uas_broker_data_set_writer_transport_data_type, meta_data_update_time)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_broker_data_set_reader_transport_data_type_names[5] = {"queue_name",
+    "resource_uri", "authentication_profile_uri", "requested_delivery_guarantee",
+    "meta_data_queue_name"};
+#endif
 static const uas_member uas_broker_data_set_reader_transport_data_type_members[5] = {
-    {.name = MNAME("queue_name"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_broker_data_set_reader_transport_data_type, queue_name)},
-    {.name = MNAME("resource_uri"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_broker_data_set_reader_transport_data_type, resource_uri)},
-    {.name = MNAME("authentication_profile_uri"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_broker_data_set_reader_transport_data_type, authentication_profile_uri)},
-    {.name = MNAME("requested_delivery_guarantee"),
-     .type = &uas_types[UAS_TYPES_BROKER_TRANSPORT_QUALITY_OF_SERVICE],
+    {.type_index = UAS_TYPES_BROKER_TRANSPORT_QUALITY_OF_SERVICE,
      .offset = offsetof(uas_broker_data_set_reader_transport_data_type, requested_delivery_guarantee)},
-    {.name = MNAME("meta_data_queue_name"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_broker_data_set_reader_transport_data_type, meta_data_queue_name)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_pub_sub_configuration_ref_data_type_names[4] = {"configuration_mask",
+    "element_index", "connection_index", "group_index"};
+#endif
 static const uas_member uas_pub_sub_configuration_ref_data_type_members[4] = {
-    {.name = MNAME("configuration_mask"),
-     .type = &uas_types[UAS_TYPES_PUB_SUB_CONFIGURATION_REF_MASK],
+    {.type_index = UAS_TYPES_PUB_SUB_CONFIGURATION_REF_MASK,
      .offset = offsetof(uas_pub_sub_configuration_ref_data_type, configuration_mask)},
-    {.name = MNAME("element_index"), .type = &uas_types[UAS_TYPES_UINT16],
+    {.type_index = UAS_TYPES_UINT16,
      .offset = offsetof(uas_pub_sub_configuration_ref_data_type, element_index)},
-    {.name = MNAME("connection_index"), .type = &uas_types[UAS_TYPES_UINT16],
+    {.type_index = UAS_TYPES_UINT16,
      .offset = offsetof(uas_pub_sub_configuration_ref_data_type, connection_index)},
-    {.name = MNAME("group_index"), .type = &uas_types[UAS_TYPES_UINT16],
+    {.type_index = UAS_TYPES_UINT16,
      .offset = offsetof(uas_pub_sub_configuration_ref_data_type, group_index)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_pub_sub_configuration_value_data_type_names[3] = {"configuration_element",
+    "name", "identifier"};
+#endif
 static const uas_member uas_pub_sub_configuration_value_data_type_members[3] = {
-    {.name = MNAME("configuration_element"),
-     .type = &uas_types[UAS_TYPES_PUB_SUB_CONFIGURATION_REF_DATA_TYPE],
+    {.type_index = UAS_TYPES_PUB_SUB_CONFIGURATION_REF_DATA_TYPE,
      .offset = offsetof(uas_pub_sub_configuration_value_data_type, configuration_element)},
-    {.name = MNAME("name"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_pub_sub_configuration_value_data_type, name)},
-    {.name = MNAME("identifier"), .type = &uas_types[UAS_TYPES_VARIANT],
+    {.type_index = UAS_TYPES_VARIANT,
      .offset = offsetof(uas_pub_sub_configuration_value_data_type, identifier)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_alias_name_data_type_names[2] = {"alias_name", "referenced_nodes"};
+#endif
 static const uas_member uas_alias_name_data_type_members[2] = {
-    {.name = MNAME("alias_name"), .type = &uas_types[UAS_TYPES_QUALIFIED_NAME],
+    {.type_index = UAS_TYPES_QUALIFIED_NAME,
      .offset = offsetof(uas_alias_name_data_type, alias_name)},
-    {.name = MNAME("referenced_nodes"), .type = &uas_types[UAS_TYPES_EXPANDED_NODE_ID],
+    {.type_index = UAS_TYPES_EXPANDED_NODE_ID,
      .offset = offsetof(uas_alias_name_data_type, referenced_nodes_count),
      .array_offset = offsetof(uas_alias_name_data_type, referenced_nodes), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_user_management_data_type_names[3] = {"user_name",
+    "user_configuration", "description"};
+#endif
 static const uas_member uas_user_management_data_type_members[3] = {
-    {.name = MNAME("user_name"), .type = &uas_types[UAS_TYPES_STRING],
-     .offset = offsetof(uas_user_management_data_type, user_name)},
-    {.name = MNAME("user_configuration"), .type = &uas_types[UAS_TYPES_USER_CONFIGURATION_MASK],
+    {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_user_management_data_type, user_name)},
+    {.type_index = UAS_TYPES_USER_CONFIGURATION_MASK,
      .offset = offsetof(uas_user_management_data_type, user_configuration)},
-    {.name = MNAME("description"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_user_management_data_type, description)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_priority_mapping_entry_type_names[4] = {"mapping_uri",
+    "priority_label", "priority_value_pcp", "priority_value_dscp"};
+#endif
 static const uas_member uas_priority_mapping_entry_type_members[4] = {
-    {.name = MNAME("mapping_uri"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_priority_mapping_entry_type, mapping_uri)},
-    {.name = MNAME("priority_label"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_priority_mapping_entry_type, priority_label)},
-    {.name = MNAME("priority_value_pcp"), .type = &uas_types[UAS_TYPES_BYTE],
+    {.type_index = UAS_TYPES_BYTE,
      .offset = offsetof(uas_priority_mapping_entry_type, priority_value_pcp)},
-    {.name = MNAME("priority_value_dscp"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_priority_mapping_entry_type, priority_value_dscp)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_reference_description_data_type_names[4] = {"source_node",
+    "reference_type", "is_forward", "target_node"};
+#endif
 static const uas_member uas_reference_description_data_type_members[4] = {
-    {.name = MNAME("source_node"), .type = &uas_types[UAS_TYPES_NODE_ID],
+    {.type_index = UAS_TYPES_NODE_ID,
      .offset = offsetof(uas_reference_description_data_type, source_node)},
-    {.name = MNAME("reference_type"), .type = &uas_types[UAS_TYPES_NODE_ID],
+    {.type_index = UAS_TYPES_NODE_ID,
      .offset = offsetof(uas_reference_description_data_type, reference_type)},
-    {.name = MNAME("is_forward"), .type = &uas_types[UAS_TYPES_BOOLEAN],
+    {.type_index = UAS_TYPES_BOOLEAN,
      .offset = offsetof(uas_reference_description_data_type, is_forward)},
-    {.name = MNAME("target_node"), .type = &uas_types[UAS_TYPES_EXPANDED_NODE_ID],
+    {.type_index = UAS_TYPES_EXPANDED_NODE_ID,
      .offset = offsetof(uas_reference_description_data_type, target_node)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_reference_list_entry_data_type_names[3] = {"reference_type",
+    "is_forward", "target_node"};
+#endif
 static const uas_member uas_reference_list_entry_data_type_members[3] = {
-    {.name = MNAME("reference_type"), .type = &uas_types[UAS_TYPES_NODE_ID],
+    {.type_index = UAS_TYPES_NODE_ID,
      .offset = offsetof(uas_reference_list_entry_data_type, reference_type)},
-    {.name = MNAME("is_forward"), .type = &uas_types[UAS_TYPES_BOOLEAN],
+    {.type_index = UAS_TYPES_BOOLEAN,
      .offset = offsetof(uas_reference_list_entry_data_type, is_forward)},
-    {.name = MNAME("target_node"), .type = &uas_types[UAS_TYPES_EXPANDED_NODE_ID],
+    {.type_index = UAS_TYPES_EXPANDED_NODE_ID,
      .offset = offsetof(uas_reference_list_entry_data_type, target_node)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_role_permission_type_names[2] = {"role_id", "permissions"};
+#endif
 static const uas_member uas_role_permission_type_members[2] = {
-    {.name = MNAME("role_id"), .type = &uas_types[UAS_TYPES_NODE_ID],
-     .offset = offsetof(uas_role_permission_type, role_id)},
-    {.name = MNAME("permissions"), .type = &uas_types[UAS_TYPES_PERMISSION_TYPE],
+    {.type_index = UAS_TYPES_NODE_ID, .offset = offsetof(uas_role_permission_type, role_id)},
+    {.type_index = UAS_TYPES_PERMISSION_TYPE,
      .offset = offsetof(uas_role_permission_type, permissions)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_structure_field_names[7] = {"name", "description", "data_type",
+    "value_rank", "array_dimensions", "max_string_length", "is_optional"};
+#endif
 static const uas_member uas_structure_field_members[7] = {
-    {.name = MNAME("name"), .type = &uas_types[UAS_TYPES_STRING],
-     .offset = offsetof(uas_structure_field, name)},
-    {.name = MNAME("description"), .type = &uas_types[UAS_TYPES_LOCALIZED_TEXT],
-     .offset = offsetof(uas_structure_field, description)},
-    {.name = MNAME("data_type"), .type = &uas_types[UAS_TYPES_NODE_ID],
-     .offset = offsetof(uas_structure_field, data_type)},
-    {.name = MNAME("value_rank"), .type = &uas_types[UAS_TYPES_INT32],
-     .offset = offsetof(uas_structure_field, value_rank)},
-    {.name = MNAME("array_dimensions"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_structure_field, name)},
+    {.type_index = UAS_TYPES_LOCALIZED_TEXT, .offset = offsetof(uas_structure_field, description)},
+    {.type_index = UAS_TYPES_NODE_ID, .offset = offsetof(uas_structure_field, data_type)},
+    {.type_index = UAS_TYPES_INT32, .offset = offsetof(uas_structure_field, value_rank)},
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_structure_field, array_dimensions_count),
      .array_offset = offsetof(uas_structure_field, array_dimensions), .is_array = true},
-    {.name = MNAME("max_string_length"), .type = &uas_types[UAS_TYPES_UINT32],
-     .offset = offsetof(uas_structure_field, max_string_length)},
-    {.name = MNAME("is_optional"), .type = &uas_types[UAS_TYPES_BOOLEAN],
-     .offset = offsetof(uas_structure_field, is_optional)},
+    {.type_index = UAS_TYPES_UINT32, .offset = offsetof(uas_structure_field, max_string_length)},
+    {.type_index = UAS_TYPES_BOOLEAN, .offset = offsetof(uas_structure_field, is_optional)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_structure_definition_names[4] = {"default_encoding_id",
+    "base_data_type", "structure_type", "fields"};
+#endif
 static const uas_member uas_structure_definition_members[4] = {
-    {.name = MNAME("default_encoding_id"), .type = &uas_types[UAS_TYPES_NODE_ID],
+    {.type_index = UAS_TYPES_NODE_ID,
      .offset = offsetof(uas_structure_definition, default_encoding_id)},
-    {.name = MNAME("base_data_type"), .type = &uas_types[UAS_TYPES_NODE_ID],
-     .offset = offsetof(uas_structure_definition, base_data_type)},
-    {.name = MNAME("structure_type"), .type = &uas_types[UAS_TYPES_STRUCTURE_TYPE],
+    {.type_index = UAS_TYPES_NODE_ID, .offset = offsetof(uas_structure_definition, base_data_type)},
+    {.type_index = UAS_TYPES_STRUCTURE_TYPE,
      .offset = offsetof(uas_structure_definition, structure_type)},
-    {.name = MNAME("fields"), .type = &uas_types[UAS_TYPES_STRUCTURE_FIELD],
+    {.type_index = UAS_TYPES_STRUCTURE_FIELD,
      .offset = offsetof(uas_structure_definition, fields_count),
      .array_offset = offsetof(uas_structure_definition, fields), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_enum_definition_names[1] = {"fields"};
+#endif
 static const uas_member uas_enum_definition_members[1] = {
-    {.name = MNAME("fields"), .type = &uas_types[UAS_TYPES_ENUM_FIELD],
-     .offset = offsetof(uas_enum_definition, fields_count),
+    {.type_index = UAS_TYPES_ENUM_FIELD, .offset = offsetof(uas_enum_definition, fields_count),
      .array_offset = offsetof(uas_enum_definition, fields), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_argument_names[5] = {"name", "data_type", "value_rank",
+    "array_dimensions", "description"};
+#endif
 static const uas_member uas_argument_members[5] = {
-    {.name = MNAME("name"), .type = &uas_types[UAS_TYPES_STRING],
-     .offset = offsetof(uas_argument, name)},
-    {.name = MNAME("data_type"), .type = &uas_types[UAS_TYPES_NODE_ID],
-     .offset = offsetof(uas_argument, data_type)},
-    {.name = MNAME("value_rank"), .type = &uas_types[UAS_TYPES_INT32],
-     .offset = offsetof(uas_argument, value_rank)},
-    {.name = MNAME("array_dimensions"), .type = &uas_types[UAS_TYPES_UINT32],
-     .offset = offsetof(uas_argument, array_dimensions_count),
+    {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_argument, name)},
+    {.type_index = UAS_TYPES_NODE_ID, .offset = offsetof(uas_argument, data_type)},
+    {.type_index = UAS_TYPES_INT32, .offset = offsetof(uas_argument, value_rank)},
+    {.type_index = UAS_TYPES_UINT32, .offset = offsetof(uas_argument, array_dimensions_count),
      .array_offset = offsetof(uas_argument, array_dimensions), .is_array = true},
-    {.name = MNAME("description"), .type = &uas_types[UAS_TYPES_LOCALIZED_TEXT],
-     .offset = offsetof(uas_argument, description)},
+    {.type_index = UAS_TYPES_LOCALIZED_TEXT, .offset = offsetof(uas_argument, description)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_enum_value_type_names[3] = {"value", "display_name", "description"};
+#endif
 static const uas_member uas_enum_value_type_members[3] = {
-    {.name = MNAME("value"), .type = &uas_types[UAS_TYPES_INT64],
-     .offset = offsetof(uas_enum_value_type, value)},
-    {.name = MNAME("display_name"), .type = &uas_types[UAS_TYPES_LOCALIZED_TEXT],
-     .offset = offsetof(uas_enum_value_type, display_name)},
-    {.name = MNAME("description"), .type = &uas_types[UAS_TYPES_LOCALIZED_TEXT],
-     .offset = offsetof(uas_enum_value_type, description)},
+    {.type_index = UAS_TYPES_INT64, .offset = offsetof(uas_enum_value_type, value)},
+    {.type_index = UAS_TYPES_LOCALIZED_TEXT, .offset = offsetof(uas_enum_value_type, display_name)},
+    {.type_index = UAS_TYPES_LOCALIZED_TEXT, .offset = offsetof(uas_enum_value_type, description)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_enum_field_names[4] = {"value", "display_name", "description", "name"};
+#endif
 static const uas_member uas_enum_field_members[4] = {
-    {.name = MNAME("value"), .type = &uas_types[UAS_TYPES_INT64],
-     .offset = offsetof(uas_enum_field, value)},
-    {.name = MNAME("display_name"), .type = &uas_types[UAS_TYPES_LOCALIZED_TEXT],
-     .offset = offsetof(uas_enum_field, display_name)},
-    {.name = MNAME("description"), .type = &uas_types[UAS_TYPES_LOCALIZED_TEXT],
-     .offset = offsetof(uas_enum_field, description)},
-    {.name = MNAME("name"), .type = &uas_types[UAS_TYPES_STRING],
-     .offset = offsetof(uas_enum_field, name)},
+    {.type_index = UAS_TYPES_INT64, .offset = offsetof(uas_enum_field, value)},
+    {.type_index = UAS_TYPES_LOCALIZED_TEXT, .offset = offsetof(uas_enum_field, display_name)},
+    {.type_index = UAS_TYPES_LOCALIZED_TEXT, .offset = offsetof(uas_enum_field, description)},
+    {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_enum_field, name)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_option_set_names[2] = {"value", "valid_bits"};
+#endif
 static const uas_member uas_option_set_members[2] = {
-    {.name = MNAME("value"), .type = &uas_types[UAS_TYPES_BYTE_STRING],
-     .offset = offsetof(uas_option_set, value)},
-    {.name = MNAME("valid_bits"), .type = &uas_types[UAS_TYPES_BYTE_STRING],
-     .offset = offsetof(uas_option_set, valid_bits)},
+    {.type_index = UAS_TYPES_BYTE_STRING, .offset = offsetof(uas_option_set, value)},
+    {.type_index = UAS_TYPES_BYTE_STRING, .offset = offsetof(uas_option_set, valid_bits)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_time_zone_data_type_names[2] = {"offset", "daylight_saving_in_offset"};
+#endif
 static const uas_member uas_time_zone_data_type_members[2] = {
-    {.name = MNAME("offset"), .type = &uas_types[UAS_TYPES_INT16],
-     .offset = offsetof(uas_time_zone_data_type, offset)},
-    {.name = MNAME("daylight_saving_in_offset"), .type = &uas_types[UAS_TYPES_BOOLEAN],
+    {.type_index = UAS_TYPES_INT16, .offset = offsetof(uas_time_zone_data_type, offset)},
+    {.type_index = UAS_TYPES_BOOLEAN,
      .offset = offsetof(uas_time_zone_data_type, daylight_saving_in_offset)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_application_description_names[7] = {"application_uri", "product_uri",
+    "application_name", "application_type", "gateway_server_uri", "discovery_profile_uri",
+    "discovery_urls"};
+#endif
 static const uas_member uas_application_description_members[7] = {
-    {.name = MNAME("application_uri"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_application_description, application_uri)},
-    {.name = MNAME("product_uri"), .type = &uas_types[UAS_TYPES_STRING],
-     .offset = offsetof(uas_application_description, product_uri)},
-    {.name = MNAME("application_name"), .type = &uas_types[UAS_TYPES_LOCALIZED_TEXT],
+    {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_application_description, product_uri)},
+    {.type_index = UAS_TYPES_LOCALIZED_TEXT,
      .offset = offsetof(uas_application_description, application_name)},
-    {.name = MNAME("application_type"), .type = &uas_types[UAS_TYPES_APPLICATION_TYPE],
+    {.type_index = UAS_TYPES_APPLICATION_TYPE,
      .offset = offsetof(uas_application_description, application_type)},
-    {.name = MNAME("gateway_server_uri"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_application_description, gateway_server_uri)},
-    {.name = MNAME("discovery_profile_uri"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_application_description, discovery_profile_uri)},
-    {.name = MNAME("discovery_urls"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_application_description, discovery_urls_count),
      .array_offset = offsetof(uas_application_description, discovery_urls), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_request_header_names[7] = {"authentication_token", "timestamp",
+    "request_handle", "return_diagnostics", "audit_entry_id", "timeout_hint", "additional_header"};
+#endif
 static const uas_member uas_request_header_members[7] = {
-    {.name = MNAME("authentication_token"), .type = &uas_types[UAS_TYPES_NODE_ID],
-     .offset = offsetof(uas_request_header, authentication_token)},
-    {.name = MNAME("timestamp"), .type = &uas_types[UAS_TYPES_DATE_TIME],
-     .offset = offsetof(uas_request_header, timestamp)},
-    {.name = MNAME("request_handle"), .type = &uas_types[UAS_TYPES_UINT32],
-     .offset = offsetof(uas_request_header, request_handle)},
-    {.name = MNAME("return_diagnostics"), .type = &uas_types[UAS_TYPES_UINT32],
-     .offset = offsetof(uas_request_header, return_diagnostics)},
-    {.name = MNAME("audit_entry_id"), .type = &uas_types[UAS_TYPES_STRING],
-     .offset = offsetof(uas_request_header, audit_entry_id)},
-    {.name = MNAME("timeout_hint"), .type = &uas_types[UAS_TYPES_UINT32],
-     .offset = offsetof(uas_request_header, timeout_hint)},
-    {.name = MNAME("additional_header"), .type = &uas_types[UAS_TYPES_EXTENSION_OBJECT],
+    {.type_index = UAS_TYPES_NODE_ID, .offset = offsetof(uas_request_header, authentication_token)},
+    {.type_index = UAS_TYPES_DATE_TIME, .offset = offsetof(uas_request_header, timestamp)},
+    {.type_index = UAS_TYPES_UINT32, .offset = offsetof(uas_request_header, request_handle)},
+    {.type_index = UAS_TYPES_UINT32, .offset = offsetof(uas_request_header, return_diagnostics)},
+    {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_request_header, audit_entry_id)},
+    {.type_index = UAS_TYPES_UINT32, .offset = offsetof(uas_request_header, timeout_hint)},
+    {.type_index = UAS_TYPES_EXTENSION_OBJECT,
      .offset = offsetof(uas_request_header, additional_header)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_response_header_names[6] = {"timestamp", "request_handle",
+    "service_result", "service_diagnostics", "string_table", "additional_header"};
+#endif
 static const uas_member uas_response_header_members[6] = {
-    {.name = MNAME("timestamp"), .type = &uas_types[UAS_TYPES_DATE_TIME],
-     .offset = offsetof(uas_response_header, timestamp)},
-    {.name = MNAME("request_handle"), .type = &uas_types[UAS_TYPES_UINT32],
-     .offset = offsetof(uas_response_header, request_handle)},
-    {.name = MNAME("service_result"), .type = &uas_types[UAS_TYPES_STATUS_CODE],
-     .offset = offsetof(uas_response_header, service_result)},
-    {.name = MNAME("service_diagnostics"), .type = &uas_types[UAS_TYPES_DIAGNOSTIC_INFO],
+    {.type_index = UAS_TYPES_DATE_TIME, .offset = offsetof(uas_response_header, timestamp)},
+    {.type_index = UAS_TYPES_UINT32, .offset = offsetof(uas_response_header, request_handle)},
+    {.type_index = UAS_TYPES_STATUS_CODE, .offset = offsetof(uas_response_header, service_result)},
+    {.type_index = UAS_TYPES_DIAGNOSTIC_INFO,
      .offset = offsetof(uas_response_header, service_diagnostics)},
-    {.name = MNAME("string_table"), .type = &uas_types[UAS_TYPES_STRING],
-     .offset = offsetof(uas_response_header, string_table_count),
+    {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_response_header, string_table_count),
      .array_offset = offsetof(uas_response_header, string_table), .is_array = true},
-    {.name = MNAME("additional_header"), .type = &uas_types[UAS_TYPES_EXTENSION_OBJECT],
+    {.type_index = UAS_TYPES_EXTENSION_OBJECT,
      .offset = offsetof(uas_response_header, additional_header)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_service_fault_names[1] = {"response_header"};
+#endif
 static const uas_member uas_service_fault_members[1] = {
-    {.name = MNAME("response_header"), .type = &uas_types[UAS_TYPES_RESPONSE_HEADER],
+    {.type_index = UAS_TYPES_RESPONSE_HEADER,
      .offset = offsetof(uas_service_fault, response_header)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_sessionless_invoke_request_type_names[5] = {"uris_version",
+    "namespace_uris", "server_uris", "locale_ids", "service_id"};
+#endif
 static const uas_member uas_sessionless_invoke_request_type_members[5] = {
-    {.name = MNAME("uris_version"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_sessionless_invoke_request_type, uris_version)},
-    {.name = MNAME("namespace_uris"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_sessionless_invoke_request_type, namespace_uris_count),
      .array_offset = offsetof(uas_sessionless_invoke_request_type, namespace_uris),
      .is_array = true},
-    {.name = MNAME("server_uris"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_sessionless_invoke_request_type, server_uris_count),
      .array_offset = offsetof(uas_sessionless_invoke_request_type, server_uris), .is_array = true},
-    {.name = MNAME("locale_ids"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_sessionless_invoke_request_type, locale_ids_count),
      .array_offset = offsetof(uas_sessionless_invoke_request_type, locale_ids), .is_array = true},
-    {.name = MNAME("service_id"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_sessionless_invoke_request_type, service_id)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_sessionless_invoke_response_type_names[3] = {"namespace_uris",
+    "server_uris", "service_id"};
+#endif
 static const uas_member uas_sessionless_invoke_response_type_members[3] = {
-    {.name = MNAME("namespace_uris"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_sessionless_invoke_response_type, namespace_uris_count),
      .array_offset = offsetof(uas_sessionless_invoke_response_type, namespace_uris),
      .is_array = true},
-    {.name = MNAME("server_uris"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_sessionless_invoke_response_type, server_uris_count),
      .array_offset = offsetof(uas_sessionless_invoke_response_type, server_uris), .is_array = true},
-    {.name = MNAME("service_id"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_sessionless_invoke_response_type, service_id)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_find_servers_request_names[4] = {"request_header", "endpoint_url",
+    "locale_ids", "server_uris"};
+#endif
 static const uas_member uas_find_servers_request_members[4] = {
-    {.name = MNAME("request_header"), .type = &uas_types[UAS_TYPES_REQUEST_HEADER],
+    {.type_index = UAS_TYPES_REQUEST_HEADER,
      .offset = offsetof(uas_find_servers_request, request_header)},
-    {.name = MNAME("endpoint_url"), .type = &uas_types[UAS_TYPES_STRING],
-     .offset = offsetof(uas_find_servers_request, endpoint_url)},
-    {.name = MNAME("locale_ids"), .type = &uas_types[UAS_TYPES_STRING],
-     .offset = offsetof(uas_find_servers_request, locale_ids_count),
+    {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_find_servers_request, endpoint_url)},
+    {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_find_servers_request, locale_ids_count),
      .array_offset = offsetof(uas_find_servers_request, locale_ids), .is_array = true},
-    {.name = MNAME("server_uris"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_find_servers_request, server_uris_count),
      .array_offset = offsetof(uas_find_servers_request, server_uris), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_find_servers_response_names[2] = {"response_header", "servers"};
+#endif
 static const uas_member uas_find_servers_response_members[2] = {
-    {.name = MNAME("response_header"), .type = &uas_types[UAS_TYPES_RESPONSE_HEADER],
+    {.type_index = UAS_TYPES_RESPONSE_HEADER,
      .offset = offsetof(uas_find_servers_response, response_header)},
-    {.name = MNAME("servers"), .type = &uas_types[UAS_TYPES_APPLICATION_DESCRIPTION],
+    {.type_index = UAS_TYPES_APPLICATION_DESCRIPTION,
      .offset = offsetof(uas_find_servers_response, servers_count),
      .array_offset = offsetof(uas_find_servers_response, servers), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_server_on_network_names[4] = {"record_id", "server_name",
+    "discovery_url", "server_capabilities"};
+#endif
 static const uas_member uas_server_on_network_members[4] = {
-    {.name = MNAME("record_id"), .type = &uas_types[UAS_TYPES_UINT32],
-     .offset = offsetof(uas_server_on_network, record_id)},
-    {.name = MNAME("server_name"), .type = &uas_types[UAS_TYPES_STRING],
-     .offset = offsetof(uas_server_on_network, server_name)},
-    {.name = MNAME("discovery_url"), .type = &uas_types[UAS_TYPES_STRING],
-     .offset = offsetof(uas_server_on_network, discovery_url)},
-    {.name = MNAME("server_capabilities"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_UINT32, .offset = offsetof(uas_server_on_network, record_id)},
+    {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_server_on_network, server_name)},
+    {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_server_on_network, discovery_url)},
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_server_on_network, server_capabilities_count),
      .array_offset = offsetof(uas_server_on_network, server_capabilities), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_find_servers_on_network_request_names[4] = {"request_header",
+    "starting_record_id", "max_records_to_return", "server_capability_filter"};
+#endif
 static const uas_member uas_find_servers_on_network_request_members[4] = {
-    {.name = MNAME("request_header"), .type = &uas_types[UAS_TYPES_REQUEST_HEADER],
+    {.type_index = UAS_TYPES_REQUEST_HEADER,
      .offset = offsetof(uas_find_servers_on_network_request, request_header)},
-    {.name = MNAME("starting_record_id"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_find_servers_on_network_request, starting_record_id)},
-    {.name = MNAME("max_records_to_return"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_find_servers_on_network_request, max_records_to_return)},
-    {.name = MNAME("server_capability_filter"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_find_servers_on_network_request, server_capability_filter_count),
      .array_offset = offsetof(uas_find_servers_on_network_request, server_capability_filter),
      .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_find_servers_on_network_response_names[3] = {"response_header",
+    "last_counter_reset_time", "servers"};
+#endif
 static const uas_member uas_find_servers_on_network_response_members[3] = {
-    {.name = MNAME("response_header"), .type = &uas_types[UAS_TYPES_RESPONSE_HEADER],
+    {.type_index = UAS_TYPES_RESPONSE_HEADER,
      .offset = offsetof(uas_find_servers_on_network_response, response_header)},
-    {.name = MNAME("last_counter_reset_time"), .type = &uas_types[UAS_TYPES_DATE_TIME],
+    {.type_index = UAS_TYPES_DATE_TIME,
      .offset = offsetof(uas_find_servers_on_network_response, last_counter_reset_time)},
-    {.name = MNAME("servers"), .type = &uas_types[UAS_TYPES_SERVER_ON_NETWORK],
+    {.type_index = UAS_TYPES_SERVER_ON_NETWORK,
      .offset = offsetof(uas_find_servers_on_network_response, servers_count),
      .array_offset = offsetof(uas_find_servers_on_network_response, servers), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_user_token_policy_names[5] = {"policy_id", "token_type",
+    "issued_token_type", "issuer_endpoint_url", "security_policy_uri"};
+#endif
 static const uas_member uas_user_token_policy_members[5] = {
-    {.name = MNAME("policy_id"), .type = &uas_types[UAS_TYPES_STRING],
-     .offset = offsetof(uas_user_token_policy, policy_id)},
-    {.name = MNAME("token_type"), .type = &uas_types[UAS_TYPES_USER_TOKEN_TYPE],
+    {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_user_token_policy, policy_id)},
+    {.type_index = UAS_TYPES_USER_TOKEN_TYPE,
      .offset = offsetof(uas_user_token_policy, token_type)},
-    {.name = MNAME("issued_token_type"), .type = &uas_types[UAS_TYPES_STRING],
-     .offset = offsetof(uas_user_token_policy, issued_token_type)},
-    {.name = MNAME("issuer_endpoint_url"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_user_token_policy, issued_token_type)},
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_user_token_policy, issuer_endpoint_url)},
-    {.name = MNAME("security_policy_uri"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_user_token_policy, security_policy_uri)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_endpoint_description_names[8] = {"endpoint_url", "server",
+    "server_certificate", "security_mode", "security_policy_uri", "user_identity_tokens",
+    "transport_profile_uri", "security_level"};
+#endif
 static const uas_member uas_endpoint_description_members[8] = {
-    {.name = MNAME("endpoint_url"), .type = &uas_types[UAS_TYPES_STRING],
-     .offset = offsetof(uas_endpoint_description, endpoint_url)},
-    {.name = MNAME("server"), .type = &uas_types[UAS_TYPES_APPLICATION_DESCRIPTION],
+    {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_endpoint_description, endpoint_url)},
+    {.type_index = UAS_TYPES_APPLICATION_DESCRIPTION,
      .offset = offsetof(uas_endpoint_description, server)},
-    {.name = MNAME("server_certificate"), .type = &uas_types[UAS_TYPES_BYTE_STRING],
+    {.type_index = UAS_TYPES_BYTE_STRING,
      .offset = offsetof(uas_endpoint_description, server_certificate)},
-    {.name = MNAME("security_mode"), .type = &uas_types[UAS_TYPES_MESSAGE_SECURITY_MODE],
+    {.type_index = UAS_TYPES_MESSAGE_SECURITY_MODE,
      .offset = offsetof(uas_endpoint_description, security_mode)},
-    {.name = MNAME("security_policy_uri"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_endpoint_description, security_policy_uri)},
-    {.name = MNAME("user_identity_tokens"), .type = &uas_types[UAS_TYPES_USER_TOKEN_POLICY],
+    {.type_index = UAS_TYPES_USER_TOKEN_POLICY,
      .offset = offsetof(uas_endpoint_description, user_identity_tokens_count),
      .array_offset = offsetof(uas_endpoint_description, user_identity_tokens), .is_array = true},
-    {.name = MNAME("transport_profile_uri"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_endpoint_description, transport_profile_uri)},
-    {.name = MNAME("security_level"), .type = &uas_types[UAS_TYPES_BYTE],
-     .offset = offsetof(uas_endpoint_description, security_level)},
+    {.type_index = UAS_TYPES_BYTE, .offset = offsetof(uas_endpoint_description, security_level)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_get_endpoints_request_names[4] = {"request_header", "endpoint_url",
+    "locale_ids", "profile_uris"};
+#endif
 static const uas_member uas_get_endpoints_request_members[4] = {
-    {.name = MNAME("request_header"), .type = &uas_types[UAS_TYPES_REQUEST_HEADER],
+    {.type_index = UAS_TYPES_REQUEST_HEADER,
      .offset = offsetof(uas_get_endpoints_request, request_header)},
-    {.name = MNAME("endpoint_url"), .type = &uas_types[UAS_TYPES_STRING],
-     .offset = offsetof(uas_get_endpoints_request, endpoint_url)},
-    {.name = MNAME("locale_ids"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_get_endpoints_request, endpoint_url)},
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_get_endpoints_request, locale_ids_count),
      .array_offset = offsetof(uas_get_endpoints_request, locale_ids), .is_array = true},
-    {.name = MNAME("profile_uris"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_get_endpoints_request, profile_uris_count),
      .array_offset = offsetof(uas_get_endpoints_request, profile_uris), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_get_endpoints_response_names[2] = {"response_header", "endpoints"};
+#endif
 static const uas_member uas_get_endpoints_response_members[2] = {
-    {.name = MNAME("response_header"), .type = &uas_types[UAS_TYPES_RESPONSE_HEADER],
+    {.type_index = UAS_TYPES_RESPONSE_HEADER,
      .offset = offsetof(uas_get_endpoints_response, response_header)},
-    {.name = MNAME("endpoints"), .type = &uas_types[UAS_TYPES_ENDPOINT_DESCRIPTION],
+    {.type_index = UAS_TYPES_ENDPOINT_DESCRIPTION,
      .offset = offsetof(uas_get_endpoints_response, endpoints_count),
      .array_offset = offsetof(uas_get_endpoints_response, endpoints), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_registered_server_names[8] = {"server_uri", "product_uri",
+    "server_names", "server_type", "gateway_server_uri", "discovery_urls", "semaphore_file_path",
+    "is_online"};
+#endif
 static const uas_member uas_registered_server_members[8] = {
-    {.name = MNAME("server_uri"), .type = &uas_types[UAS_TYPES_STRING],
-     .offset = offsetof(uas_registered_server, server_uri)},
-    {.name = MNAME("product_uri"), .type = &uas_types[UAS_TYPES_STRING],
-     .offset = offsetof(uas_registered_server, product_uri)},
-    {.name = MNAME("server_names"), .type = &uas_types[UAS_TYPES_LOCALIZED_TEXT],
+    {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_registered_server, server_uri)},
+    {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_registered_server, product_uri)},
+    {.type_index = UAS_TYPES_LOCALIZED_TEXT,
      .offset = offsetof(uas_registered_server, server_names_count),
      .array_offset = offsetof(uas_registered_server, server_names), .is_array = true},
-    {.name = MNAME("server_type"), .type = &uas_types[UAS_TYPES_APPLICATION_TYPE],
+    {.type_index = UAS_TYPES_APPLICATION_TYPE,
      .offset = offsetof(uas_registered_server, server_type)},
-    {.name = MNAME("gateway_server_uri"), .type = &uas_types[UAS_TYPES_STRING],
-     .offset = offsetof(uas_registered_server, gateway_server_uri)},
-    {.name = MNAME("discovery_urls"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_registered_server, gateway_server_uri)},
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_registered_server, discovery_urls_count),
      .array_offset = offsetof(uas_registered_server, discovery_urls), .is_array = true},
-    {.name = MNAME("semaphore_file_path"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_registered_server, semaphore_file_path)},
-    {.name = MNAME("is_online"), .type = &uas_types[UAS_TYPES_BOOLEAN],
-     .offset = offsetof(uas_registered_server, is_online)},
+    {.type_index = UAS_TYPES_BOOLEAN, .offset = offsetof(uas_registered_server, is_online)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_register_server_request_names[2] = {"request_header", "server"};
+#endif
 static const uas_member uas_register_server_request_members[2] = {
-    {.name = MNAME("request_header"), .type = &uas_types[UAS_TYPES_REQUEST_HEADER],
+    {.type_index = UAS_TYPES_REQUEST_HEADER,
      .offset = offsetof(uas_register_server_request, request_header)},
-    {.name = MNAME("server"), .type = &uas_types[UAS_TYPES_REGISTERED_SERVER],
+    {.type_index = UAS_TYPES_REGISTERED_SERVER,
      .offset = offsetof(uas_register_server_request, server)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_register_server_response_names[1] = {"response_header"};
+#endif
 static const uas_member uas_register_server_response_members[1] = {
-    {.name = MNAME("response_header"), .type = &uas_types[UAS_TYPES_RESPONSE_HEADER],
+    {.type_index = UAS_TYPES_RESPONSE_HEADER,
      .offset = offsetof(uas_register_server_response, response_header)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_mdns_discovery_configuration_names[2] = {"mdns_server_name",
+    "server_capabilities"};
+#endif
 static const uas_member uas_mdns_discovery_configuration_members[2] = {
-    {.name = MNAME("mdns_server_name"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_mdns_discovery_configuration, mdns_server_name)},
-    {.name = MNAME("server_capabilities"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_mdns_discovery_configuration, server_capabilities_count),
      .array_offset = offsetof(uas_mdns_discovery_configuration, server_capabilities),
      .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_register_server2_request_names[3] = {"request_header", "server",
+    "discovery_configuration"};
+#endif
 static const uas_member uas_register_server2_request_members[3] = {
-    {.name = MNAME("request_header"), .type = &uas_types[UAS_TYPES_REQUEST_HEADER],
+    {.type_index = UAS_TYPES_REQUEST_HEADER,
      .offset = offsetof(uas_register_server2_request, request_header)},
-    {.name = MNAME("server"), .type = &uas_types[UAS_TYPES_REGISTERED_SERVER],
+    {.type_index = UAS_TYPES_REGISTERED_SERVER,
      .offset = offsetof(uas_register_server2_request, server)},
-    {.name = MNAME("discovery_configuration"), .type = &uas_types[UAS_TYPES_EXTENSION_OBJECT],
+    {.type_index = UAS_TYPES_EXTENSION_OBJECT,
      .offset = offsetof(uas_register_server2_request, discovery_configuration_count),
      .array_offset = offsetof(uas_register_server2_request, discovery_configuration),
      .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_register_server2_response_names[3] = {"response_header",
+    "configuration_results", "diagnostic_infos"};
+#endif
 static const uas_member uas_register_server2_response_members[3] = {
-    {.name = MNAME("response_header"), .type = &uas_types[UAS_TYPES_RESPONSE_HEADER],
+    {.type_index = UAS_TYPES_RESPONSE_HEADER,
      .offset = offsetof(uas_register_server2_response, response_header)},
-    {.name = MNAME("configuration_results"), .type = &uas_types[UAS_TYPES_STATUS_CODE],
+    {.type_index = UAS_TYPES_STATUS_CODE,
      .offset = offsetof(uas_register_server2_response, configuration_results_count),
      .array_offset = offsetof(uas_register_server2_response, configuration_results),
      .is_array = true},
-    {.name = MNAME("diagnostic_infos"), .type = &uas_types[UAS_TYPES_DIAGNOSTIC_INFO],
+    {.type_index = UAS_TYPES_DIAGNOSTIC_INFO,
      .offset = offsetof(uas_register_server2_response, diagnostic_infos_count),
      .array_offset = offsetof(uas_register_server2_response, diagnostic_infos), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_channel_security_token_names[4] = {"channel_id", "token_id",
+    "created_at", "revised_lifetime"};
+#endif
 static const uas_member uas_channel_security_token_members[4] = {
-    {.name = MNAME("channel_id"), .type = &uas_types[UAS_TYPES_UINT32],
-     .offset = offsetof(uas_channel_security_token, channel_id)},
-    {.name = MNAME("token_id"), .type = &uas_types[UAS_TYPES_UINT32],
-     .offset = offsetof(uas_channel_security_token, token_id)},
-    {.name = MNAME("created_at"), .type = &uas_types[UAS_TYPES_DATE_TIME],
-     .offset = offsetof(uas_channel_security_token, created_at)},
-    {.name = MNAME("revised_lifetime"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32, .offset = offsetof(uas_channel_security_token, channel_id)},
+    {.type_index = UAS_TYPES_UINT32, .offset = offsetof(uas_channel_security_token, token_id)},
+    {.type_index = UAS_TYPES_DATE_TIME, .offset = offsetof(uas_channel_security_token, created_at)},
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_channel_security_token, revised_lifetime)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_open_secure_channel_request_names[6] = {"request_header",
+    "client_protocol_version", "request_type", "security_mode", "client_nonce",
+    "requested_lifetime"};
+#endif
 static const uas_member uas_open_secure_channel_request_members[6] = {
-    {.name = MNAME("request_header"), .type = &uas_types[UAS_TYPES_REQUEST_HEADER],
+    {.type_index = UAS_TYPES_REQUEST_HEADER,
      .offset = offsetof(uas_open_secure_channel_request, request_header)},
-    {.name = MNAME("client_protocol_version"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_open_secure_channel_request, client_protocol_version)},
-    {.name = MNAME("request_type"), .type = &uas_types[UAS_TYPES_SECURITY_TOKEN_REQUEST_TYPE],
+    {.type_index = UAS_TYPES_SECURITY_TOKEN_REQUEST_TYPE,
      .offset = offsetof(uas_open_secure_channel_request, request_type)},
-    {.name = MNAME("security_mode"), .type = &uas_types[UAS_TYPES_MESSAGE_SECURITY_MODE],
+    {.type_index = UAS_TYPES_MESSAGE_SECURITY_MODE,
      .offset = offsetof(uas_open_secure_channel_request, security_mode)},
-    {.name = MNAME("client_nonce"), .type = &uas_types[UAS_TYPES_BYTE_STRING],
+    {.type_index = UAS_TYPES_BYTE_STRING,
      .offset = offsetof(uas_open_secure_channel_request, client_nonce)},
-    {.name = MNAME("requested_lifetime"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_open_secure_channel_request, requested_lifetime)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_open_secure_channel_response_names[4] = {"response_header",
+    "server_protocol_version", "security_token", "server_nonce"};
+#endif
 static const uas_member uas_open_secure_channel_response_members[4] = {
-    {.name = MNAME("response_header"), .type = &uas_types[UAS_TYPES_RESPONSE_HEADER],
+    {.type_index = UAS_TYPES_RESPONSE_HEADER,
      .offset = offsetof(uas_open_secure_channel_response, response_header)},
-    {.name = MNAME("server_protocol_version"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_open_secure_channel_response, server_protocol_version)},
-    {.name = MNAME("security_token"), .type = &uas_types[UAS_TYPES_CHANNEL_SECURITY_TOKEN],
+    {.type_index = UAS_TYPES_CHANNEL_SECURITY_TOKEN,
      .offset = offsetof(uas_open_secure_channel_response, security_token)},
-    {.name = MNAME("server_nonce"), .type = &uas_types[UAS_TYPES_BYTE_STRING],
+    {.type_index = UAS_TYPES_BYTE_STRING,
      .offset = offsetof(uas_open_secure_channel_response, server_nonce)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_close_secure_channel_request_names[1] = {"request_header"};
+#endif
 static const uas_member uas_close_secure_channel_request_members[1] = {
-    {.name = MNAME("request_header"), .type = &uas_types[UAS_TYPES_REQUEST_HEADER],
+    {.type_index = UAS_TYPES_REQUEST_HEADER,
      .offset = offsetof(uas_close_secure_channel_request, request_header)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_close_secure_channel_response_names[1] = {"response_header"};
+#endif
 static const uas_member uas_close_secure_channel_response_members[1] = {
-    {.name = MNAME("response_header"), .type = &uas_types[UAS_TYPES_RESPONSE_HEADER],
+    {.type_index = UAS_TYPES_RESPONSE_HEADER,
      .offset = offsetof(uas_close_secure_channel_response, response_header)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_signed_software_certificate_names[2] = {"certificate_data",
+    "signature"};
+#endif
 static const uas_member uas_signed_software_certificate_members[2] = {
-    {.name = MNAME("certificate_data"), .type = &uas_types[UAS_TYPES_BYTE_STRING],
+    {.type_index = UAS_TYPES_BYTE_STRING,
      .offset = offsetof(uas_signed_software_certificate, certificate_data)},
-    {.name = MNAME("signature"), .type = &uas_types[UAS_TYPES_BYTE_STRING],
+    {.type_index = UAS_TYPES_BYTE_STRING,
      .offset = offsetof(uas_signed_software_certificate, signature)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_signature_data_names[2] = {"algorithm", "signature"};
+#endif
 static const uas_member uas_signature_data_members[2] = {
-    {.name = MNAME("algorithm"), .type = &uas_types[UAS_TYPES_STRING],
-     .offset = offsetof(uas_signature_data, algorithm)},
-    {.name = MNAME("signature"), .type = &uas_types[UAS_TYPES_BYTE_STRING],
-     .offset = offsetof(uas_signature_data, signature)},
+    {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_signature_data, algorithm)},
+    {.type_index = UAS_TYPES_BYTE_STRING, .offset = offsetof(uas_signature_data, signature)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_create_session_request_names[9] = {"request_header",
+    "client_description", "server_uri", "endpoint_url", "session_name", "client_nonce",
+    "client_certificate", "requested_session_timeout", "max_response_message_size"};
+#endif
 static const uas_member uas_create_session_request_members[9] = {
-    {.name = MNAME("request_header"), .type = &uas_types[UAS_TYPES_REQUEST_HEADER],
+    {.type_index = UAS_TYPES_REQUEST_HEADER,
      .offset = offsetof(uas_create_session_request, request_header)},
-    {.name = MNAME("client_description"), .type = &uas_types[UAS_TYPES_APPLICATION_DESCRIPTION],
+    {.type_index = UAS_TYPES_APPLICATION_DESCRIPTION,
      .offset = offsetof(uas_create_session_request, client_description)},
-    {.name = MNAME("server_uri"), .type = &uas_types[UAS_TYPES_STRING],
-     .offset = offsetof(uas_create_session_request, server_uri)},
-    {.name = MNAME("endpoint_url"), .type = &uas_types[UAS_TYPES_STRING],
-     .offset = offsetof(uas_create_session_request, endpoint_url)},
-    {.name = MNAME("session_name"), .type = &uas_types[UAS_TYPES_STRING],
-     .offset = offsetof(uas_create_session_request, session_name)},
-    {.name = MNAME("client_nonce"), .type = &uas_types[UAS_TYPES_BYTE_STRING],
+    {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_create_session_request, server_uri)},
+    {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_create_session_request, endpoint_url)},
+    {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_create_session_request, session_name)},
+    {.type_index = UAS_TYPES_BYTE_STRING,
      .offset = offsetof(uas_create_session_request, client_nonce)},
-    {.name = MNAME("client_certificate"), .type = &uas_types[UAS_TYPES_BYTE_STRING],
+    {.type_index = UAS_TYPES_BYTE_STRING,
      .offset = offsetof(uas_create_session_request, client_certificate)},
-    {.name = MNAME("requested_session_timeout"), .type = &uas_types[UAS_TYPES_DOUBLE],
+    {.type_index = UAS_TYPES_DOUBLE,
      .offset = offsetof(uas_create_session_request, requested_session_timeout)},
-    {.name = MNAME("max_response_message_size"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_create_session_request, max_response_message_size)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_create_session_response_names[10] = {"response_header", "session_id",
+    "authentication_token", "revised_session_timeout", "server_nonce", "server_certificate",
+    "server_endpoints", "server_software_certificates", "server_signature",
+    "max_request_message_size"};
+#endif
 static const uas_member uas_create_session_response_members[10] = {
-    {.name = MNAME("response_header"), .type = &uas_types[UAS_TYPES_RESPONSE_HEADER],
+    {.type_index = UAS_TYPES_RESPONSE_HEADER,
      .offset = offsetof(uas_create_session_response, response_header)},
-    {.name = MNAME("session_id"), .type = &uas_types[UAS_TYPES_NODE_ID],
-     .offset = offsetof(uas_create_session_response, session_id)},
-    {.name = MNAME("authentication_token"), .type = &uas_types[UAS_TYPES_NODE_ID],
+    {.type_index = UAS_TYPES_NODE_ID, .offset = offsetof(uas_create_session_response, session_id)},
+    {.type_index = UAS_TYPES_NODE_ID,
      .offset = offsetof(uas_create_session_response, authentication_token)},
-    {.name = MNAME("revised_session_timeout"), .type = &uas_types[UAS_TYPES_DOUBLE],
+    {.type_index = UAS_TYPES_DOUBLE,
      .offset = offsetof(uas_create_session_response, revised_session_timeout)},
-    {.name = MNAME("server_nonce"), .type = &uas_types[UAS_TYPES_BYTE_STRING],
+    {.type_index = UAS_TYPES_BYTE_STRING,
      .offset = offsetof(uas_create_session_response, server_nonce)},
-    {.name = MNAME("server_certificate"), .type = &uas_types[UAS_TYPES_BYTE_STRING],
+    {.type_index = UAS_TYPES_BYTE_STRING,
      .offset = offsetof(uas_create_session_response, server_certificate)},
-    {.name = MNAME("server_endpoints"), .type = &uas_types[UAS_TYPES_ENDPOINT_DESCRIPTION],
+    {.type_index = UAS_TYPES_ENDPOINT_DESCRIPTION,
      .offset = offsetof(uas_create_session_response, server_endpoints_count),
      .array_offset = offsetof(uas_create_session_response, server_endpoints), .is_array = true},
-    {.name = MNAME("server_software_certificates"),
-     .type = &uas_types[UAS_TYPES_SIGNED_SOFTWARE_CERTIFICATE],
+    {.type_index = UAS_TYPES_SIGNED_SOFTWARE_CERTIFICATE,
      .offset = offsetof(uas_create_session_response, server_software_certificates_count),
      .array_offset = offsetof(uas_create_session_response, server_software_certificates),
      .is_array = true},
-    {.name = MNAME("server_signature"), .type = &uas_types[UAS_TYPES_SIGNATURE_DATA],
+    {.type_index = UAS_TYPES_SIGNATURE_DATA,
      .offset = offsetof(uas_create_session_response, server_signature)},
-    {.name = MNAME("max_request_message_size"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_create_session_response, max_request_message_size)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_user_identity_token_names[1] = {"policy_id"};
+#endif
 static const uas_member uas_user_identity_token_members[1] = {
-    {.name = MNAME("policy_id"), .type = &uas_types[UAS_TYPES_STRING],
-     .offset = offsetof(uas_user_identity_token, policy_id)},
+    {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_user_identity_token, policy_id)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_anonymous_identity_token_names[1] = {"policy_id"};
+#endif
 static const uas_member uas_anonymous_identity_token_members[1] = {
-    {.name = MNAME("policy_id"), .type = &uas_types[UAS_TYPES_STRING],
-     .offset = offsetof(uas_anonymous_identity_token, policy_id)},
+    {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_anonymous_identity_token, policy_id)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_user_name_identity_token_names[4] = {"policy_id", "user_name",
+    "password", "encryption_algorithm"};
+#endif
 static const uas_member uas_user_name_identity_token_members[4] = {
-    {.name = MNAME("policy_id"), .type = &uas_types[UAS_TYPES_STRING],
-     .offset = offsetof(uas_user_name_identity_token, policy_id)},
-    {.name = MNAME("user_name"), .type = &uas_types[UAS_TYPES_STRING],
-     .offset = offsetof(uas_user_name_identity_token, user_name)},
-    {.name = MNAME("password"), .type = &uas_types[UAS_TYPES_BYTE_STRING],
+    {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_user_name_identity_token, policy_id)},
+    {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_user_name_identity_token, user_name)},
+    {.type_index = UAS_TYPES_BYTE_STRING,
      .offset = offsetof(uas_user_name_identity_token, password)},
-    {.name = MNAME("encryption_algorithm"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_user_name_identity_token, encryption_algorithm)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_x509_identity_token_names[2] = {"policy_id", "certificate_data"};
+#endif
 static const uas_member uas_x509_identity_token_members[2] = {
-    {.name = MNAME("policy_id"), .type = &uas_types[UAS_TYPES_STRING],
-     .offset = offsetof(uas_x509_identity_token, policy_id)},
-    {.name = MNAME("certificate_data"), .type = &uas_types[UAS_TYPES_BYTE_STRING],
+    {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_x509_identity_token, policy_id)},
+    {.type_index = UAS_TYPES_BYTE_STRING,
      .offset = offsetof(uas_x509_identity_token, certificate_data)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_issued_identity_token_names[3] = {"policy_id", "token_data",
+    "encryption_algorithm"};
+#endif
 static const uas_member uas_issued_identity_token_members[3] = {
-    {.name = MNAME("policy_id"), .type = &uas_types[UAS_TYPES_STRING],
-     .offset = offsetof(uas_issued_identity_token, policy_id)},
-    {.name = MNAME("token_data"), .type = &uas_types[UAS_TYPES_BYTE_STRING],
+    {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_issued_identity_token, policy_id)},
+    {.type_index = UAS_TYPES_BYTE_STRING,
      .offset = offsetof(uas_issued_identity_token, token_data)},
-    {.name = MNAME("encryption_algorithm"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_issued_identity_token, encryption_algorithm)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_activate_session_request_names[6] = {"request_header",
+    "client_signature", "client_software_certificates", "locale_ids", "user_identity_token",
+    "user_token_signature"};
+#endif
 static const uas_member uas_activate_session_request_members[6] = {
-    {.name = MNAME("request_header"), .type = &uas_types[UAS_TYPES_REQUEST_HEADER],
+    {.type_index = UAS_TYPES_REQUEST_HEADER,
      .offset = offsetof(uas_activate_session_request, request_header)},
-    {.name = MNAME("client_signature"), .type = &uas_types[UAS_TYPES_SIGNATURE_DATA],
+    {.type_index = UAS_TYPES_SIGNATURE_DATA,
      .offset = offsetof(uas_activate_session_request, client_signature)},
-    {.name = MNAME("client_software_certificates"),
-     .type = &uas_types[UAS_TYPES_SIGNED_SOFTWARE_CERTIFICATE],
+    {.type_index = UAS_TYPES_SIGNED_SOFTWARE_CERTIFICATE,
      .offset = offsetof(uas_activate_session_request, client_software_certificates_count),
      .array_offset = offsetof(uas_activate_session_request, client_software_certificates),
      .is_array = true},
-    {.name = MNAME("locale_ids"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_activate_session_request, locale_ids_count),
      .array_offset = offsetof(uas_activate_session_request, locale_ids), .is_array = true},
-    {.name = MNAME("user_identity_token"), .type = &uas_types[UAS_TYPES_EXTENSION_OBJECT],
+    {.type_index = UAS_TYPES_EXTENSION_OBJECT,
      .offset = offsetof(uas_activate_session_request, user_identity_token)},
-    {.name = MNAME("user_token_signature"), .type = &uas_types[UAS_TYPES_SIGNATURE_DATA],
+    {.type_index = UAS_TYPES_SIGNATURE_DATA,
      .offset = offsetof(uas_activate_session_request, user_token_signature)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_activate_session_response_names[4] = {"response_header",
+    "server_nonce", "results", "diagnostic_infos"};
+#endif
 static const uas_member uas_activate_session_response_members[4] = {
-    {.name = MNAME("response_header"), .type = &uas_types[UAS_TYPES_RESPONSE_HEADER],
+    {.type_index = UAS_TYPES_RESPONSE_HEADER,
      .offset = offsetof(uas_activate_session_response, response_header)},
-    {.name = MNAME("server_nonce"), .type = &uas_types[UAS_TYPES_BYTE_STRING],
+    {.type_index = UAS_TYPES_BYTE_STRING,
      .offset = offsetof(uas_activate_session_response, server_nonce)},
-    {.name = MNAME("results"), .type = &uas_types[UAS_TYPES_STATUS_CODE],
+    {.type_index = UAS_TYPES_STATUS_CODE,
      .offset = offsetof(uas_activate_session_response, results_count),
      .array_offset = offsetof(uas_activate_session_response, results), .is_array = true},
-    {.name = MNAME("diagnostic_infos"), .type = &uas_types[UAS_TYPES_DIAGNOSTIC_INFO],
+    {.type_index = UAS_TYPES_DIAGNOSTIC_INFO,
      .offset = offsetof(uas_activate_session_response, diagnostic_infos_count),
      .array_offset = offsetof(uas_activate_session_response, diagnostic_infos), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_close_session_request_names[2] = {"request_header",
+    "delete_subscriptions"};
+#endif
 static const uas_member uas_close_session_request_members[2] = {
-    {.name = MNAME("request_header"), .type = &uas_types[UAS_TYPES_REQUEST_HEADER],
+    {.type_index = UAS_TYPES_REQUEST_HEADER,
      .offset = offsetof(uas_close_session_request, request_header)},
-    {.name = MNAME("delete_subscriptions"), .type = &uas_types[UAS_TYPES_BOOLEAN],
+    {.type_index = UAS_TYPES_BOOLEAN,
      .offset = offsetof(uas_close_session_request, delete_subscriptions)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_close_session_response_names[1] = {"response_header"};
+#endif
 static const uas_member uas_close_session_response_members[1] = {
-    {.name = MNAME("response_header"), .type = &uas_types[UAS_TYPES_RESPONSE_HEADER],
+    {.type_index = UAS_TYPES_RESPONSE_HEADER,
      .offset = offsetof(uas_close_session_response, response_header)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_cancel_request_names[2] = {"request_header", "request_handle"};
+#endif
 static const uas_member uas_cancel_request_members[2] = {
-    {.name = MNAME("request_header"), .type = &uas_types[UAS_TYPES_REQUEST_HEADER],
+    {.type_index = UAS_TYPES_REQUEST_HEADER,
      .offset = offsetof(uas_cancel_request, request_header)},
-    {.name = MNAME("request_handle"), .type = &uas_types[UAS_TYPES_UINT32],
-     .offset = offsetof(uas_cancel_request, request_handle)},
+    {.type_index = UAS_TYPES_UINT32, .offset = offsetof(uas_cancel_request, request_handle)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_cancel_response_names[2] = {"response_header", "cancel_count"};
+#endif
 static const uas_member uas_cancel_response_members[2] = {
-    {.name = MNAME("response_header"), .type = &uas_types[UAS_TYPES_RESPONSE_HEADER],
+    {.type_index = UAS_TYPES_RESPONSE_HEADER,
      .offset = offsetof(uas_cancel_response, response_header)},
-    {.name = MNAME("cancel_count"), .type = &uas_types[UAS_TYPES_UINT32],
-     .offset = offsetof(uas_cancel_response, cancel_count)},
+    {.type_index = UAS_TYPES_UINT32, .offset = offsetof(uas_cancel_response, cancel_count)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_node_attributes_names[5] = {"specified_attributes", "display_name",
+    "description", "write_mask", "user_write_mask"};
+#endif
 static const uas_member uas_node_attributes_members[5] = {
-    {.name = MNAME("specified_attributes"), .type = &uas_types[UAS_TYPES_UINT32],
-     .offset = offsetof(uas_node_attributes, specified_attributes)},
-    {.name = MNAME("display_name"), .type = &uas_types[UAS_TYPES_LOCALIZED_TEXT],
-     .offset = offsetof(uas_node_attributes, display_name)},
-    {.name = MNAME("description"), .type = &uas_types[UAS_TYPES_LOCALIZED_TEXT],
-     .offset = offsetof(uas_node_attributes, description)},
-    {.name = MNAME("write_mask"), .type = &uas_types[UAS_TYPES_UINT32],
-     .offset = offsetof(uas_node_attributes, write_mask)},
-    {.name = MNAME("user_write_mask"), .type = &uas_types[UAS_TYPES_UINT32],
-     .offset = offsetof(uas_node_attributes, user_write_mask)},
+    {.type_index = UAS_TYPES_UINT32, .offset = offsetof(uas_node_attributes, specified_attributes)},
+    {.type_index = UAS_TYPES_LOCALIZED_TEXT, .offset = offsetof(uas_node_attributes, display_name)},
+    {.type_index = UAS_TYPES_LOCALIZED_TEXT, .offset = offsetof(uas_node_attributes, description)},
+    {.type_index = UAS_TYPES_UINT32, .offset = offsetof(uas_node_attributes, write_mask)},
+    {.type_index = UAS_TYPES_UINT32, .offset = offsetof(uas_node_attributes, user_write_mask)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_object_attributes_names[6] = {"specified_attributes", "display_name",
+    "description", "write_mask", "user_write_mask", "event_notifier"};
+#endif
 static const uas_member uas_object_attributes_members[6] = {
-    {.name = MNAME("specified_attributes"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_object_attributes, specified_attributes)},
-    {.name = MNAME("display_name"), .type = &uas_types[UAS_TYPES_LOCALIZED_TEXT],
+    {.type_index = UAS_TYPES_LOCALIZED_TEXT,
      .offset = offsetof(uas_object_attributes, display_name)},
-    {.name = MNAME("description"), .type = &uas_types[UAS_TYPES_LOCALIZED_TEXT],
+    {.type_index = UAS_TYPES_LOCALIZED_TEXT,
      .offset = offsetof(uas_object_attributes, description)},
-    {.name = MNAME("write_mask"), .type = &uas_types[UAS_TYPES_UINT32],
-     .offset = offsetof(uas_object_attributes, write_mask)},
-    {.name = MNAME("user_write_mask"), .type = &uas_types[UAS_TYPES_UINT32],
-     .offset = offsetof(uas_object_attributes, user_write_mask)},
-    {.name = MNAME("event_notifier"), .type = &uas_types[UAS_TYPES_BYTE],
-     .offset = offsetof(uas_object_attributes, event_notifier)},
+    {.type_index = UAS_TYPES_UINT32, .offset = offsetof(uas_object_attributes, write_mask)},
+    {.type_index = UAS_TYPES_UINT32, .offset = offsetof(uas_object_attributes, user_write_mask)},
+    {.type_index = UAS_TYPES_BYTE, .offset = offsetof(uas_object_attributes, event_notifier)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_variable_attributes_names[13] = {"specified_attributes",
+    "display_name", "description", "write_mask", "user_write_mask", "value", "data_type",
+    "value_rank", "array_dimensions", "access_level", "user_access_level",
+    "minimum_sampling_interval", "historizing"};
+#endif
 static const uas_member uas_variable_attributes_members[13] = {
-    {.name = MNAME("specified_attributes"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_variable_attributes, specified_attributes)},
-    {.name = MNAME("display_name"), .type = &uas_types[UAS_TYPES_LOCALIZED_TEXT],
+    {.type_index = UAS_TYPES_LOCALIZED_TEXT,
      .offset = offsetof(uas_variable_attributes, display_name)},
-    {.name = MNAME("description"), .type = &uas_types[UAS_TYPES_LOCALIZED_TEXT],
+    {.type_index = UAS_TYPES_LOCALIZED_TEXT,
      .offset = offsetof(uas_variable_attributes, description)},
-    {.name = MNAME("write_mask"), .type = &uas_types[UAS_TYPES_UINT32],
-     .offset = offsetof(uas_variable_attributes, write_mask)},
-    {.name = MNAME("user_write_mask"), .type = &uas_types[UAS_TYPES_UINT32],
-     .offset = offsetof(uas_variable_attributes, user_write_mask)},
-    {.name = MNAME("value"), .type = &uas_types[UAS_TYPES_VARIANT],
-     .offset = offsetof(uas_variable_attributes, value)},
-    {.name = MNAME("data_type"), .type = &uas_types[UAS_TYPES_NODE_ID],
-     .offset = offsetof(uas_variable_attributes, data_type)},
-    {.name = MNAME("value_rank"), .type = &uas_types[UAS_TYPES_INT32],
-     .offset = offsetof(uas_variable_attributes, value_rank)},
-    {.name = MNAME("array_dimensions"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32, .offset = offsetof(uas_variable_attributes, write_mask)},
+    {.type_index = UAS_TYPES_UINT32, .offset = offsetof(uas_variable_attributes, user_write_mask)},
+    {.type_index = UAS_TYPES_VARIANT, .offset = offsetof(uas_variable_attributes, value)},
+    {.type_index = UAS_TYPES_NODE_ID, .offset = offsetof(uas_variable_attributes, data_type)},
+    {.type_index = UAS_TYPES_INT32, .offset = offsetof(uas_variable_attributes, value_rank)},
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_variable_attributes, array_dimensions_count),
      .array_offset = offsetof(uas_variable_attributes, array_dimensions), .is_array = true},
-    {.name = MNAME("access_level"), .type = &uas_types[UAS_TYPES_BYTE],
-     .offset = offsetof(uas_variable_attributes, access_level)},
-    {.name = MNAME("user_access_level"), .type = &uas_types[UAS_TYPES_BYTE],
-     .offset = offsetof(uas_variable_attributes, user_access_level)},
-    {.name = MNAME("minimum_sampling_interval"), .type = &uas_types[UAS_TYPES_DOUBLE],
+    {.type_index = UAS_TYPES_BYTE, .offset = offsetof(uas_variable_attributes, access_level)},
+    {.type_index = UAS_TYPES_BYTE, .offset = offsetof(uas_variable_attributes, user_access_level)},
+    {.type_index = UAS_TYPES_DOUBLE,
      .offset = offsetof(uas_variable_attributes, minimum_sampling_interval)},
-    {.name = MNAME("historizing"), .type = &uas_types[UAS_TYPES_BOOLEAN],
-     .offset = offsetof(uas_variable_attributes, historizing)},
+    {.type_index = UAS_TYPES_BOOLEAN, .offset = offsetof(uas_variable_attributes, historizing)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_method_attributes_names[7] = {"specified_attributes", "display_name",
+    "description", "write_mask", "user_write_mask", "executable", "user_executable"};
+#endif
 static const uas_member uas_method_attributes_members[7] = {
-    {.name = MNAME("specified_attributes"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_method_attributes, specified_attributes)},
-    {.name = MNAME("display_name"), .type = &uas_types[UAS_TYPES_LOCALIZED_TEXT],
+    {.type_index = UAS_TYPES_LOCALIZED_TEXT,
      .offset = offsetof(uas_method_attributes, display_name)},
-    {.name = MNAME("description"), .type = &uas_types[UAS_TYPES_LOCALIZED_TEXT],
+    {.type_index = UAS_TYPES_LOCALIZED_TEXT,
      .offset = offsetof(uas_method_attributes, description)},
-    {.name = MNAME("write_mask"), .type = &uas_types[UAS_TYPES_UINT32],
-     .offset = offsetof(uas_method_attributes, write_mask)},
-    {.name = MNAME("user_write_mask"), .type = &uas_types[UAS_TYPES_UINT32],
-     .offset = offsetof(uas_method_attributes, user_write_mask)},
-    {.name = MNAME("executable"), .type = &uas_types[UAS_TYPES_BOOLEAN],
-     .offset = offsetof(uas_method_attributes, executable)},
-    {.name = MNAME("user_executable"), .type = &uas_types[UAS_TYPES_BOOLEAN],
-     .offset = offsetof(uas_method_attributes, user_executable)},
+    {.type_index = UAS_TYPES_UINT32, .offset = offsetof(uas_method_attributes, write_mask)},
+    {.type_index = UAS_TYPES_UINT32, .offset = offsetof(uas_method_attributes, user_write_mask)},
+    {.type_index = UAS_TYPES_BOOLEAN, .offset = offsetof(uas_method_attributes, executable)},
+    {.type_index = UAS_TYPES_BOOLEAN, .offset = offsetof(uas_method_attributes, user_executable)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_object_type_attributes_names[6] = {"specified_attributes",
+    "display_name", "description", "write_mask", "user_write_mask", "is_abstract"};
+#endif
 static const uas_member uas_object_type_attributes_members[6] = {
-    {.name = MNAME("specified_attributes"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_object_type_attributes, specified_attributes)},
-    {.name = MNAME("display_name"), .type = &uas_types[UAS_TYPES_LOCALIZED_TEXT],
+    {.type_index = UAS_TYPES_LOCALIZED_TEXT,
      .offset = offsetof(uas_object_type_attributes, display_name)},
-    {.name = MNAME("description"), .type = &uas_types[UAS_TYPES_LOCALIZED_TEXT],
+    {.type_index = UAS_TYPES_LOCALIZED_TEXT,
      .offset = offsetof(uas_object_type_attributes, description)},
-    {.name = MNAME("write_mask"), .type = &uas_types[UAS_TYPES_UINT32],
-     .offset = offsetof(uas_object_type_attributes, write_mask)},
-    {.name = MNAME("user_write_mask"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32, .offset = offsetof(uas_object_type_attributes, write_mask)},
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_object_type_attributes, user_write_mask)},
-    {.name = MNAME("is_abstract"), .type = &uas_types[UAS_TYPES_BOOLEAN],
-     .offset = offsetof(uas_object_type_attributes, is_abstract)},
+    {.type_index = UAS_TYPES_BOOLEAN, .offset = offsetof(uas_object_type_attributes, is_abstract)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_variable_type_attributes_names[10] = {"specified_attributes",
+    "display_name", "description", "write_mask", "user_write_mask", "value", "data_type",
+    "value_rank", "array_dimensions", "is_abstract"};
+#endif
 static const uas_member uas_variable_type_attributes_members[10] = {
-    {.name = MNAME("specified_attributes"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_variable_type_attributes, specified_attributes)},
-    {.name = MNAME("display_name"), .type = &uas_types[UAS_TYPES_LOCALIZED_TEXT],
+    {.type_index = UAS_TYPES_LOCALIZED_TEXT,
      .offset = offsetof(uas_variable_type_attributes, display_name)},
-    {.name = MNAME("description"), .type = &uas_types[UAS_TYPES_LOCALIZED_TEXT],
+    {.type_index = UAS_TYPES_LOCALIZED_TEXT,
      .offset = offsetof(uas_variable_type_attributes, description)},
-    {.name = MNAME("write_mask"), .type = &uas_types[UAS_TYPES_UINT32],
-     .offset = offsetof(uas_variable_type_attributes, write_mask)},
-    {.name = MNAME("user_write_mask"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32, .offset = offsetof(uas_variable_type_attributes, write_mask)},
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_variable_type_attributes, user_write_mask)},
-    {.name = MNAME("value"), .type = &uas_types[UAS_TYPES_VARIANT],
-     .offset = offsetof(uas_variable_type_attributes, value)},
-    {.name = MNAME("data_type"), .type = &uas_types[UAS_TYPES_NODE_ID],
-     .offset = offsetof(uas_variable_type_attributes, data_type)},
-    {.name = MNAME("value_rank"), .type = &uas_types[UAS_TYPES_INT32],
-     .offset = offsetof(uas_variable_type_attributes, value_rank)},
-    {.name = MNAME("array_dimensions"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_VARIANT, .offset = offsetof(uas_variable_type_attributes, value)},
+    {.type_index = UAS_TYPES_NODE_ID, .offset = offsetof(uas_variable_type_attributes, data_type)},
+    {.type_index = UAS_TYPES_INT32, .offset = offsetof(uas_variable_type_attributes, value_rank)},
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_variable_type_attributes, array_dimensions_count),
      .array_offset = offsetof(uas_variable_type_attributes, array_dimensions), .is_array = true},
-    {.name = MNAME("is_abstract"), .type = &uas_types[UAS_TYPES_BOOLEAN],
+    {.type_index = UAS_TYPES_BOOLEAN,
      .offset = offsetof(uas_variable_type_attributes, is_abstract)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_reference_type_attributes_names[8] = {"specified_attributes",
+    "display_name", "description", "write_mask", "user_write_mask", "is_abstract", "symmetric",
+    "inverse_name"};
+#endif
 static const uas_member uas_reference_type_attributes_members[8] = {
-    {.name = MNAME("specified_attributes"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_reference_type_attributes, specified_attributes)},
-    {.name = MNAME("display_name"), .type = &uas_types[UAS_TYPES_LOCALIZED_TEXT],
+    {.type_index = UAS_TYPES_LOCALIZED_TEXT,
      .offset = offsetof(uas_reference_type_attributes, display_name)},
-    {.name = MNAME("description"), .type = &uas_types[UAS_TYPES_LOCALIZED_TEXT],
+    {.type_index = UAS_TYPES_LOCALIZED_TEXT,
      .offset = offsetof(uas_reference_type_attributes, description)},
-    {.name = MNAME("write_mask"), .type = &uas_types[UAS_TYPES_UINT32],
-     .offset = offsetof(uas_reference_type_attributes, write_mask)},
-    {.name = MNAME("user_write_mask"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32, .offset = offsetof(uas_reference_type_attributes, write_mask)},
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_reference_type_attributes, user_write_mask)},
-    {.name = MNAME("is_abstract"), .type = &uas_types[UAS_TYPES_BOOLEAN],
+    {.type_index = UAS_TYPES_BOOLEAN,
      .offset = offsetof(uas_reference_type_attributes, is_abstract)},
-    {.name = MNAME("symmetric"), .type = &uas_types[UAS_TYPES_BOOLEAN],
-     .offset = offsetof(uas_reference_type_attributes, symmetric)},
-    {.name = MNAME("inverse_name"), .type = &uas_types[UAS_TYPES_LOCALIZED_TEXT],
+    {.type_index = UAS_TYPES_BOOLEAN, .offset = offsetof(uas_reference_type_attributes, symmetric)},
+    {.type_index = UAS_TYPES_LOCALIZED_TEXT,
      .offset = offsetof(uas_reference_type_attributes, inverse_name)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_data_type_attributes_names[6] = {"specified_attributes",
+    "display_name", "description", "write_mask", "user_write_mask", "is_abstract"};
+#endif
 static const uas_member uas_data_type_attributes_members[6] = {
-    {.name = MNAME("specified_attributes"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_data_type_attributes, specified_attributes)},
-    {.name = MNAME("display_name"), .type = &uas_types[UAS_TYPES_LOCALIZED_TEXT],
+    {.type_index = UAS_TYPES_LOCALIZED_TEXT,
      .offset = offsetof(uas_data_type_attributes, display_name)},
-    {.name = MNAME("description"), .type = &uas_types[UAS_TYPES_LOCALIZED_TEXT],
+    {.type_index = UAS_TYPES_LOCALIZED_TEXT,
      .offset = offsetof(uas_data_type_attributes, description)},
-    {.name = MNAME("write_mask"), .type = &uas_types[UAS_TYPES_UINT32],
-     .offset = offsetof(uas_data_type_attributes, write_mask)},
-    {.name = MNAME("user_write_mask"), .type = &uas_types[UAS_TYPES_UINT32],
-     .offset = offsetof(uas_data_type_attributes, user_write_mask)},
-    {.name = MNAME("is_abstract"), .type = &uas_types[UAS_TYPES_BOOLEAN],
-     .offset = offsetof(uas_data_type_attributes, is_abstract)},
+    {.type_index = UAS_TYPES_UINT32, .offset = offsetof(uas_data_type_attributes, write_mask)},
+    {.type_index = UAS_TYPES_UINT32, .offset = offsetof(uas_data_type_attributes, user_write_mask)},
+    {.type_index = UAS_TYPES_BOOLEAN, .offset = offsetof(uas_data_type_attributes, is_abstract)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_view_attributes_names[7] = {"specified_attributes", "display_name",
+    "description", "write_mask", "user_write_mask", "contains_no_loops", "event_notifier"};
+#endif
 static const uas_member uas_view_attributes_members[7] = {
-    {.name = MNAME("specified_attributes"), .type = &uas_types[UAS_TYPES_UINT32],
-     .offset = offsetof(uas_view_attributes, specified_attributes)},
-    {.name = MNAME("display_name"), .type = &uas_types[UAS_TYPES_LOCALIZED_TEXT],
-     .offset = offsetof(uas_view_attributes, display_name)},
-    {.name = MNAME("description"), .type = &uas_types[UAS_TYPES_LOCALIZED_TEXT],
-     .offset = offsetof(uas_view_attributes, description)},
-    {.name = MNAME("write_mask"), .type = &uas_types[UAS_TYPES_UINT32],
-     .offset = offsetof(uas_view_attributes, write_mask)},
-    {.name = MNAME("user_write_mask"), .type = &uas_types[UAS_TYPES_UINT32],
-     .offset = offsetof(uas_view_attributes, user_write_mask)},
-    {.name = MNAME("contains_no_loops"), .type = &uas_types[UAS_TYPES_BOOLEAN],
-     .offset = offsetof(uas_view_attributes, contains_no_loops)},
-    {.name = MNAME("event_notifier"), .type = &uas_types[UAS_TYPES_BYTE],
-     .offset = offsetof(uas_view_attributes, event_notifier)},
+    {.type_index = UAS_TYPES_UINT32, .offset = offsetof(uas_view_attributes, specified_attributes)},
+    {.type_index = UAS_TYPES_LOCALIZED_TEXT, .offset = offsetof(uas_view_attributes, display_name)},
+    {.type_index = UAS_TYPES_LOCALIZED_TEXT, .offset = offsetof(uas_view_attributes, description)},
+    {.type_index = UAS_TYPES_UINT32, .offset = offsetof(uas_view_attributes, write_mask)},
+    {.type_index = UAS_TYPES_UINT32, .offset = offsetof(uas_view_attributes, user_write_mask)},
+    {.type_index = UAS_TYPES_BOOLEAN, .offset = offsetof(uas_view_attributes, contains_no_loops)},
+    {.type_index = UAS_TYPES_BYTE, .offset = offsetof(uas_view_attributes, event_notifier)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_generic_attribute_value_names[2] = {"attribute_id", "value"};
+#endif
 static const uas_member uas_generic_attribute_value_members[2] = {
-    {.name = MNAME("attribute_id"), .type = &uas_types[UAS_TYPES_UINT32],
-     .offset = offsetof(uas_generic_attribute_value, attribute_id)},
-    {.name = MNAME("value"), .type = &uas_types[UAS_TYPES_VARIANT],
-     .offset = offsetof(uas_generic_attribute_value, value)},
+    {.type_index = UAS_TYPES_UINT32, .offset = offsetof(uas_generic_attribute_value, attribute_id)},
+    {.type_index = UAS_TYPES_VARIANT, .offset = offsetof(uas_generic_attribute_value, value)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_generic_attributes_names[6] = {"specified_attributes", "display_name",
+    "description", "write_mask", "user_write_mask", "attribute_values"};
+#endif
 static const uas_member uas_generic_attributes_members[6] = {
-    {.name = MNAME("specified_attributes"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_generic_attributes, specified_attributes)},
-    {.name = MNAME("display_name"), .type = &uas_types[UAS_TYPES_LOCALIZED_TEXT],
+    {.type_index = UAS_TYPES_LOCALIZED_TEXT,
      .offset = offsetof(uas_generic_attributes, display_name)},
-    {.name = MNAME("description"), .type = &uas_types[UAS_TYPES_LOCALIZED_TEXT],
+    {.type_index = UAS_TYPES_LOCALIZED_TEXT,
      .offset = offsetof(uas_generic_attributes, description)},
-    {.name = MNAME("write_mask"), .type = &uas_types[UAS_TYPES_UINT32],
-     .offset = offsetof(uas_generic_attributes, write_mask)},
-    {.name = MNAME("user_write_mask"), .type = &uas_types[UAS_TYPES_UINT32],
-     .offset = offsetof(uas_generic_attributes, user_write_mask)},
-    {.name = MNAME("attribute_values"), .type = &uas_types[UAS_TYPES_GENERIC_ATTRIBUTE_VALUE],
+    {.type_index = UAS_TYPES_UINT32, .offset = offsetof(uas_generic_attributes, write_mask)},
+    {.type_index = UAS_TYPES_UINT32, .offset = offsetof(uas_generic_attributes, user_write_mask)},
+    {.type_index = UAS_TYPES_GENERIC_ATTRIBUTE_VALUE,
      .offset = offsetof(uas_generic_attributes, attribute_values_count),
      .array_offset = offsetof(uas_generic_attributes, attribute_values), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_add_nodes_item_names[7] = {"parent_node_id", "reference_type_id",
+    "requested_new_node_id", "browse_name", "node_class", "node_attributes", "type_definition"};
+#endif
 static const uas_member uas_add_nodes_item_members[7] = {
-    {.name = MNAME("parent_node_id"), .type = &uas_types[UAS_TYPES_EXPANDED_NODE_ID],
+    {.type_index = UAS_TYPES_EXPANDED_NODE_ID,
      .offset = offsetof(uas_add_nodes_item, parent_node_id)},
-    {.name = MNAME("reference_type_id"), .type = &uas_types[UAS_TYPES_NODE_ID],
-     .offset = offsetof(uas_add_nodes_item, reference_type_id)},
-    {.name = MNAME("requested_new_node_id"), .type = &uas_types[UAS_TYPES_EXPANDED_NODE_ID],
+    {.type_index = UAS_TYPES_NODE_ID, .offset = offsetof(uas_add_nodes_item, reference_type_id)},
+    {.type_index = UAS_TYPES_EXPANDED_NODE_ID,
      .offset = offsetof(uas_add_nodes_item, requested_new_node_id)},
-    {.name = MNAME("browse_name"), .type = &uas_types[UAS_TYPES_QUALIFIED_NAME],
-     .offset = offsetof(uas_add_nodes_item, browse_name)},
-    {.name = MNAME("node_class"), .type = &uas_types[UAS_TYPES_NODE_CLASS],
-     .offset = offsetof(uas_add_nodes_item, node_class)},
-    {.name = MNAME("node_attributes"), .type = &uas_types[UAS_TYPES_EXTENSION_OBJECT],
+    {.type_index = UAS_TYPES_QUALIFIED_NAME, .offset = offsetof(uas_add_nodes_item, browse_name)},
+    {.type_index = UAS_TYPES_NODE_CLASS, .offset = offsetof(uas_add_nodes_item, node_class)},
+    {.type_index = UAS_TYPES_EXTENSION_OBJECT,
      .offset = offsetof(uas_add_nodes_item, node_attributes)},
-    {.name = MNAME("type_definition"), .type = &uas_types[UAS_TYPES_EXPANDED_NODE_ID],
+    {.type_index = UAS_TYPES_EXPANDED_NODE_ID,
      .offset = offsetof(uas_add_nodes_item, type_definition)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_add_nodes_result_names[2] = {"status_code", "added_node_id"};
+#endif
 static const uas_member uas_add_nodes_result_members[2] = {
-    {.name = MNAME("status_code"), .type = &uas_types[UAS_TYPES_STATUS_CODE],
-     .offset = offsetof(uas_add_nodes_result, status_code)},
-    {.name = MNAME("added_node_id"), .type = &uas_types[UAS_TYPES_NODE_ID],
-     .offset = offsetof(uas_add_nodes_result, added_node_id)},
+    {.type_index = UAS_TYPES_STATUS_CODE, .offset = offsetof(uas_add_nodes_result, status_code)},
+    {.type_index = UAS_TYPES_NODE_ID, .offset = offsetof(uas_add_nodes_result, added_node_id)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_add_nodes_request_names[2] = {"request_header", "nodes_to_add"};
+#endif
 static const uas_member uas_add_nodes_request_members[2] = {
-    {.name = MNAME("request_header"), .type = &uas_types[UAS_TYPES_REQUEST_HEADER],
+    {.type_index = UAS_TYPES_REQUEST_HEADER,
      .offset = offsetof(uas_add_nodes_request, request_header)},
-    {.name = MNAME("nodes_to_add"), .type = &uas_types[UAS_TYPES_ADD_NODES_ITEM],
+    {.type_index = UAS_TYPES_ADD_NODES_ITEM,
      .offset = offsetof(uas_add_nodes_request, nodes_to_add_count),
      .array_offset = offsetof(uas_add_nodes_request, nodes_to_add), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_add_nodes_response_names[3] = {"response_header", "results",
+    "diagnostic_infos"};
+#endif
 static const uas_member uas_add_nodes_response_members[3] = {
-    {.name = MNAME("response_header"), .type = &uas_types[UAS_TYPES_RESPONSE_HEADER],
+    {.type_index = UAS_TYPES_RESPONSE_HEADER,
      .offset = offsetof(uas_add_nodes_response, response_header)},
-    {.name = MNAME("results"), .type = &uas_types[UAS_TYPES_ADD_NODES_RESULT],
+    {.type_index = UAS_TYPES_ADD_NODES_RESULT,
      .offset = offsetof(uas_add_nodes_response, results_count),
      .array_offset = offsetof(uas_add_nodes_response, results), .is_array = true},
-    {.name = MNAME("diagnostic_infos"), .type = &uas_types[UAS_TYPES_DIAGNOSTIC_INFO],
+    {.type_index = UAS_TYPES_DIAGNOSTIC_INFO,
      .offset = offsetof(uas_add_nodes_response, diagnostic_infos_count),
      .array_offset = offsetof(uas_add_nodes_response, diagnostic_infos), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_add_references_item_names[6] = {"source_node_id", "reference_type_id",
+    "is_forward", "target_server_uri", "target_node_id", "target_node_class"};
+#endif
 static const uas_member uas_add_references_item_members[6] = {
-    {.name = MNAME("source_node_id"), .type = &uas_types[UAS_TYPES_NODE_ID],
-     .offset = offsetof(uas_add_references_item, source_node_id)},
-    {.name = MNAME("reference_type_id"), .type = &uas_types[UAS_TYPES_NODE_ID],
+    {.type_index = UAS_TYPES_NODE_ID, .offset = offsetof(uas_add_references_item, source_node_id)},
+    {.type_index = UAS_TYPES_NODE_ID,
      .offset = offsetof(uas_add_references_item, reference_type_id)},
-    {.name = MNAME("is_forward"), .type = &uas_types[UAS_TYPES_BOOLEAN],
-     .offset = offsetof(uas_add_references_item, is_forward)},
-    {.name = MNAME("target_server_uri"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_BOOLEAN, .offset = offsetof(uas_add_references_item, is_forward)},
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_add_references_item, target_server_uri)},
-    {.name = MNAME("target_node_id"), .type = &uas_types[UAS_TYPES_EXPANDED_NODE_ID],
+    {.type_index = UAS_TYPES_EXPANDED_NODE_ID,
      .offset = offsetof(uas_add_references_item, target_node_id)},
-    {.name = MNAME("target_node_class"), .type = &uas_types[UAS_TYPES_NODE_CLASS],
+    {.type_index = UAS_TYPES_NODE_CLASS,
      .offset = offsetof(uas_add_references_item, target_node_class)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_add_references_request_names[2] = {"request_header",
+    "references_to_add"};
+#endif
 static const uas_member uas_add_references_request_members[2] = {
-    {.name = MNAME("request_header"), .type = &uas_types[UAS_TYPES_REQUEST_HEADER],
+    {.type_index = UAS_TYPES_REQUEST_HEADER,
      .offset = offsetof(uas_add_references_request, request_header)},
-    {.name = MNAME("references_to_add"), .type = &uas_types[UAS_TYPES_ADD_REFERENCES_ITEM],
+    {.type_index = UAS_TYPES_ADD_REFERENCES_ITEM,
      .offset = offsetof(uas_add_references_request, references_to_add_count),
      .array_offset = offsetof(uas_add_references_request, references_to_add), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_add_references_response_names[3] = {"response_header", "results",
+    "diagnostic_infos"};
+#endif
 static const uas_member uas_add_references_response_members[3] = {
-    {.name = MNAME("response_header"), .type = &uas_types[UAS_TYPES_RESPONSE_HEADER],
+    {.type_index = UAS_TYPES_RESPONSE_HEADER,
      .offset = offsetof(uas_add_references_response, response_header)},
-    {.name = MNAME("results"), .type = &uas_types[UAS_TYPES_STATUS_CODE],
+    {.type_index = UAS_TYPES_STATUS_CODE,
      .offset = offsetof(uas_add_references_response, results_count),
      .array_offset = offsetof(uas_add_references_response, results), .is_array = true},
-    {.name = MNAME("diagnostic_infos"), .type = &uas_types[UAS_TYPES_DIAGNOSTIC_INFO],
+    {.type_index = UAS_TYPES_DIAGNOSTIC_INFO,
      .offset = offsetof(uas_add_references_response, diagnostic_infos_count),
      .array_offset = offsetof(uas_add_references_response, diagnostic_infos), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_delete_nodes_item_names[2] = {"node_id", "delete_target_references"};
+#endif
 static const uas_member uas_delete_nodes_item_members[2] = {
-    {.name = MNAME("node_id"), .type = &uas_types[UAS_TYPES_NODE_ID],
-     .offset = offsetof(uas_delete_nodes_item, node_id)},
-    {.name = MNAME("delete_target_references"), .type = &uas_types[UAS_TYPES_BOOLEAN],
+    {.type_index = UAS_TYPES_NODE_ID, .offset = offsetof(uas_delete_nodes_item, node_id)},
+    {.type_index = UAS_TYPES_BOOLEAN,
      .offset = offsetof(uas_delete_nodes_item, delete_target_references)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_delete_nodes_request_names[2] = {"request_header", "nodes_to_delete"};
+#endif
 static const uas_member uas_delete_nodes_request_members[2] = {
-    {.name = MNAME("request_header"), .type = &uas_types[UAS_TYPES_REQUEST_HEADER],
+    {.type_index = UAS_TYPES_REQUEST_HEADER,
      .offset = offsetof(uas_delete_nodes_request, request_header)},
-    {.name = MNAME("nodes_to_delete"), .type = &uas_types[UAS_TYPES_DELETE_NODES_ITEM],
+    {.type_index = UAS_TYPES_DELETE_NODES_ITEM,
      .offset = offsetof(uas_delete_nodes_request, nodes_to_delete_count),
      .array_offset = offsetof(uas_delete_nodes_request, nodes_to_delete), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_delete_nodes_response_names[3] = {"response_header", "results",
+    "diagnostic_infos"};
+#endif
 static const uas_member uas_delete_nodes_response_members[3] = {
-    {.name = MNAME("response_header"), .type = &uas_types[UAS_TYPES_RESPONSE_HEADER],
+    {.type_index = UAS_TYPES_RESPONSE_HEADER,
      .offset = offsetof(uas_delete_nodes_response, response_header)},
-    {.name = MNAME("results"), .type = &uas_types[UAS_TYPES_STATUS_CODE],
+    {.type_index = UAS_TYPES_STATUS_CODE,
      .offset = offsetof(uas_delete_nodes_response, results_count),
      .array_offset = offsetof(uas_delete_nodes_response, results), .is_array = true},
-    {.name = MNAME("diagnostic_infos"), .type = &uas_types[UAS_TYPES_DIAGNOSTIC_INFO],
+    {.type_index = UAS_TYPES_DIAGNOSTIC_INFO,
      .offset = offsetof(uas_delete_nodes_response, diagnostic_infos_count),
      .array_offset = offsetof(uas_delete_nodes_response, diagnostic_infos), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_delete_references_item_names[5] = {"source_node_id",
+    "reference_type_id", "is_forward", "target_node_id", "delete_bidirectional"};
+#endif
 static const uas_member uas_delete_references_item_members[5] = {
-    {.name = MNAME("source_node_id"), .type = &uas_types[UAS_TYPES_NODE_ID],
+    {.type_index = UAS_TYPES_NODE_ID,
      .offset = offsetof(uas_delete_references_item, source_node_id)},
-    {.name = MNAME("reference_type_id"), .type = &uas_types[UAS_TYPES_NODE_ID],
+    {.type_index = UAS_TYPES_NODE_ID,
      .offset = offsetof(uas_delete_references_item, reference_type_id)},
-    {.name = MNAME("is_forward"), .type = &uas_types[UAS_TYPES_BOOLEAN],
-     .offset = offsetof(uas_delete_references_item, is_forward)},
-    {.name = MNAME("target_node_id"), .type = &uas_types[UAS_TYPES_EXPANDED_NODE_ID],
+    {.type_index = UAS_TYPES_BOOLEAN, .offset = offsetof(uas_delete_references_item, is_forward)},
+    {.type_index = UAS_TYPES_EXPANDED_NODE_ID,
      .offset = offsetof(uas_delete_references_item, target_node_id)},
-    {.name = MNAME("delete_bidirectional"), .type = &uas_types[UAS_TYPES_BOOLEAN],
+    {.type_index = UAS_TYPES_BOOLEAN,
      .offset = offsetof(uas_delete_references_item, delete_bidirectional)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_delete_references_request_names[2] = {"request_header",
+    "references_to_delete"};
+#endif
 static const uas_member uas_delete_references_request_members[2] = {
-    {.name = MNAME("request_header"), .type = &uas_types[UAS_TYPES_REQUEST_HEADER],
+    {.type_index = UAS_TYPES_REQUEST_HEADER,
      .offset = offsetof(uas_delete_references_request, request_header)},
-    {.name = MNAME("references_to_delete"), .type = &uas_types[UAS_TYPES_DELETE_REFERENCES_ITEM],
+    {.type_index = UAS_TYPES_DELETE_REFERENCES_ITEM,
      .offset = offsetof(uas_delete_references_request, references_to_delete_count),
      .array_offset = offsetof(uas_delete_references_request, references_to_delete),
      .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_delete_references_response_names[3] = {"response_header", "results",
+    "diagnostic_infos"};
+#endif
 static const uas_member uas_delete_references_response_members[3] = {
-    {.name = MNAME("response_header"), .type = &uas_types[UAS_TYPES_RESPONSE_HEADER],
+    {.type_index = UAS_TYPES_RESPONSE_HEADER,
      .offset = offsetof(uas_delete_references_response, response_header)},
-    {.name = MNAME("results"), .type = &uas_types[UAS_TYPES_STATUS_CODE],
+    {.type_index = UAS_TYPES_STATUS_CODE,
      .offset = offsetof(uas_delete_references_response, results_count),
      .array_offset = offsetof(uas_delete_references_response, results), .is_array = true},
-    {.name = MNAME("diagnostic_infos"), .type = &uas_types[UAS_TYPES_DIAGNOSTIC_INFO],
+    {.type_index = UAS_TYPES_DIAGNOSTIC_INFO,
      .offset = offsetof(uas_delete_references_response, diagnostic_infos_count),
      .array_offset = offsetof(uas_delete_references_response, diagnostic_infos), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_view_description_names[3] = {"view_id", "timestamp", "view_version"};
+#endif
 static const uas_member uas_view_description_members[3] = {
-    {.name = MNAME("view_id"), .type = &uas_types[UAS_TYPES_NODE_ID],
-     .offset = offsetof(uas_view_description, view_id)},
-    {.name = MNAME("timestamp"), .type = &uas_types[UAS_TYPES_DATE_TIME],
-     .offset = offsetof(uas_view_description, timestamp)},
-    {.name = MNAME("view_version"), .type = &uas_types[UAS_TYPES_UINT32],
-     .offset = offsetof(uas_view_description, view_version)},
+    {.type_index = UAS_TYPES_NODE_ID, .offset = offsetof(uas_view_description, view_id)},
+    {.type_index = UAS_TYPES_DATE_TIME, .offset = offsetof(uas_view_description, timestamp)},
+    {.type_index = UAS_TYPES_UINT32, .offset = offsetof(uas_view_description, view_version)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_browse_description_names[6] = {"node_id", "browse_direction",
+    "reference_type_id", "include_subtypes", "node_class_mask", "result_mask"};
+#endif
 static const uas_member uas_browse_description_members[6] = {
-    {.name = MNAME("node_id"), .type = &uas_types[UAS_TYPES_NODE_ID],
-     .offset = offsetof(uas_browse_description, node_id)},
-    {.name = MNAME("browse_direction"), .type = &uas_types[UAS_TYPES_BROWSE_DIRECTION],
+    {.type_index = UAS_TYPES_NODE_ID, .offset = offsetof(uas_browse_description, node_id)},
+    {.type_index = UAS_TYPES_BROWSE_DIRECTION,
      .offset = offsetof(uas_browse_description, browse_direction)},
-    {.name = MNAME("reference_type_id"), .type = &uas_types[UAS_TYPES_NODE_ID],
+    {.type_index = UAS_TYPES_NODE_ID,
      .offset = offsetof(uas_browse_description, reference_type_id)},
-    {.name = MNAME("include_subtypes"), .type = &uas_types[UAS_TYPES_BOOLEAN],
-     .offset = offsetof(uas_browse_description, include_subtypes)},
-    {.name = MNAME("node_class_mask"), .type = &uas_types[UAS_TYPES_UINT32],
-     .offset = offsetof(uas_browse_description, node_class_mask)},
-    {.name = MNAME("result_mask"), .type = &uas_types[UAS_TYPES_UINT32],
-     .offset = offsetof(uas_browse_description, result_mask)},
+    {.type_index = UAS_TYPES_BOOLEAN, .offset = offsetof(uas_browse_description, include_subtypes)},
+    {.type_index = UAS_TYPES_UINT32, .offset = offsetof(uas_browse_description, node_class_mask)},
+    {.type_index = UAS_TYPES_UINT32, .offset = offsetof(uas_browse_description, result_mask)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_reference_description_names[7] = {"reference_type_id", "is_forward",
+    "node_id", "browse_name", "display_name", "node_class", "type_definition"};
+#endif
 static const uas_member uas_reference_description_members[7] = {
-    {.name = MNAME("reference_type_id"), .type = &uas_types[UAS_TYPES_NODE_ID],
+    {.type_index = UAS_TYPES_NODE_ID,
      .offset = offsetof(uas_reference_description, reference_type_id)},
-    {.name = MNAME("is_forward"), .type = &uas_types[UAS_TYPES_BOOLEAN],
-     .offset = offsetof(uas_reference_description, is_forward)},
-    {.name = MNAME("node_id"), .type = &uas_types[UAS_TYPES_EXPANDED_NODE_ID],
+    {.type_index = UAS_TYPES_BOOLEAN, .offset = offsetof(uas_reference_description, is_forward)},
+    {.type_index = UAS_TYPES_EXPANDED_NODE_ID,
      .offset = offsetof(uas_reference_description, node_id)},
-    {.name = MNAME("browse_name"), .type = &uas_types[UAS_TYPES_QUALIFIED_NAME],
+    {.type_index = UAS_TYPES_QUALIFIED_NAME,
      .offset = offsetof(uas_reference_description, browse_name)},
-    {.name = MNAME("display_name"), .type = &uas_types[UAS_TYPES_LOCALIZED_TEXT],
+    {.type_index = UAS_TYPES_LOCALIZED_TEXT,
      .offset = offsetof(uas_reference_description, display_name)},
-    {.name = MNAME("node_class"), .type = &uas_types[UAS_TYPES_NODE_CLASS],
-     .offset = offsetof(uas_reference_description, node_class)},
-    {.name = MNAME("type_definition"), .type = &uas_types[UAS_TYPES_EXPANDED_NODE_ID],
+    {.type_index = UAS_TYPES_NODE_CLASS, .offset = offsetof(uas_reference_description, node_class)},
+    {.type_index = UAS_TYPES_EXPANDED_NODE_ID,
      .offset = offsetof(uas_reference_description, type_definition)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_browse_result_names[3] = {"status_code", "continuation_point",
+    "references"};
+#endif
 static const uas_member uas_browse_result_members[3] = {
-    {.name = MNAME("status_code"), .type = &uas_types[UAS_TYPES_STATUS_CODE],
-     .offset = offsetof(uas_browse_result, status_code)},
-    {.name = MNAME("continuation_point"), .type = &uas_types[UAS_TYPES_BYTE_STRING],
+    {.type_index = UAS_TYPES_STATUS_CODE, .offset = offsetof(uas_browse_result, status_code)},
+    {.type_index = UAS_TYPES_BYTE_STRING,
      .offset = offsetof(uas_browse_result, continuation_point)},
-    {.name = MNAME("references"), .type = &uas_types[UAS_TYPES_REFERENCE_DESCRIPTION],
+    {.type_index = UAS_TYPES_REFERENCE_DESCRIPTION,
      .offset = offsetof(uas_browse_result, references_count),
      .array_offset = offsetof(uas_browse_result, references), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_browse_request_names[4] = {"request_header", "view",
+    "requested_max_references_per_node", "nodes_to_browse"};
+#endif
 static const uas_member uas_browse_request_members[4] = {
-    {.name = MNAME("request_header"), .type = &uas_types[UAS_TYPES_REQUEST_HEADER],
+    {.type_index = UAS_TYPES_REQUEST_HEADER,
      .offset = offsetof(uas_browse_request, request_header)},
-    {.name = MNAME("view"), .type = &uas_types[UAS_TYPES_VIEW_DESCRIPTION],
-     .offset = offsetof(uas_browse_request, view)},
-    {.name = MNAME("requested_max_references_per_node"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_VIEW_DESCRIPTION, .offset = offsetof(uas_browse_request, view)},
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_browse_request, requested_max_references_per_node)},
-    {.name = MNAME("nodes_to_browse"), .type = &uas_types[UAS_TYPES_BROWSE_DESCRIPTION],
+    {.type_index = UAS_TYPES_BROWSE_DESCRIPTION,
      .offset = offsetof(uas_browse_request, nodes_to_browse_count),
      .array_offset = offsetof(uas_browse_request, nodes_to_browse), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_browse_response_names[3] = {"response_header", "results",
+    "diagnostic_infos"};
+#endif
 static const uas_member uas_browse_response_members[3] = {
-    {.name = MNAME("response_header"), .type = &uas_types[UAS_TYPES_RESPONSE_HEADER],
+    {.type_index = UAS_TYPES_RESPONSE_HEADER,
      .offset = offsetof(uas_browse_response, response_header)},
-    {.name = MNAME("results"), .type = &uas_types[UAS_TYPES_BROWSE_RESULT],
-     .offset = offsetof(uas_browse_response, results_count),
+    {.type_index = UAS_TYPES_BROWSE_RESULT, .offset = offsetof(uas_browse_response, results_count),
      .array_offset = offsetof(uas_browse_response, results), .is_array = true},
-    {.name = MNAME("diagnostic_infos"), .type = &uas_types[UAS_TYPES_DIAGNOSTIC_INFO],
+    {.type_index = UAS_TYPES_DIAGNOSTIC_INFO,
      .offset = offsetof(uas_browse_response, diagnostic_infos_count),
      .array_offset = offsetof(uas_browse_response, diagnostic_infos), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_browse_next_request_names[3] = {"request_header",
+    "release_continuation_points", "continuation_points"};
+#endif
 static const uas_member uas_browse_next_request_members[3] = {
-    {.name = MNAME("request_header"), .type = &uas_types[UAS_TYPES_REQUEST_HEADER],
+    {.type_index = UAS_TYPES_REQUEST_HEADER,
      .offset = offsetof(uas_browse_next_request, request_header)},
-    {.name = MNAME("release_continuation_points"), .type = &uas_types[UAS_TYPES_BOOLEAN],
+    {.type_index = UAS_TYPES_BOOLEAN,
      .offset = offsetof(uas_browse_next_request, release_continuation_points)},
-    {.name = MNAME("continuation_points"), .type = &uas_types[UAS_TYPES_BYTE_STRING],
+    {.type_index = UAS_TYPES_BYTE_STRING,
      .offset = offsetof(uas_browse_next_request, continuation_points_count),
      .array_offset = offsetof(uas_browse_next_request, continuation_points), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_browse_next_response_names[3] = {"response_header", "results",
+    "diagnostic_infos"};
+#endif
 static const uas_member uas_browse_next_response_members[3] = {
-    {.name = MNAME("response_header"), .type = &uas_types[UAS_TYPES_RESPONSE_HEADER],
+    {.type_index = UAS_TYPES_RESPONSE_HEADER,
      .offset = offsetof(uas_browse_next_response, response_header)},
-    {.name = MNAME("results"), .type = &uas_types[UAS_TYPES_BROWSE_RESULT],
+    {.type_index = UAS_TYPES_BROWSE_RESULT,
      .offset = offsetof(uas_browse_next_response, results_count),
      .array_offset = offsetof(uas_browse_next_response, results), .is_array = true},
-    {.name = MNAME("diagnostic_infos"), .type = &uas_types[UAS_TYPES_DIAGNOSTIC_INFO],
+    {.type_index = UAS_TYPES_DIAGNOSTIC_INFO,
      .offset = offsetof(uas_browse_next_response, diagnostic_infos_count),
      .array_offset = offsetof(uas_browse_next_response, diagnostic_infos), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_relative_path_element_names[4] = {"reference_type_id", "is_inverse",
+    "include_subtypes", "target_name"};
+#endif
 static const uas_member uas_relative_path_element_members[4] = {
-    {.name = MNAME("reference_type_id"), .type = &uas_types[UAS_TYPES_NODE_ID],
+    {.type_index = UAS_TYPES_NODE_ID,
      .offset = offsetof(uas_relative_path_element, reference_type_id)},
-    {.name = MNAME("is_inverse"), .type = &uas_types[UAS_TYPES_BOOLEAN],
-     .offset = offsetof(uas_relative_path_element, is_inverse)},
-    {.name = MNAME("include_subtypes"), .type = &uas_types[UAS_TYPES_BOOLEAN],
+    {.type_index = UAS_TYPES_BOOLEAN, .offset = offsetof(uas_relative_path_element, is_inverse)},
+    {.type_index = UAS_TYPES_BOOLEAN,
      .offset = offsetof(uas_relative_path_element, include_subtypes)},
-    {.name = MNAME("target_name"), .type = &uas_types[UAS_TYPES_QUALIFIED_NAME],
+    {.type_index = UAS_TYPES_QUALIFIED_NAME,
      .offset = offsetof(uas_relative_path_element, target_name)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_relative_path_names[1] = {"elements"};
+#endif
 static const uas_member uas_relative_path_members[1] = {
-    {.name = MNAME("elements"), .type = &uas_types[UAS_TYPES_RELATIVE_PATH_ELEMENT],
+    {.type_index = UAS_TYPES_RELATIVE_PATH_ELEMENT,
      .offset = offsetof(uas_relative_path, elements_count),
      .array_offset = offsetof(uas_relative_path, elements), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_browse_path_names[2] = {"starting_node", "relative_path"};
+#endif
 static const uas_member uas_browse_path_members[2] = {
-    {.name = MNAME("starting_node"), .type = &uas_types[UAS_TYPES_NODE_ID],
-     .offset = offsetof(uas_browse_path, starting_node)},
-    {.name = MNAME("relative_path"), .type = &uas_types[UAS_TYPES_RELATIVE_PATH],
-     .offset = offsetof(uas_browse_path, relative_path)},
+    {.type_index = UAS_TYPES_NODE_ID, .offset = offsetof(uas_browse_path, starting_node)},
+    {.type_index = UAS_TYPES_RELATIVE_PATH, .offset = offsetof(uas_browse_path, relative_path)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_browse_path_target_names[2] = {"target_id", "remaining_path_index"};
+#endif
 static const uas_member uas_browse_path_target_members[2] = {
-    {.name = MNAME("target_id"), .type = &uas_types[UAS_TYPES_EXPANDED_NODE_ID],
+    {.type_index = UAS_TYPES_EXPANDED_NODE_ID,
      .offset = offsetof(uas_browse_path_target, target_id)},
-    {.name = MNAME("remaining_path_index"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_browse_path_target, remaining_path_index)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_browse_path_result_names[2] = {"status_code", "targets"};
+#endif
 static const uas_member uas_browse_path_result_members[2] = {
-    {.name = MNAME("status_code"), .type = &uas_types[UAS_TYPES_STATUS_CODE],
-     .offset = offsetof(uas_browse_path_result, status_code)},
-    {.name = MNAME("targets"), .type = &uas_types[UAS_TYPES_BROWSE_PATH_TARGET],
+    {.type_index = UAS_TYPES_STATUS_CODE, .offset = offsetof(uas_browse_path_result, status_code)},
+    {.type_index = UAS_TYPES_BROWSE_PATH_TARGET,
      .offset = offsetof(uas_browse_path_result, targets_count),
      .array_offset = offsetof(uas_browse_path_result, targets), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_translate_browse_paths_to_node_ids_request_names[2] = {"request_header",
+    "browse_paths"};
+#endif
 static const uas_member uas_translate_browse_paths_to_node_ids_request_members[2] = {
-    {.name = MNAME("request_header"), .type = &uas_types[UAS_TYPES_REQUEST_HEADER],
+    {.type_index = UAS_TYPES_REQUEST_HEADER,
      .offset = offsetof(uas_translate_browse_paths_to_node_ids_request, request_header)},
-    {.name = MNAME("browse_paths"), .type = &uas_types[UAS_TYPES_BROWSE_PATH],
+    {.type_index = UAS_TYPES_BROWSE_PATH,
      .offset = offsetof(uas_translate_browse_paths_to_node_ids_request, browse_paths_count),
      .array_offset = offsetof(uas_translate_browse_paths_to_node_ids_request, browse_paths),
      .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_translate_browse_paths_to_node_ids_response_names[3] = {"response_header",
+    "results", "diagnostic_infos"};
+#endif
 static const uas_member uas_translate_browse_paths_to_node_ids_response_members[3] = {
-    {.name = MNAME("response_header"), .type = &uas_types[UAS_TYPES_RESPONSE_HEADER],
+    {.type_index = UAS_TYPES_RESPONSE_HEADER,
      .offset = offsetof(uas_translate_browse_paths_to_node_ids_response, response_header)},
-    {.name = MNAME("results"), .type = &uas_types[UAS_TYPES_BROWSE_PATH_RESULT],
+    {.type_index = UAS_TYPES_BROWSE_PATH_RESULT,
      .offset = offsetof(uas_translate_browse_paths_to_node_ids_response, results_count),
      .array_offset = offsetof(uas_translate_browse_paths_to_node_ids_response, results),
      .is_array = true},
-    {.name = MNAME("diagnostic_infos"), .type = &uas_types[UAS_TYPES_DIAGNOSTIC_INFO],
+    {.type_index = UAS_TYPES_DIAGNOSTIC_INFO,
      .offset = offsetof(uas_translate_browse_paths_to_node_ids_response, diagnostic_infos_count),
      .array_offset = offsetof(uas_translate_browse_paths_to_node_ids_response, diagnostic_infos),
      .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_register_nodes_request_names[2] = {"request_header",
+    "nodes_to_register"};
+#endif
 static const uas_member uas_register_nodes_request_members[2] = {
-    {.name = MNAME("request_header"), .type = &uas_types[UAS_TYPES_REQUEST_HEADER],
+    {.type_index = UAS_TYPES_REQUEST_HEADER,
      .offset = offsetof(uas_register_nodes_request, request_header)},
-    {.name = MNAME("nodes_to_register"), .type = &uas_types[UAS_TYPES_NODE_ID],
+    {.type_index = UAS_TYPES_NODE_ID,
      .offset = offsetof(uas_register_nodes_request, nodes_to_register_count),
      .array_offset = offsetof(uas_register_nodes_request, nodes_to_register), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_register_nodes_response_names[2] = {"response_header",
+    "registered_node_ids"};
+#endif
 static const uas_member uas_register_nodes_response_members[2] = {
-    {.name = MNAME("response_header"), .type = &uas_types[UAS_TYPES_RESPONSE_HEADER],
+    {.type_index = UAS_TYPES_RESPONSE_HEADER,
      .offset = offsetof(uas_register_nodes_response, response_header)},
-    {.name = MNAME("registered_node_ids"), .type = &uas_types[UAS_TYPES_NODE_ID],
+    {.type_index = UAS_TYPES_NODE_ID,
      .offset = offsetof(uas_register_nodes_response, registered_node_ids_count),
      .array_offset = offsetof(uas_register_nodes_response, registered_node_ids), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_unregister_nodes_request_names[2] = {"request_header",
+    "nodes_to_unregister"};
+#endif
 static const uas_member uas_unregister_nodes_request_members[2] = {
-    {.name = MNAME("request_header"), .type = &uas_types[UAS_TYPES_REQUEST_HEADER],
+    {.type_index = UAS_TYPES_REQUEST_HEADER,
      .offset = offsetof(uas_unregister_nodes_request, request_header)},
-    {.name = MNAME("nodes_to_unregister"), .type = &uas_types[UAS_TYPES_NODE_ID],
+    {.type_index = UAS_TYPES_NODE_ID,
      .offset = offsetof(uas_unregister_nodes_request, nodes_to_unregister_count),
      .array_offset = offsetof(uas_unregister_nodes_request, nodes_to_unregister), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_unregister_nodes_response_names[1] = {"response_header"};
+#endif
 static const uas_member uas_unregister_nodes_response_members[1] = {
-    {.name = MNAME("response_header"), .type = &uas_types[UAS_TYPES_RESPONSE_HEADER],
+    {.type_index = UAS_TYPES_RESPONSE_HEADER,
      .offset = offsetof(uas_unregister_nodes_response, response_header)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_endpoint_configuration_names[9] = {"operation_timeout",
+    "use_binary_encoding", "max_string_length", "max_byte_string_length", "max_array_length",
+    "max_message_size", "max_buffer_size", "channel_lifetime", "security_token_lifetime"};
+#endif
 static const uas_member uas_endpoint_configuration_members[9] = {
-    {.name = MNAME("operation_timeout"), .type = &uas_types[UAS_TYPES_INT32],
+    {.type_index = UAS_TYPES_INT32,
      .offset = offsetof(uas_endpoint_configuration, operation_timeout)},
-    {.name = MNAME("use_binary_encoding"), .type = &uas_types[UAS_TYPES_BOOLEAN],
+    {.type_index = UAS_TYPES_BOOLEAN,
      .offset = offsetof(uas_endpoint_configuration, use_binary_encoding)},
-    {.name = MNAME("max_string_length"), .type = &uas_types[UAS_TYPES_INT32],
+    {.type_index = UAS_TYPES_INT32,
      .offset = offsetof(uas_endpoint_configuration, max_string_length)},
-    {.name = MNAME("max_byte_string_length"), .type = &uas_types[UAS_TYPES_INT32],
+    {.type_index = UAS_TYPES_INT32,
      .offset = offsetof(uas_endpoint_configuration, max_byte_string_length)},
-    {.name = MNAME("max_array_length"), .type = &uas_types[UAS_TYPES_INT32],
+    {.type_index = UAS_TYPES_INT32,
      .offset = offsetof(uas_endpoint_configuration, max_array_length)},
-    {.name = MNAME("max_message_size"), .type = &uas_types[UAS_TYPES_INT32],
+    {.type_index = UAS_TYPES_INT32,
      .offset = offsetof(uas_endpoint_configuration, max_message_size)},
-    {.name = MNAME("max_buffer_size"), .type = &uas_types[UAS_TYPES_INT32],
+    {.type_index = UAS_TYPES_INT32,
      .offset = offsetof(uas_endpoint_configuration, max_buffer_size)},
-    {.name = MNAME("channel_lifetime"), .type = &uas_types[UAS_TYPES_INT32],
+    {.type_index = UAS_TYPES_INT32,
      .offset = offsetof(uas_endpoint_configuration, channel_lifetime)},
-    {.name = MNAME("security_token_lifetime"), .type = &uas_types[UAS_TYPES_INT32],
+    {.type_index = UAS_TYPES_INT32,
      .offset = offsetof(uas_endpoint_configuration, security_token_lifetime)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_query_data_description_names[3] = {"relative_path", "attribute_id",
+    "index_range"};
+#endif
 static const uas_member uas_query_data_description_members[3] = {
-    {.name = MNAME("relative_path"), .type = &uas_types[UAS_TYPES_RELATIVE_PATH],
+    {.type_index = UAS_TYPES_RELATIVE_PATH,
      .offset = offsetof(uas_query_data_description, relative_path)},
-    {.name = MNAME("attribute_id"), .type = &uas_types[UAS_TYPES_UINT32],
-     .offset = offsetof(uas_query_data_description, attribute_id)},
-    {.name = MNAME("index_range"), .type = &uas_types[UAS_TYPES_STRING],
-     .offset = offsetof(uas_query_data_description, index_range)},
+    {.type_index = UAS_TYPES_UINT32, .offset = offsetof(uas_query_data_description, attribute_id)},
+    {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_query_data_description, index_range)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_node_type_description_names[3] = {"type_definition_node",
+    "include_sub_types", "data_to_return"};
+#endif
 static const uas_member uas_node_type_description_members[3] = {
-    {.name = MNAME("type_definition_node"), .type = &uas_types[UAS_TYPES_EXPANDED_NODE_ID],
+    {.type_index = UAS_TYPES_EXPANDED_NODE_ID,
      .offset = offsetof(uas_node_type_description, type_definition_node)},
-    {.name = MNAME("include_sub_types"), .type = &uas_types[UAS_TYPES_BOOLEAN],
+    {.type_index = UAS_TYPES_BOOLEAN,
      .offset = offsetof(uas_node_type_description, include_sub_types)},
-    {.name = MNAME("data_to_return"), .type = &uas_types[UAS_TYPES_QUERY_DATA_DESCRIPTION],
+    {.type_index = UAS_TYPES_QUERY_DATA_DESCRIPTION,
      .offset = offsetof(uas_node_type_description, data_to_return_count),
      .array_offset = offsetof(uas_node_type_description, data_to_return), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_query_data_set_names[3] = {"node_id", "type_definition_node",
+    "values"};
+#endif
 static const uas_member uas_query_data_set_members[3] = {
-    {.name = MNAME("node_id"), .type = &uas_types[UAS_TYPES_EXPANDED_NODE_ID],
-     .offset = offsetof(uas_query_data_set, node_id)},
-    {.name = MNAME("type_definition_node"), .type = &uas_types[UAS_TYPES_EXPANDED_NODE_ID],
+    {.type_index = UAS_TYPES_EXPANDED_NODE_ID, .offset = offsetof(uas_query_data_set, node_id)},
+    {.type_index = UAS_TYPES_EXPANDED_NODE_ID,
      .offset = offsetof(uas_query_data_set, type_definition_node)},
-    {.name = MNAME("values"), .type = &uas_types[UAS_TYPES_VARIANT],
-     .offset = offsetof(uas_query_data_set, values_count),
+    {.type_index = UAS_TYPES_VARIANT, .offset = offsetof(uas_query_data_set, values_count),
      .array_offset = offsetof(uas_query_data_set, values), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_node_reference_names[4] = {"node_id", "reference_type_id",
+    "is_forward", "referenced_node_ids"};
+#endif
 static const uas_member uas_node_reference_members[4] = {
-    {.name = MNAME("node_id"), .type = &uas_types[UAS_TYPES_NODE_ID],
-     .offset = offsetof(uas_node_reference, node_id)},
-    {.name = MNAME("reference_type_id"), .type = &uas_types[UAS_TYPES_NODE_ID],
-     .offset = offsetof(uas_node_reference, reference_type_id)},
-    {.name = MNAME("is_forward"), .type = &uas_types[UAS_TYPES_BOOLEAN],
-     .offset = offsetof(uas_node_reference, is_forward)},
-    {.name = MNAME("referenced_node_ids"), .type = &uas_types[UAS_TYPES_NODE_ID],
+    {.type_index = UAS_TYPES_NODE_ID, .offset = offsetof(uas_node_reference, node_id)},
+    {.type_index = UAS_TYPES_NODE_ID, .offset = offsetof(uas_node_reference, reference_type_id)},
+    {.type_index = UAS_TYPES_BOOLEAN, .offset = offsetof(uas_node_reference, is_forward)},
+    {.type_index = UAS_TYPES_NODE_ID,
      .offset = offsetof(uas_node_reference, referenced_node_ids_count),
      .array_offset = offsetof(uas_node_reference, referenced_node_ids), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_content_filter_element_names[2] = {"filter_operator",
+    "filter_operands"};
+#endif
 static const uas_member uas_content_filter_element_members[2] = {
-    {.name = MNAME("filter_operator"), .type = &uas_types[UAS_TYPES_FILTER_OPERATOR],
+    {.type_index = UAS_TYPES_FILTER_OPERATOR,
      .offset = offsetof(uas_content_filter_element, filter_operator)},
-    {.name = MNAME("filter_operands"), .type = &uas_types[UAS_TYPES_EXTENSION_OBJECT],
+    {.type_index = UAS_TYPES_EXTENSION_OBJECT,
      .offset = offsetof(uas_content_filter_element, filter_operands_count),
      .array_offset = offsetof(uas_content_filter_element, filter_operands), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_content_filter_names[1] = {"elements"};
+#endif
 static const uas_member uas_content_filter_members[1] = {
-    {.name = MNAME("elements"), .type = &uas_types[UAS_TYPES_CONTENT_FILTER_ELEMENT],
+    {.type_index = UAS_TYPES_CONTENT_FILTER_ELEMENT,
      .offset = offsetof(uas_content_filter, elements_count),
      .array_offset = offsetof(uas_content_filter, elements), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_element_operand_names[1] = {"index"};
+#endif
 static const uas_member uas_element_operand_members[1] = {
-    {.name = MNAME("index"), .type = &uas_types[UAS_TYPES_UINT32],
-     .offset = offsetof(uas_element_operand, index)},
+    {.type_index = UAS_TYPES_UINT32, .offset = offsetof(uas_element_operand, index)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_literal_operand_names[1] = {"value"};
+#endif
 static const uas_member uas_literal_operand_members[1] = {
-    {.name = MNAME("value"), .type = &uas_types[UAS_TYPES_VARIANT],
-     .offset = offsetof(uas_literal_operand, value)},
+    {.type_index = UAS_TYPES_VARIANT, .offset = offsetof(uas_literal_operand, value)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_attribute_operand_names[5] = {"node_id", "alias", "browse_path",
+    "attribute_id", "index_range"};
+#endif
 static const uas_member uas_attribute_operand_members[5] = {
-    {.name = MNAME("node_id"), .type = &uas_types[UAS_TYPES_NODE_ID],
-     .offset = offsetof(uas_attribute_operand, node_id)},
-    {.name = MNAME("alias"), .type = &uas_types[UAS_TYPES_STRING],
-     .offset = offsetof(uas_attribute_operand, alias)},
-    {.name = MNAME("browse_path"), .type = &uas_types[UAS_TYPES_RELATIVE_PATH],
-     .offset = offsetof(uas_attribute_operand, browse_path)},
-    {.name = MNAME("attribute_id"), .type = &uas_types[UAS_TYPES_UINT32],
-     .offset = offsetof(uas_attribute_operand, attribute_id)},
-    {.name = MNAME("index_range"), .type = &uas_types[UAS_TYPES_STRING],
-     .offset = offsetof(uas_attribute_operand, index_range)},
+    {.type_index = UAS_TYPES_NODE_ID, .offset = offsetof(uas_attribute_operand, node_id)},
+    {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_attribute_operand, alias)},
+    {.type_index = UAS_TYPES_RELATIVE_PATH, .offset = offsetof(uas_attribute_operand, browse_path)},
+    {.type_index = UAS_TYPES_UINT32, .offset = offsetof(uas_attribute_operand, attribute_id)},
+    {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_attribute_operand, index_range)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_simple_attribute_operand_names[4] = {"type_definition_id",
+    "browse_path", "attribute_id", "index_range"};
+#endif
 static const uas_member uas_simple_attribute_operand_members[4] = {
-    {.name = MNAME("type_definition_id"), .type = &uas_types[UAS_TYPES_NODE_ID],
+    {.type_index = UAS_TYPES_NODE_ID,
      .offset = offsetof(uas_simple_attribute_operand, type_definition_id)},
-    {.name = MNAME("browse_path"), .type = &uas_types[UAS_TYPES_QUALIFIED_NAME],
+    {.type_index = UAS_TYPES_QUALIFIED_NAME,
      .offset = offsetof(uas_simple_attribute_operand, browse_path_count),
      .array_offset = offsetof(uas_simple_attribute_operand, browse_path), .is_array = true},
-    {.name = MNAME("attribute_id"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_simple_attribute_operand, attribute_id)},
-    {.name = MNAME("index_range"), .type = &uas_types[UAS_TYPES_STRING],
-     .offset = offsetof(uas_simple_attribute_operand, index_range)},
+    {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_simple_attribute_operand, index_range)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_content_filter_element_result_names[3] = {"status_code",
+    "operand_status_codes", "operand_diagnostic_infos"};
+#endif
 static const uas_member uas_content_filter_element_result_members[3] = {
-    {.name = MNAME("status_code"), .type = &uas_types[UAS_TYPES_STATUS_CODE],
+    {.type_index = UAS_TYPES_STATUS_CODE,
      .offset = offsetof(uas_content_filter_element_result, status_code)},
-    {.name = MNAME("operand_status_codes"), .type = &uas_types[UAS_TYPES_STATUS_CODE],
+    {.type_index = UAS_TYPES_STATUS_CODE,
      .offset = offsetof(uas_content_filter_element_result, operand_status_codes_count),
      .array_offset = offsetof(uas_content_filter_element_result, operand_status_codes),
      .is_array = true},
-    {.name = MNAME("operand_diagnostic_infos"), .type = &uas_types[UAS_TYPES_DIAGNOSTIC_INFO],
+    {.type_index = UAS_TYPES_DIAGNOSTIC_INFO,
      .offset = offsetof(uas_content_filter_element_result, operand_diagnostic_infos_count),
      .array_offset = offsetof(uas_content_filter_element_result, operand_diagnostic_infos),
      .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_content_filter_result_names[2] = {"element_results",
+    "element_diagnostic_infos"};
+#endif
 static const uas_member uas_content_filter_result_members[2] = {
-    {.name = MNAME("element_results"), .type = &uas_types[UAS_TYPES_CONTENT_FILTER_ELEMENT_RESULT],
+    {.type_index = UAS_TYPES_CONTENT_FILTER_ELEMENT_RESULT,
      .offset = offsetof(uas_content_filter_result, element_results_count),
      .array_offset = offsetof(uas_content_filter_result, element_results), .is_array = true},
-    {.name = MNAME("element_diagnostic_infos"), .type = &uas_types[UAS_TYPES_DIAGNOSTIC_INFO],
+    {.type_index = UAS_TYPES_DIAGNOSTIC_INFO,
      .offset = offsetof(uas_content_filter_result, element_diagnostic_infos_count),
      .array_offset = offsetof(uas_content_filter_result, element_diagnostic_infos),
      .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_parsing_result_names[3] = {"status_code", "data_status_codes",
+    "data_diagnostic_infos"};
+#endif
 static const uas_member uas_parsing_result_members[3] = {
-    {.name = MNAME("status_code"), .type = &uas_types[UAS_TYPES_STATUS_CODE],
-     .offset = offsetof(uas_parsing_result, status_code)},
-    {.name = MNAME("data_status_codes"), .type = &uas_types[UAS_TYPES_STATUS_CODE],
+    {.type_index = UAS_TYPES_STATUS_CODE, .offset = offsetof(uas_parsing_result, status_code)},
+    {.type_index = UAS_TYPES_STATUS_CODE,
      .offset = offsetof(uas_parsing_result, data_status_codes_count),
      .array_offset = offsetof(uas_parsing_result, data_status_codes), .is_array = true},
-    {.name = MNAME("data_diagnostic_infos"), .type = &uas_types[UAS_TYPES_DIAGNOSTIC_INFO],
+    {.type_index = UAS_TYPES_DIAGNOSTIC_INFO,
      .offset = offsetof(uas_parsing_result, data_diagnostic_infos_count),
      .array_offset = offsetof(uas_parsing_result, data_diagnostic_infos), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_query_first_request_names[6] = {"request_header", "view", "node_types",
+    "filter", "max_data_sets_to_return", "max_references_to_return"};
+#endif
 static const uas_member uas_query_first_request_members[6] = {
-    {.name = MNAME("request_header"), .type = &uas_types[UAS_TYPES_REQUEST_HEADER],
+    {.type_index = UAS_TYPES_REQUEST_HEADER,
      .offset = offsetof(uas_query_first_request, request_header)},
-    {.name = MNAME("view"), .type = &uas_types[UAS_TYPES_VIEW_DESCRIPTION],
-     .offset = offsetof(uas_query_first_request, view)},
-    {.name = MNAME("node_types"), .type = &uas_types[UAS_TYPES_NODE_TYPE_DESCRIPTION],
+    {.type_index = UAS_TYPES_VIEW_DESCRIPTION, .offset = offsetof(uas_query_first_request, view)},
+    {.type_index = UAS_TYPES_NODE_TYPE_DESCRIPTION,
      .offset = offsetof(uas_query_first_request, node_types_count),
      .array_offset = offsetof(uas_query_first_request, node_types), .is_array = true},
-    {.name = MNAME("filter"), .type = &uas_types[UAS_TYPES_CONTENT_FILTER],
-     .offset = offsetof(uas_query_first_request, filter)},
-    {.name = MNAME("max_data_sets_to_return"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_CONTENT_FILTER, .offset = offsetof(uas_query_first_request, filter)},
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_query_first_request, max_data_sets_to_return)},
-    {.name = MNAME("max_references_to_return"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_query_first_request, max_references_to_return)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_query_first_response_names[6] = {"response_header", "query_data_sets",
+    "continuation_point", "parsing_results", "diagnostic_infos", "filter_result"};
+#endif
 static const uas_member uas_query_first_response_members[6] = {
-    {.name = MNAME("response_header"), .type = &uas_types[UAS_TYPES_RESPONSE_HEADER],
+    {.type_index = UAS_TYPES_RESPONSE_HEADER,
      .offset = offsetof(uas_query_first_response, response_header)},
-    {.name = MNAME("query_data_sets"), .type = &uas_types[UAS_TYPES_QUERY_DATA_SET],
+    {.type_index = UAS_TYPES_QUERY_DATA_SET,
      .offset = offsetof(uas_query_first_response, query_data_sets_count),
      .array_offset = offsetof(uas_query_first_response, query_data_sets), .is_array = true},
-    {.name = MNAME("continuation_point"), .type = &uas_types[UAS_TYPES_BYTE_STRING],
+    {.type_index = UAS_TYPES_BYTE_STRING,
      .offset = offsetof(uas_query_first_response, continuation_point)},
-    {.name = MNAME("parsing_results"), .type = &uas_types[UAS_TYPES_PARSING_RESULT],
+    {.type_index = UAS_TYPES_PARSING_RESULT,
      .offset = offsetof(uas_query_first_response, parsing_results_count),
      .array_offset = offsetof(uas_query_first_response, parsing_results), .is_array = true},
-    {.name = MNAME("diagnostic_infos"), .type = &uas_types[UAS_TYPES_DIAGNOSTIC_INFO],
+    {.type_index = UAS_TYPES_DIAGNOSTIC_INFO,
      .offset = offsetof(uas_query_first_response, diagnostic_infos_count),
      .array_offset = offsetof(uas_query_first_response, diagnostic_infos), .is_array = true},
-    {.name = MNAME("filter_result"), .type = &uas_types[UAS_TYPES_CONTENT_FILTER_RESULT],
+    {.type_index = UAS_TYPES_CONTENT_FILTER_RESULT,
      .offset = offsetof(uas_query_first_response, filter_result)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_query_next_request_names[3] = {"request_header",
+    "release_continuation_point", "continuation_point"};
+#endif
 static const uas_member uas_query_next_request_members[3] = {
-    {.name = MNAME("request_header"), .type = &uas_types[UAS_TYPES_REQUEST_HEADER],
+    {.type_index = UAS_TYPES_REQUEST_HEADER,
      .offset = offsetof(uas_query_next_request, request_header)},
-    {.name = MNAME("release_continuation_point"), .type = &uas_types[UAS_TYPES_BOOLEAN],
+    {.type_index = UAS_TYPES_BOOLEAN,
      .offset = offsetof(uas_query_next_request, release_continuation_point)},
-    {.name = MNAME("continuation_point"), .type = &uas_types[UAS_TYPES_BYTE_STRING],
+    {.type_index = UAS_TYPES_BYTE_STRING,
      .offset = offsetof(uas_query_next_request, continuation_point)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_query_next_response_names[3] = {"response_header", "query_data_sets",
+    "revised_continuation_point"};
+#endif
 static const uas_member uas_query_next_response_members[3] = {
-    {.name = MNAME("response_header"), .type = &uas_types[UAS_TYPES_RESPONSE_HEADER],
+    {.type_index = UAS_TYPES_RESPONSE_HEADER,
      .offset = offsetof(uas_query_next_response, response_header)},
-    {.name = MNAME("query_data_sets"), .type = &uas_types[UAS_TYPES_QUERY_DATA_SET],
+    {.type_index = UAS_TYPES_QUERY_DATA_SET,
      .offset = offsetof(uas_query_next_response, query_data_sets_count),
      .array_offset = offsetof(uas_query_next_response, query_data_sets), .is_array = true},
-    {.name = MNAME("revised_continuation_point"), .type = &uas_types[UAS_TYPES_BYTE_STRING],
+    {.type_index = UAS_TYPES_BYTE_STRING,
      .offset = offsetof(uas_query_next_response, revised_continuation_point)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_read_value_id_names[4] = {"node_id", "attribute_id", "index_range",
+    "data_encoding"};
+#endif
 static const uas_member uas_read_value_id_members[4] = {
-    {.name = MNAME("node_id"), .type = &uas_types[UAS_TYPES_NODE_ID],
-     .offset = offsetof(uas_read_value_id, node_id)},
-    {.name = MNAME("attribute_id"), .type = &uas_types[UAS_TYPES_UINT32],
-     .offset = offsetof(uas_read_value_id, attribute_id)},
-    {.name = MNAME("index_range"), .type = &uas_types[UAS_TYPES_STRING],
-     .offset = offsetof(uas_read_value_id, index_range)},
-    {.name = MNAME("data_encoding"), .type = &uas_types[UAS_TYPES_QUALIFIED_NAME],
-     .offset = offsetof(uas_read_value_id, data_encoding)},
+    {.type_index = UAS_TYPES_NODE_ID, .offset = offsetof(uas_read_value_id, node_id)},
+    {.type_index = UAS_TYPES_UINT32, .offset = offsetof(uas_read_value_id, attribute_id)},
+    {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_read_value_id, index_range)},
+    {.type_index = UAS_TYPES_QUALIFIED_NAME, .offset = offsetof(uas_read_value_id, data_encoding)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_read_request_names[4] = {"request_header", "max_age",
+    "timestamps_to_return", "nodes_to_read"};
+#endif
 static const uas_member uas_read_request_members[4] = {
-    {.name = MNAME("request_header"), .type = &uas_types[UAS_TYPES_REQUEST_HEADER],
-     .offset = offsetof(uas_read_request, request_header)},
-    {.name = MNAME("max_age"), .type = &uas_types[UAS_TYPES_DOUBLE],
-     .offset = offsetof(uas_read_request, max_age)},
-    {.name = MNAME("timestamps_to_return"), .type = &uas_types[UAS_TYPES_TIMESTAMPS_TO_RETURN],
+    {.type_index = UAS_TYPES_REQUEST_HEADER, .offset = offsetof(uas_read_request, request_header)},
+    {.type_index = UAS_TYPES_DOUBLE, .offset = offsetof(uas_read_request, max_age)},
+    {.type_index = UAS_TYPES_TIMESTAMPS_TO_RETURN,
      .offset = offsetof(uas_read_request, timestamps_to_return)},
-    {.name = MNAME("nodes_to_read"), .type = &uas_types[UAS_TYPES_READ_VALUE_ID],
+    {.type_index = UAS_TYPES_READ_VALUE_ID,
      .offset = offsetof(uas_read_request, nodes_to_read_count),
      .array_offset = offsetof(uas_read_request, nodes_to_read), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_read_response_names[3] = {"response_header", "results",
+    "diagnostic_infos"};
+#endif
 static const uas_member uas_read_response_members[3] = {
-    {.name = MNAME("response_header"), .type = &uas_types[UAS_TYPES_RESPONSE_HEADER],
+    {.type_index = UAS_TYPES_RESPONSE_HEADER,
      .offset = offsetof(uas_read_response, response_header)},
-    {.name = MNAME("results"), .type = &uas_types[UAS_TYPES_DATA_VALUE],
-     .offset = offsetof(uas_read_response, results_count),
+    {.type_index = UAS_TYPES_DATA_VALUE, .offset = offsetof(uas_read_response, results_count),
      .array_offset = offsetof(uas_read_response, results), .is_array = true},
-    {.name = MNAME("diagnostic_infos"), .type = &uas_types[UAS_TYPES_DIAGNOSTIC_INFO],
+    {.type_index = UAS_TYPES_DIAGNOSTIC_INFO,
      .offset = offsetof(uas_read_response, diagnostic_infos_count),
      .array_offset = offsetof(uas_read_response, diagnostic_infos), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_history_read_value_id_names[4] = {"node_id", "index_range",
+    "data_encoding", "continuation_point"};
+#endif
 static const uas_member uas_history_read_value_id_members[4] = {
-    {.name = MNAME("node_id"), .type = &uas_types[UAS_TYPES_NODE_ID],
-     .offset = offsetof(uas_history_read_value_id, node_id)},
-    {.name = MNAME("index_range"), .type = &uas_types[UAS_TYPES_STRING],
-     .offset = offsetof(uas_history_read_value_id, index_range)},
-    {.name = MNAME("data_encoding"), .type = &uas_types[UAS_TYPES_QUALIFIED_NAME],
+    {.type_index = UAS_TYPES_NODE_ID, .offset = offsetof(uas_history_read_value_id, node_id)},
+    {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_history_read_value_id, index_range)},
+    {.type_index = UAS_TYPES_QUALIFIED_NAME,
      .offset = offsetof(uas_history_read_value_id, data_encoding)},
-    {.name = MNAME("continuation_point"), .type = &uas_types[UAS_TYPES_BYTE_STRING],
+    {.type_index = UAS_TYPES_BYTE_STRING,
      .offset = offsetof(uas_history_read_value_id, continuation_point)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_history_read_result_names[3] = {"status_code", "continuation_point",
+    "history_data"};
+#endif
 static const uas_member uas_history_read_result_members[3] = {
-    {.name = MNAME("status_code"), .type = &uas_types[UAS_TYPES_STATUS_CODE],
-     .offset = offsetof(uas_history_read_result, status_code)},
-    {.name = MNAME("continuation_point"), .type = &uas_types[UAS_TYPES_BYTE_STRING],
+    {.type_index = UAS_TYPES_STATUS_CODE, .offset = offsetof(uas_history_read_result, status_code)},
+    {.type_index = UAS_TYPES_BYTE_STRING,
      .offset = offsetof(uas_history_read_result, continuation_point)},
-    {.name = MNAME("history_data"), .type = &uas_types[UAS_TYPES_EXTENSION_OBJECT],
+    {.type_index = UAS_TYPES_EXTENSION_OBJECT,
      .offset = offsetof(uas_history_read_result, history_data)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_read_event_details_names[4] = {"num_values_per_node", "start_time",
+    "end_time", "filter"};
+#endif
 static const uas_member uas_read_event_details_members[4] = {
-    {.name = MNAME("num_values_per_node"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_read_event_details, num_values_per_node)},
-    {.name = MNAME("start_time"), .type = &uas_types[UAS_TYPES_DATE_TIME],
-     .offset = offsetof(uas_read_event_details, start_time)},
-    {.name = MNAME("end_time"), .type = &uas_types[UAS_TYPES_DATE_TIME],
-     .offset = offsetof(uas_read_event_details, end_time)},
-    {.name = MNAME("filter"), .type = &uas_types[UAS_TYPES_EVENT_FILTER],
-     .offset = offsetof(uas_read_event_details, filter)},
+    {.type_index = UAS_TYPES_DATE_TIME, .offset = offsetof(uas_read_event_details, start_time)},
+    {.type_index = UAS_TYPES_DATE_TIME, .offset = offsetof(uas_read_event_details, end_time)},
+    {.type_index = UAS_TYPES_EVENT_FILTER, .offset = offsetof(uas_read_event_details, filter)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_read_event_details2_names[5] = {"num_values_per_node", "start_time",
+    "end_time", "filter", "read_modified"};
+#endif
 static const uas_member uas_read_event_details2_members[5] = {
-    {.name = MNAME("num_values_per_node"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_read_event_details2, num_values_per_node)},
-    {.name = MNAME("start_time"), .type = &uas_types[UAS_TYPES_DATE_TIME],
-     .offset = offsetof(uas_read_event_details2, start_time)},
-    {.name = MNAME("end_time"), .type = &uas_types[UAS_TYPES_DATE_TIME],
-     .offset = offsetof(uas_read_event_details2, end_time)},
-    {.name = MNAME("filter"), .type = &uas_types[UAS_TYPES_EVENT_FILTER],
-     .offset = offsetof(uas_read_event_details2, filter)},
-    {.name = MNAME("read_modified"), .type = &uas_types[UAS_TYPES_BOOLEAN],
-     .offset = offsetof(uas_read_event_details2, read_modified)},
+    {.type_index = UAS_TYPES_DATE_TIME, .offset = offsetof(uas_read_event_details2, start_time)},
+    {.type_index = UAS_TYPES_DATE_TIME, .offset = offsetof(uas_read_event_details2, end_time)},
+    {.type_index = UAS_TYPES_EVENT_FILTER, .offset = offsetof(uas_read_event_details2, filter)},
+    {.type_index = UAS_TYPES_BOOLEAN, .offset = offsetof(uas_read_event_details2, read_modified)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_read_raw_modified_details_names[5] = {"is_read_modified", "start_time",
+    "end_time", "num_values_per_node", "return_bounds"};
+#endif
 static const uas_member uas_read_raw_modified_details_members[5] = {
-    {.name = MNAME("is_read_modified"), .type = &uas_types[UAS_TYPES_BOOLEAN],
+    {.type_index = UAS_TYPES_BOOLEAN,
      .offset = offsetof(uas_read_raw_modified_details, is_read_modified)},
-    {.name = MNAME("start_time"), .type = &uas_types[UAS_TYPES_DATE_TIME],
+    {.type_index = UAS_TYPES_DATE_TIME,
      .offset = offsetof(uas_read_raw_modified_details, start_time)},
-    {.name = MNAME("end_time"), .type = &uas_types[UAS_TYPES_DATE_TIME],
+    {.type_index = UAS_TYPES_DATE_TIME,
      .offset = offsetof(uas_read_raw_modified_details, end_time)},
-    {.name = MNAME("num_values_per_node"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_read_raw_modified_details, num_values_per_node)},
-    {.name = MNAME("return_bounds"), .type = &uas_types[UAS_TYPES_BOOLEAN],
+    {.type_index = UAS_TYPES_BOOLEAN,
      .offset = offsetof(uas_read_raw_modified_details, return_bounds)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_read_processed_details_names[5] = {"start_time", "end_time",
+    "processing_interval", "aggregate_type", "aggregate_configuration"};
+#endif
 static const uas_member uas_read_processed_details_members[5] = {
-    {.name = MNAME("start_time"), .type = &uas_types[UAS_TYPES_DATE_TIME],
-     .offset = offsetof(uas_read_processed_details, start_time)},
-    {.name = MNAME("end_time"), .type = &uas_types[UAS_TYPES_DATE_TIME],
-     .offset = offsetof(uas_read_processed_details, end_time)},
-    {.name = MNAME("processing_interval"), .type = &uas_types[UAS_TYPES_DOUBLE],
+    {.type_index = UAS_TYPES_DATE_TIME, .offset = offsetof(uas_read_processed_details, start_time)},
+    {.type_index = UAS_TYPES_DATE_TIME, .offset = offsetof(uas_read_processed_details, end_time)},
+    {.type_index = UAS_TYPES_DOUBLE,
      .offset = offsetof(uas_read_processed_details, processing_interval)},
-    {.name = MNAME("aggregate_type"), .type = &uas_types[UAS_TYPES_NODE_ID],
+    {.type_index = UAS_TYPES_NODE_ID,
      .offset = offsetof(uas_read_processed_details, aggregate_type_count),
      .array_offset = offsetof(uas_read_processed_details, aggregate_type), .is_array = true},
-    {.name = MNAME("aggregate_configuration"),
-     .type = &uas_types[UAS_TYPES_AGGREGATE_CONFIGURATION],
+    {.type_index = UAS_TYPES_AGGREGATE_CONFIGURATION,
      .offset = offsetof(uas_read_processed_details, aggregate_configuration)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_read_at_time_details_names[2] = {"req_times", "use_simple_bounds"};
+#endif
 static const uas_member uas_read_at_time_details_members[2] = {
-    {.name = MNAME("req_times"), .type = &uas_types[UAS_TYPES_DATE_TIME],
+    {.type_index = UAS_TYPES_DATE_TIME,
      .offset = offsetof(uas_read_at_time_details, req_times_count),
      .array_offset = offsetof(uas_read_at_time_details, req_times), .is_array = true},
-    {.name = MNAME("use_simple_bounds"), .type = &uas_types[UAS_TYPES_BOOLEAN],
+    {.type_index = UAS_TYPES_BOOLEAN,
      .offset = offsetof(uas_read_at_time_details, use_simple_bounds)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_read_annotation_data_details_names[1] = {"req_times"};
+#endif
 static const uas_member uas_read_annotation_data_details_members[1] = {
-    {.name = MNAME("req_times"), .type = &uas_types[UAS_TYPES_DATE_TIME],
+    {.type_index = UAS_TYPES_DATE_TIME,
      .offset = offsetof(uas_read_annotation_data_details, req_times_count),
      .array_offset = offsetof(uas_read_annotation_data_details, req_times), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_history_data_names[1] = {"data_values"};
+#endif
 static const uas_member uas_history_data_members[1] = {
-    {.name = MNAME("data_values"), .type = &uas_types[UAS_TYPES_DATA_VALUE],
-     .offset = offsetof(uas_history_data, data_values_count),
+    {.type_index = UAS_TYPES_DATA_VALUE, .offset = offsetof(uas_history_data, data_values_count),
      .array_offset = offsetof(uas_history_data, data_values), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_modification_info_names[3] = {"modification_time", "update_type",
+    "user_name"};
+#endif
 static const uas_member uas_modification_info_members[3] = {
-    {.name = MNAME("modification_time"), .type = &uas_types[UAS_TYPES_DATE_TIME],
+    {.type_index = UAS_TYPES_DATE_TIME,
      .offset = offsetof(uas_modification_info, modification_time)},
-    {.name = MNAME("update_type"), .type = &uas_types[UAS_TYPES_HISTORY_UPDATE_TYPE],
+    {.type_index = UAS_TYPES_HISTORY_UPDATE_TYPE,
      .offset = offsetof(uas_modification_info, update_type)},
-    {.name = MNAME("user_name"), .type = &uas_types[UAS_TYPES_STRING],
-     .offset = offsetof(uas_modification_info, user_name)},
+    {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_modification_info, user_name)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_history_modified_data_names[2] = {"data_values", "modification_infos"};
+#endif
 static const uas_member uas_history_modified_data_members[2] = {
-    {.name = MNAME("data_values"), .type = &uas_types[UAS_TYPES_DATA_VALUE],
+    {.type_index = UAS_TYPES_DATA_VALUE,
      .offset = offsetof(uas_history_modified_data, data_values_count),
      .array_offset = offsetof(uas_history_modified_data, data_values), .is_array = true},
-    {.name = MNAME("modification_infos"), .type = &uas_types[UAS_TYPES_MODIFICATION_INFO],
+    {.type_index = UAS_TYPES_MODIFICATION_INFO,
      .offset = offsetof(uas_history_modified_data, modification_infos_count),
      .array_offset = offsetof(uas_history_modified_data, modification_infos), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_history_event_names[1] = {"events"};
+#endif
 static const uas_member uas_history_event_members[1] = {
-    {.name = MNAME("events"), .type = &uas_types[UAS_TYPES_HISTORY_EVENT_FIELD_LIST],
+    {.type_index = UAS_TYPES_HISTORY_EVENT_FIELD_LIST,
      .offset = offsetof(uas_history_event, events_count),
      .array_offset = offsetof(uas_history_event, events), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_history_modified_event_names[2] = {"events", "modification_infos"};
+#endif
 static const uas_member uas_history_modified_event_members[2] = {
-    {.name = MNAME("events"), .type = &uas_types[UAS_TYPES_HISTORY_EVENT_FIELD_LIST],
+    {.type_index = UAS_TYPES_HISTORY_EVENT_FIELD_LIST,
      .offset = offsetof(uas_history_modified_event, events_count),
      .array_offset = offsetof(uas_history_modified_event, events), .is_array = true},
-    {.name = MNAME("modification_infos"), .type = &uas_types[UAS_TYPES_MODIFICATION_INFO],
+    {.type_index = UAS_TYPES_MODIFICATION_INFO,
      .offset = offsetof(uas_history_modified_event, modification_infos_count),
      .array_offset = offsetof(uas_history_modified_event, modification_infos), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_history_read_request_names[5] = {"request_header",
+    "history_read_details", "timestamps_to_return", "release_continuation_points", "nodes_to_read"};
+#endif
 static const uas_member uas_history_read_request_members[5] = {
-    {.name = MNAME("request_header"), .type = &uas_types[UAS_TYPES_REQUEST_HEADER],
+    {.type_index = UAS_TYPES_REQUEST_HEADER,
      .offset = offsetof(uas_history_read_request, request_header)},
-    {.name = MNAME("history_read_details"), .type = &uas_types[UAS_TYPES_EXTENSION_OBJECT],
+    {.type_index = UAS_TYPES_EXTENSION_OBJECT,
      .offset = offsetof(uas_history_read_request, history_read_details)},
-    {.name = MNAME("timestamps_to_return"), .type = &uas_types[UAS_TYPES_TIMESTAMPS_TO_RETURN],
+    {.type_index = UAS_TYPES_TIMESTAMPS_TO_RETURN,
      .offset = offsetof(uas_history_read_request, timestamps_to_return)},
-    {.name = MNAME("release_continuation_points"), .type = &uas_types[UAS_TYPES_BOOLEAN],
+    {.type_index = UAS_TYPES_BOOLEAN,
      .offset = offsetof(uas_history_read_request, release_continuation_points)},
-    {.name = MNAME("nodes_to_read"), .type = &uas_types[UAS_TYPES_HISTORY_READ_VALUE_ID],
+    {.type_index = UAS_TYPES_HISTORY_READ_VALUE_ID,
      .offset = offsetof(uas_history_read_request, nodes_to_read_count),
      .array_offset = offsetof(uas_history_read_request, nodes_to_read), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_history_read_response_names[3] = {"response_header", "results",
+    "diagnostic_infos"};
+#endif
 static const uas_member uas_history_read_response_members[3] = {
-    {.name = MNAME("response_header"), .type = &uas_types[UAS_TYPES_RESPONSE_HEADER],
+    {.type_index = UAS_TYPES_RESPONSE_HEADER,
      .offset = offsetof(uas_history_read_response, response_header)},
-    {.name = MNAME("results"), .type = &uas_types[UAS_TYPES_HISTORY_READ_RESULT],
+    {.type_index = UAS_TYPES_HISTORY_READ_RESULT,
      .offset = offsetof(uas_history_read_response, results_count),
      .array_offset = offsetof(uas_history_read_response, results), .is_array = true},
-    {.name = MNAME("diagnostic_infos"), .type = &uas_types[UAS_TYPES_DIAGNOSTIC_INFO],
+    {.type_index = UAS_TYPES_DIAGNOSTIC_INFO,
      .offset = offsetof(uas_history_read_response, diagnostic_infos_count),
      .array_offset = offsetof(uas_history_read_response, diagnostic_infos), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_write_value_names[4] = {"node_id", "attribute_id", "index_range",
+    "value"};
+#endif
 static const uas_member uas_write_value_members[4] = {
-    {.name = MNAME("node_id"), .type = &uas_types[UAS_TYPES_NODE_ID],
-     .offset = offsetof(uas_write_value, node_id)},
-    {.name = MNAME("attribute_id"), .type = &uas_types[UAS_TYPES_UINT32],
-     .offset = offsetof(uas_write_value, attribute_id)},
-    {.name = MNAME("index_range"), .type = &uas_types[UAS_TYPES_STRING],
-     .offset = offsetof(uas_write_value, index_range)},
-    {.name = MNAME("value"), .type = &uas_types[UAS_TYPES_DATA_VALUE],
-     .offset = offsetof(uas_write_value, value)},
+    {.type_index = UAS_TYPES_NODE_ID, .offset = offsetof(uas_write_value, node_id)},
+    {.type_index = UAS_TYPES_UINT32, .offset = offsetof(uas_write_value, attribute_id)},
+    {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_write_value, index_range)},
+    {.type_index = UAS_TYPES_DATA_VALUE, .offset = offsetof(uas_write_value, value)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_write_request_names[2] = {"request_header", "nodes_to_write"};
+#endif
 static const uas_member uas_write_request_members[2] = {
-    {.name = MNAME("request_header"), .type = &uas_types[UAS_TYPES_REQUEST_HEADER],
-     .offset = offsetof(uas_write_request, request_header)},
-    {.name = MNAME("nodes_to_write"), .type = &uas_types[UAS_TYPES_WRITE_VALUE],
+    {.type_index = UAS_TYPES_REQUEST_HEADER, .offset = offsetof(uas_write_request, request_header)},
+    {.type_index = UAS_TYPES_WRITE_VALUE,
      .offset = offsetof(uas_write_request, nodes_to_write_count),
      .array_offset = offsetof(uas_write_request, nodes_to_write), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_write_response_names[3] = {"response_header", "results",
+    "diagnostic_infos"};
+#endif
 static const uas_member uas_write_response_members[3] = {
-    {.name = MNAME("response_header"), .type = &uas_types[UAS_TYPES_RESPONSE_HEADER],
+    {.type_index = UAS_TYPES_RESPONSE_HEADER,
      .offset = offsetof(uas_write_response, response_header)},
-    {.name = MNAME("results"), .type = &uas_types[UAS_TYPES_STATUS_CODE],
-     .offset = offsetof(uas_write_response, results_count),
+    {.type_index = UAS_TYPES_STATUS_CODE, .offset = offsetof(uas_write_response, results_count),
      .array_offset = offsetof(uas_write_response, results), .is_array = true},
-    {.name = MNAME("diagnostic_infos"), .type = &uas_types[UAS_TYPES_DIAGNOSTIC_INFO],
+    {.type_index = UAS_TYPES_DIAGNOSTIC_INFO,
      .offset = offsetof(uas_write_response, diagnostic_infos_count),
      .array_offset = offsetof(uas_write_response, diagnostic_infos), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_update_data_details_names[3] = {"node_id", "perform_insert_replace",
+    "update_values"};
+#endif
 static const uas_member uas_update_data_details_members[3] = {
-    {.name = MNAME("node_id"), .type = &uas_types[UAS_TYPES_NODE_ID],
-     .offset = offsetof(uas_update_data_details, node_id)},
-    {.name = MNAME("perform_insert_replace"), .type = &uas_types[UAS_TYPES_PERFORM_UPDATE_TYPE],
+    {.type_index = UAS_TYPES_NODE_ID, .offset = offsetof(uas_update_data_details, node_id)},
+    {.type_index = UAS_TYPES_PERFORM_UPDATE_TYPE,
      .offset = offsetof(uas_update_data_details, perform_insert_replace)},
-    {.name = MNAME("update_values"), .type = &uas_types[UAS_TYPES_DATA_VALUE],
+    {.type_index = UAS_TYPES_DATA_VALUE,
      .offset = offsetof(uas_update_data_details, update_values_count),
      .array_offset = offsetof(uas_update_data_details, update_values), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_update_structure_data_details_names[3] = {"node_id",
+    "perform_insert_replace", "update_values"};
+#endif
 static const uas_member uas_update_structure_data_details_members[3] = {
-    {.name = MNAME("node_id"), .type = &uas_types[UAS_TYPES_NODE_ID],
+    {.type_index = UAS_TYPES_NODE_ID,
      .offset = offsetof(uas_update_structure_data_details, node_id)},
-    {.name = MNAME("perform_insert_replace"), .type = &uas_types[UAS_TYPES_PERFORM_UPDATE_TYPE],
+    {.type_index = UAS_TYPES_PERFORM_UPDATE_TYPE,
      .offset = offsetof(uas_update_structure_data_details, perform_insert_replace)},
-    {.name = MNAME("update_values"), .type = &uas_types[UAS_TYPES_DATA_VALUE],
+    {.type_index = UAS_TYPES_DATA_VALUE,
      .offset = offsetof(uas_update_structure_data_details, update_values_count),
      .array_offset = offsetof(uas_update_structure_data_details, update_values), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_update_event_details_names[4] = {"node_id", "perform_insert_replace",
+    "filter", "event_data"};
+#endif
 static const uas_member uas_update_event_details_members[4] = {
-    {.name = MNAME("node_id"), .type = &uas_types[UAS_TYPES_NODE_ID],
-     .offset = offsetof(uas_update_event_details, node_id)},
-    {.name = MNAME("perform_insert_replace"), .type = &uas_types[UAS_TYPES_PERFORM_UPDATE_TYPE],
+    {.type_index = UAS_TYPES_NODE_ID, .offset = offsetof(uas_update_event_details, node_id)},
+    {.type_index = UAS_TYPES_PERFORM_UPDATE_TYPE,
      .offset = offsetof(uas_update_event_details, perform_insert_replace)},
-    {.name = MNAME("filter"), .type = &uas_types[UAS_TYPES_EVENT_FILTER],
-     .offset = offsetof(uas_update_event_details, filter)},
-    {.name = MNAME("event_data"), .type = &uas_types[UAS_TYPES_HISTORY_EVENT_FIELD_LIST],
+    {.type_index = UAS_TYPES_EVENT_FILTER, .offset = offsetof(uas_update_event_details, filter)},
+    {.type_index = UAS_TYPES_HISTORY_EVENT_FIELD_LIST,
      .offset = offsetof(uas_update_event_details, event_data_count),
      .array_offset = offsetof(uas_update_event_details, event_data), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_delete_raw_modified_details_names[4] = {"node_id",
+    "is_delete_modified", "start_time", "end_time"};
+#endif
 static const uas_member uas_delete_raw_modified_details_members[4] = {
-    {.name = MNAME("node_id"), .type = &uas_types[UAS_TYPES_NODE_ID],
-     .offset = offsetof(uas_delete_raw_modified_details, node_id)},
-    {.name = MNAME("is_delete_modified"), .type = &uas_types[UAS_TYPES_BOOLEAN],
+    {.type_index = UAS_TYPES_NODE_ID, .offset = offsetof(uas_delete_raw_modified_details, node_id)},
+    {.type_index = UAS_TYPES_BOOLEAN,
      .offset = offsetof(uas_delete_raw_modified_details, is_delete_modified)},
-    {.name = MNAME("start_time"), .type = &uas_types[UAS_TYPES_DATE_TIME],
+    {.type_index = UAS_TYPES_DATE_TIME,
      .offset = offsetof(uas_delete_raw_modified_details, start_time)},
-    {.name = MNAME("end_time"), .type = &uas_types[UAS_TYPES_DATE_TIME],
+    {.type_index = UAS_TYPES_DATE_TIME,
      .offset = offsetof(uas_delete_raw_modified_details, end_time)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_delete_at_time_details_names[2] = {"node_id", "req_times"};
+#endif
 static const uas_member uas_delete_at_time_details_members[2] = {
-    {.name = MNAME("node_id"), .type = &uas_types[UAS_TYPES_NODE_ID],
-     .offset = offsetof(uas_delete_at_time_details, node_id)},
-    {.name = MNAME("req_times"), .type = &uas_types[UAS_TYPES_DATE_TIME],
+    {.type_index = UAS_TYPES_NODE_ID, .offset = offsetof(uas_delete_at_time_details, node_id)},
+    {.type_index = UAS_TYPES_DATE_TIME,
      .offset = offsetof(uas_delete_at_time_details, req_times_count),
      .array_offset = offsetof(uas_delete_at_time_details, req_times), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_delete_event_details_names[2] = {"node_id", "event_ids"};
+#endif
 static const uas_member uas_delete_event_details_members[2] = {
-    {.name = MNAME("node_id"), .type = &uas_types[UAS_TYPES_NODE_ID],
-     .offset = offsetof(uas_delete_event_details, node_id)},
-    {.name = MNAME("event_ids"), .type = &uas_types[UAS_TYPES_BYTE_STRING],
+    {.type_index = UAS_TYPES_NODE_ID, .offset = offsetof(uas_delete_event_details, node_id)},
+    {.type_index = UAS_TYPES_BYTE_STRING,
      .offset = offsetof(uas_delete_event_details, event_ids_count),
      .array_offset = offsetof(uas_delete_event_details, event_ids), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_history_update_result_names[3] = {"status_code", "operation_results",
+    "diagnostic_infos"};
+#endif
 static const uas_member uas_history_update_result_members[3] = {
-    {.name = MNAME("status_code"), .type = &uas_types[UAS_TYPES_STATUS_CODE],
+    {.type_index = UAS_TYPES_STATUS_CODE,
      .offset = offsetof(uas_history_update_result, status_code)},
-    {.name = MNAME("operation_results"), .type = &uas_types[UAS_TYPES_STATUS_CODE],
+    {.type_index = UAS_TYPES_STATUS_CODE,
      .offset = offsetof(uas_history_update_result, operation_results_count),
      .array_offset = offsetof(uas_history_update_result, operation_results), .is_array = true},
-    {.name = MNAME("diagnostic_infos"), .type = &uas_types[UAS_TYPES_DIAGNOSTIC_INFO],
+    {.type_index = UAS_TYPES_DIAGNOSTIC_INFO,
      .offset = offsetof(uas_history_update_result, diagnostic_infos_count),
      .array_offset = offsetof(uas_history_update_result, diagnostic_infos), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_history_update_request_names[2] = {"request_header",
+    "history_update_details"};
+#endif
 static const uas_member uas_history_update_request_members[2] = {
-    {.name = MNAME("request_header"), .type = &uas_types[UAS_TYPES_REQUEST_HEADER],
+    {.type_index = UAS_TYPES_REQUEST_HEADER,
      .offset = offsetof(uas_history_update_request, request_header)},
-    {.name = MNAME("history_update_details"), .type = &uas_types[UAS_TYPES_EXTENSION_OBJECT],
+    {.type_index = UAS_TYPES_EXTENSION_OBJECT,
      .offset = offsetof(uas_history_update_request, history_update_details_count),
      .array_offset = offsetof(uas_history_update_request, history_update_details),
      .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_history_update_response_names[3] = {"response_header", "results",
+    "diagnostic_infos"};
+#endif
 static const uas_member uas_history_update_response_members[3] = {
-    {.name = MNAME("response_header"), .type = &uas_types[UAS_TYPES_RESPONSE_HEADER],
+    {.type_index = UAS_TYPES_RESPONSE_HEADER,
      .offset = offsetof(uas_history_update_response, response_header)},
-    {.name = MNAME("results"), .type = &uas_types[UAS_TYPES_HISTORY_UPDATE_RESULT],
+    {.type_index = UAS_TYPES_HISTORY_UPDATE_RESULT,
      .offset = offsetof(uas_history_update_response, results_count),
      .array_offset = offsetof(uas_history_update_response, results), .is_array = true},
-    {.name = MNAME("diagnostic_infos"), .type = &uas_types[UAS_TYPES_DIAGNOSTIC_INFO],
+    {.type_index = UAS_TYPES_DIAGNOSTIC_INFO,
      .offset = offsetof(uas_history_update_response, diagnostic_infos_count),
      .array_offset = offsetof(uas_history_update_response, diagnostic_infos), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_call_method_request_names[3] = {"object_id", "method_id",
+    "input_arguments"};
+#endif
 static const uas_member uas_call_method_request_members[3] = {
-    {.name = MNAME("object_id"), .type = &uas_types[UAS_TYPES_NODE_ID],
-     .offset = offsetof(uas_call_method_request, object_id)},
-    {.name = MNAME("method_id"), .type = &uas_types[UAS_TYPES_NODE_ID],
-     .offset = offsetof(uas_call_method_request, method_id)},
-    {.name = MNAME("input_arguments"), .type = &uas_types[UAS_TYPES_VARIANT],
+    {.type_index = UAS_TYPES_NODE_ID, .offset = offsetof(uas_call_method_request, object_id)},
+    {.type_index = UAS_TYPES_NODE_ID, .offset = offsetof(uas_call_method_request, method_id)},
+    {.type_index = UAS_TYPES_VARIANT,
      .offset = offsetof(uas_call_method_request, input_arguments_count),
      .array_offset = offsetof(uas_call_method_request, input_arguments), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_call_method_result_names[4] = {"status_code", "input_argument_results",
+    "input_argument_diagnostic_infos", "output_arguments"};
+#endif
 static const uas_member uas_call_method_result_members[4] = {
-    {.name = MNAME("status_code"), .type = &uas_types[UAS_TYPES_STATUS_CODE],
-     .offset = offsetof(uas_call_method_result, status_code)},
-    {.name = MNAME("input_argument_results"), .type = &uas_types[UAS_TYPES_STATUS_CODE],
+    {.type_index = UAS_TYPES_STATUS_CODE, .offset = offsetof(uas_call_method_result, status_code)},
+    {.type_index = UAS_TYPES_STATUS_CODE,
      .offset = offsetof(uas_call_method_result, input_argument_results_count),
      .array_offset = offsetof(uas_call_method_result, input_argument_results), .is_array = true},
-    {.name = MNAME("input_argument_diagnostic_infos"),
-     .type = &uas_types[UAS_TYPES_DIAGNOSTIC_INFO],
+    {.type_index = UAS_TYPES_DIAGNOSTIC_INFO,
      .offset = offsetof(uas_call_method_result, input_argument_diagnostic_infos_count),
      .array_offset = offsetof(uas_call_method_result, input_argument_diagnostic_infos),
      .is_array = true},
-    {.name = MNAME("output_arguments"), .type = &uas_types[UAS_TYPES_VARIANT],
+    {.type_index = UAS_TYPES_VARIANT,
      .offset = offsetof(uas_call_method_result, output_arguments_count),
      .array_offset = offsetof(uas_call_method_result, output_arguments), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_call_request_names[2] = {"request_header", "methods_to_call"};
+#endif
 static const uas_member uas_call_request_members[2] = {
-    {.name = MNAME("request_header"), .type = &uas_types[UAS_TYPES_REQUEST_HEADER],
-     .offset = offsetof(uas_call_request, request_header)},
-    {.name = MNAME("methods_to_call"), .type = &uas_types[UAS_TYPES_CALL_METHOD_REQUEST],
+    {.type_index = UAS_TYPES_REQUEST_HEADER, .offset = offsetof(uas_call_request, request_header)},
+    {.type_index = UAS_TYPES_CALL_METHOD_REQUEST,
      .offset = offsetof(uas_call_request, methods_to_call_count),
      .array_offset = offsetof(uas_call_request, methods_to_call), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_call_response_names[3] = {"response_header", "results",
+    "diagnostic_infos"};
+#endif
 static const uas_member uas_call_response_members[3] = {
-    {.name = MNAME("response_header"), .type = &uas_types[UAS_TYPES_RESPONSE_HEADER],
+    {.type_index = UAS_TYPES_RESPONSE_HEADER,
      .offset = offsetof(uas_call_response, response_header)},
-    {.name = MNAME("results"), .type = &uas_types[UAS_TYPES_CALL_METHOD_RESULT],
+    {.type_index = UAS_TYPES_CALL_METHOD_RESULT,
      .offset = offsetof(uas_call_response, results_count),
      .array_offset = offsetof(uas_call_response, results), .is_array = true},
-    {.name = MNAME("diagnostic_infos"), .type = &uas_types[UAS_TYPES_DIAGNOSTIC_INFO],
+    {.type_index = UAS_TYPES_DIAGNOSTIC_INFO,
      .offset = offsetof(uas_call_response, diagnostic_infos_count),
      .array_offset = offsetof(uas_call_response, diagnostic_infos), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_data_change_filter_names[3] = {"trigger", "deadband_type",
+    "deadband_value"};
+#endif
 static const uas_member uas_data_change_filter_members[3] = {
-    {.name = MNAME("trigger"), .type = &uas_types[UAS_TYPES_DATA_CHANGE_TRIGGER],
+    {.type_index = UAS_TYPES_DATA_CHANGE_TRIGGER,
      .offset = offsetof(uas_data_change_filter, trigger)},
-    {.name = MNAME("deadband_type"), .type = &uas_types[UAS_TYPES_UINT32],
-     .offset = offsetof(uas_data_change_filter, deadband_type)},
-    {.name = MNAME("deadband_value"), .type = &uas_types[UAS_TYPES_DOUBLE],
-     .offset = offsetof(uas_data_change_filter, deadband_value)},
+    {.type_index = UAS_TYPES_UINT32, .offset = offsetof(uas_data_change_filter, deadband_type)},
+    {.type_index = UAS_TYPES_DOUBLE, .offset = offsetof(uas_data_change_filter, deadband_value)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_event_filter_names[2] = {"select_clauses", "where_clause"};
+#endif
 static const uas_member uas_event_filter_members[2] = {
-    {.name = MNAME("select_clauses"), .type = &uas_types[UAS_TYPES_SIMPLE_ATTRIBUTE_OPERAND],
+    {.type_index = UAS_TYPES_SIMPLE_ATTRIBUTE_OPERAND,
      .offset = offsetof(uas_event_filter, select_clauses_count),
      .array_offset = offsetof(uas_event_filter, select_clauses), .is_array = true},
-    {.name = MNAME("where_clause"), .type = &uas_types[UAS_TYPES_CONTENT_FILTER],
-     .offset = offsetof(uas_event_filter, where_clause)},
+    {.type_index = UAS_TYPES_CONTENT_FILTER, .offset = offsetof(uas_event_filter, where_clause)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_aggregate_configuration_names[5] = {"use_server_capabilities_defaults",
+    "treat_uncertain_as_bad", "percent_data_bad", "percent_data_good", "use_sloped_extrapolation"};
+#endif
 static const uas_member uas_aggregate_configuration_members[5] = {
-    {.name = MNAME("use_server_capabilities_defaults"), .type = &uas_types[UAS_TYPES_BOOLEAN],
+    {.type_index = UAS_TYPES_BOOLEAN,
      .offset = offsetof(uas_aggregate_configuration, use_server_capabilities_defaults)},
-    {.name = MNAME("treat_uncertain_as_bad"), .type = &uas_types[UAS_TYPES_BOOLEAN],
+    {.type_index = UAS_TYPES_BOOLEAN,
      .offset = offsetof(uas_aggregate_configuration, treat_uncertain_as_bad)},
-    {.name = MNAME("percent_data_bad"), .type = &uas_types[UAS_TYPES_BYTE],
+    {.type_index = UAS_TYPES_BYTE,
      .offset = offsetof(uas_aggregate_configuration, percent_data_bad)},
-    {.name = MNAME("percent_data_good"), .type = &uas_types[UAS_TYPES_BYTE],
+    {.type_index = UAS_TYPES_BYTE,
      .offset = offsetof(uas_aggregate_configuration, percent_data_good)},
-    {.name = MNAME("use_sloped_extrapolation"), .type = &uas_types[UAS_TYPES_BOOLEAN],
+    {.type_index = UAS_TYPES_BOOLEAN,
      .offset = offsetof(uas_aggregate_configuration, use_sloped_extrapolation)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_aggregate_filter_names[4] = {"start_time", "aggregate_type",
+    "processing_interval", "aggregate_configuration"};
+#endif
 static const uas_member uas_aggregate_filter_members[4] = {
-    {.name = MNAME("start_time"), .type = &uas_types[UAS_TYPES_DATE_TIME],
-     .offset = offsetof(uas_aggregate_filter, start_time)},
-    {.name = MNAME("aggregate_type"), .type = &uas_types[UAS_TYPES_NODE_ID],
-     .offset = offsetof(uas_aggregate_filter, aggregate_type)},
-    {.name = MNAME("processing_interval"), .type = &uas_types[UAS_TYPES_DOUBLE],
-     .offset = offsetof(uas_aggregate_filter, processing_interval)},
-    {.name = MNAME("aggregate_configuration"),
-     .type = &uas_types[UAS_TYPES_AGGREGATE_CONFIGURATION],
+    {.type_index = UAS_TYPES_DATE_TIME, .offset = offsetof(uas_aggregate_filter, start_time)},
+    {.type_index = UAS_TYPES_NODE_ID, .offset = offsetof(uas_aggregate_filter, aggregate_type)},
+    {.type_index = UAS_TYPES_DOUBLE, .offset = offsetof(uas_aggregate_filter, processing_interval)},
+    {.type_index = UAS_TYPES_AGGREGATE_CONFIGURATION,
      .offset = offsetof(uas_aggregate_filter, aggregate_configuration)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_event_filter_result_names[3] = {"select_clause_results",
+    "select_clause_diagnostic_infos", "where_clause_result"};
+#endif
 static const uas_member uas_event_filter_result_members[3] = {
-    {.name = MNAME("select_clause_results"), .type = &uas_types[UAS_TYPES_STATUS_CODE],
+    {.type_index = UAS_TYPES_STATUS_CODE,
      .offset = offsetof(uas_event_filter_result, select_clause_results_count),
      .array_offset = offsetof(uas_event_filter_result, select_clause_results), .is_array = true},
-    {.name = MNAME("select_clause_diagnostic_infos"), .type = &uas_types[UAS_TYPES_DIAGNOSTIC_INFO],
+    {.type_index = UAS_TYPES_DIAGNOSTIC_INFO,
      .offset = offsetof(uas_event_filter_result, select_clause_diagnostic_infos_count),
      .array_offset = offsetof(uas_event_filter_result, select_clause_diagnostic_infos),
      .is_array = true},
-    {.name = MNAME("where_clause_result"), .type = &uas_types[UAS_TYPES_CONTENT_FILTER_RESULT],
+    {.type_index = UAS_TYPES_CONTENT_FILTER_RESULT,
      .offset = offsetof(uas_event_filter_result, where_clause_result)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_aggregate_filter_result_names[3] = {"revised_start_time",
+    "revised_processing_interval", "revised_aggregate_configuration"};
+#endif
 static const uas_member uas_aggregate_filter_result_members[3] = {
-    {.name = MNAME("revised_start_time"), .type = &uas_types[UAS_TYPES_DATE_TIME],
+    {.type_index = UAS_TYPES_DATE_TIME,
      .offset = offsetof(uas_aggregate_filter_result, revised_start_time)},
-    {.name = MNAME("revised_processing_interval"), .type = &uas_types[UAS_TYPES_DOUBLE],
+    {.type_index = UAS_TYPES_DOUBLE,
      .offset = offsetof(uas_aggregate_filter_result, revised_processing_interval)},
-    {.name = MNAME("revised_aggregate_configuration"),
-     .type = &uas_types[UAS_TYPES_AGGREGATE_CONFIGURATION],
+    {.type_index = UAS_TYPES_AGGREGATE_CONFIGURATION,
      .offset = offsetof(uas_aggregate_filter_result, revised_aggregate_configuration)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_monitoring_parameters_names[5] = {"client_handle", "sampling_interval",
+    "filter", "queue_size", "discard_oldest"};
+#endif
 static const uas_member uas_monitoring_parameters_members[5] = {
-    {.name = MNAME("client_handle"), .type = &uas_types[UAS_TYPES_UINT32],
-     .offset = offsetof(uas_monitoring_parameters, client_handle)},
-    {.name = MNAME("sampling_interval"), .type = &uas_types[UAS_TYPES_DOUBLE],
+    {.type_index = UAS_TYPES_UINT32, .offset = offsetof(uas_monitoring_parameters, client_handle)},
+    {.type_index = UAS_TYPES_DOUBLE,
      .offset = offsetof(uas_monitoring_parameters, sampling_interval)},
-    {.name = MNAME("filter"), .type = &uas_types[UAS_TYPES_EXTENSION_OBJECT],
+    {.type_index = UAS_TYPES_EXTENSION_OBJECT,
      .offset = offsetof(uas_monitoring_parameters, filter)},
-    {.name = MNAME("queue_size"), .type = &uas_types[UAS_TYPES_UINT32],
-     .offset = offsetof(uas_monitoring_parameters, queue_size)},
-    {.name = MNAME("discard_oldest"), .type = &uas_types[UAS_TYPES_BOOLEAN],
+    {.type_index = UAS_TYPES_UINT32, .offset = offsetof(uas_monitoring_parameters, queue_size)},
+    {.type_index = UAS_TYPES_BOOLEAN,
      .offset = offsetof(uas_monitoring_parameters, discard_oldest)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_monitored_item_create_request_names[3] = {"item_to_monitor",
+    "monitoring_mode", "requested_parameters"};
+#endif
 static const uas_member uas_monitored_item_create_request_members[3] = {
-    {.name = MNAME("item_to_monitor"), .type = &uas_types[UAS_TYPES_READ_VALUE_ID],
+    {.type_index = UAS_TYPES_READ_VALUE_ID,
      .offset = offsetof(uas_monitored_item_create_request, item_to_monitor)},
-    {.name = MNAME("monitoring_mode"), .type = &uas_types[UAS_TYPES_MONITORING_MODE],
+    {.type_index = UAS_TYPES_MONITORING_MODE,
      .offset = offsetof(uas_monitored_item_create_request, monitoring_mode)},
-    {.name = MNAME("requested_parameters"), .type = &uas_types[UAS_TYPES_MONITORING_PARAMETERS],
+    {.type_index = UAS_TYPES_MONITORING_PARAMETERS,
      .offset = offsetof(uas_monitored_item_create_request, requested_parameters)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_monitored_item_create_result_names[5] = {"status_code",
+    "monitored_item_id", "revised_sampling_interval", "revised_queue_size", "filter_result"};
+#endif
 static const uas_member uas_monitored_item_create_result_members[5] = {
-    {.name = MNAME("status_code"), .type = &uas_types[UAS_TYPES_STATUS_CODE],
+    {.type_index = UAS_TYPES_STATUS_CODE,
      .offset = offsetof(uas_monitored_item_create_result, status_code)},
-    {.name = MNAME("monitored_item_id"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_monitored_item_create_result, monitored_item_id)},
-    {.name = MNAME("revised_sampling_interval"), .type = &uas_types[UAS_TYPES_DOUBLE],
+    {.type_index = UAS_TYPES_DOUBLE,
      .offset = offsetof(uas_monitored_item_create_result, revised_sampling_interval)},
-    {.name = MNAME("revised_queue_size"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_monitored_item_create_result, revised_queue_size)},
-    {.name = MNAME("filter_result"), .type = &uas_types[UAS_TYPES_EXTENSION_OBJECT],
+    {.type_index = UAS_TYPES_EXTENSION_OBJECT,
      .offset = offsetof(uas_monitored_item_create_result, filter_result)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_create_monitored_items_request_names[4] = {"request_header",
+    "subscription_id", "timestamps_to_return", "items_to_create"};
+#endif
 static const uas_member uas_create_monitored_items_request_members[4] = {
-    {.name = MNAME("request_header"), .type = &uas_types[UAS_TYPES_REQUEST_HEADER],
+    {.type_index = UAS_TYPES_REQUEST_HEADER,
      .offset = offsetof(uas_create_monitored_items_request, request_header)},
-    {.name = MNAME("subscription_id"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_create_monitored_items_request, subscription_id)},
-    {.name = MNAME("timestamps_to_return"), .type = &uas_types[UAS_TYPES_TIMESTAMPS_TO_RETURN],
+    {.type_index = UAS_TYPES_TIMESTAMPS_TO_RETURN,
      .offset = offsetof(uas_create_monitored_items_request, timestamps_to_return)},
-    {.name = MNAME("items_to_create"), .type = &uas_types[UAS_TYPES_MONITORED_ITEM_CREATE_REQUEST],
+    {.type_index = UAS_TYPES_MONITORED_ITEM_CREATE_REQUEST,
      .offset = offsetof(uas_create_monitored_items_request, items_to_create_count),
      .array_offset = offsetof(uas_create_monitored_items_request, items_to_create),
      .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_create_monitored_items_response_names[3] = {"response_header",
+    "results", "diagnostic_infos"};
+#endif
 static const uas_member uas_create_monitored_items_response_members[3] = {
-    {.name = MNAME("response_header"), .type = &uas_types[UAS_TYPES_RESPONSE_HEADER],
+    {.type_index = UAS_TYPES_RESPONSE_HEADER,
      .offset = offsetof(uas_create_monitored_items_response, response_header)},
-    {.name = MNAME("results"), .type = &uas_types[UAS_TYPES_MONITORED_ITEM_CREATE_RESULT],
+    {.type_index = UAS_TYPES_MONITORED_ITEM_CREATE_RESULT,
      .offset = offsetof(uas_create_monitored_items_response, results_count),
      .array_offset = offsetof(uas_create_monitored_items_response, results), .is_array = true},
-    {.name = MNAME("diagnostic_infos"), .type = &uas_types[UAS_TYPES_DIAGNOSTIC_INFO],
+    {.type_index = UAS_TYPES_DIAGNOSTIC_INFO,
      .offset = offsetof(uas_create_monitored_items_response, diagnostic_infos_count),
      .array_offset = offsetof(uas_create_monitored_items_response, diagnostic_infos),
      .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_monitored_item_modify_request_names[2] = {"monitored_item_id",
+    "requested_parameters"};
+#endif
 static const uas_member uas_monitored_item_modify_request_members[2] = {
-    {.name = MNAME("monitored_item_id"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_monitored_item_modify_request, monitored_item_id)},
-    {.name = MNAME("requested_parameters"), .type = &uas_types[UAS_TYPES_MONITORING_PARAMETERS],
+    {.type_index = UAS_TYPES_MONITORING_PARAMETERS,
      .offset = offsetof(uas_monitored_item_modify_request, requested_parameters)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_monitored_item_modify_result_names[4] = {"status_code",
+    "revised_sampling_interval", "revised_queue_size", "filter_result"};
+#endif
 static const uas_member uas_monitored_item_modify_result_members[4] = {
-    {.name = MNAME("status_code"), .type = &uas_types[UAS_TYPES_STATUS_CODE],
+    {.type_index = UAS_TYPES_STATUS_CODE,
      .offset = offsetof(uas_monitored_item_modify_result, status_code)},
-    {.name = MNAME("revised_sampling_interval"), .type = &uas_types[UAS_TYPES_DOUBLE],
+    {.type_index = UAS_TYPES_DOUBLE,
      .offset = offsetof(uas_monitored_item_modify_result, revised_sampling_interval)},
-    {.name = MNAME("revised_queue_size"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_monitored_item_modify_result, revised_queue_size)},
-    {.name = MNAME("filter_result"), .type = &uas_types[UAS_TYPES_EXTENSION_OBJECT],
+    {.type_index = UAS_TYPES_EXTENSION_OBJECT,
      .offset = offsetof(uas_monitored_item_modify_result, filter_result)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_modify_monitored_items_request_names[4] = {"request_header",
+    "subscription_id", "timestamps_to_return", "items_to_modify"};
+#endif
 static const uas_member uas_modify_monitored_items_request_members[4] = {
-    {.name = MNAME("request_header"), .type = &uas_types[UAS_TYPES_REQUEST_HEADER],
+    {.type_index = UAS_TYPES_REQUEST_HEADER,
      .offset = offsetof(uas_modify_monitored_items_request, request_header)},
-    {.name = MNAME("subscription_id"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_modify_monitored_items_request, subscription_id)},
-    {.name = MNAME("timestamps_to_return"), .type = &uas_types[UAS_TYPES_TIMESTAMPS_TO_RETURN],
+    {.type_index = UAS_TYPES_TIMESTAMPS_TO_RETURN,
      .offset = offsetof(uas_modify_monitored_items_request, timestamps_to_return)},
-    {.name = MNAME("items_to_modify"), .type = &uas_types[UAS_TYPES_MONITORED_ITEM_MODIFY_REQUEST],
+    {.type_index = UAS_TYPES_MONITORED_ITEM_MODIFY_REQUEST,
      .offset = offsetof(uas_modify_monitored_items_request, items_to_modify_count),
      .array_offset = offsetof(uas_modify_monitored_items_request, items_to_modify),
      .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_modify_monitored_items_response_names[3] = {"response_header",
+    "results", "diagnostic_infos"};
+#endif
 static const uas_member uas_modify_monitored_items_response_members[3] = {
-    {.name = MNAME("response_header"), .type = &uas_types[UAS_TYPES_RESPONSE_HEADER],
+    {.type_index = UAS_TYPES_RESPONSE_HEADER,
      .offset = offsetof(uas_modify_monitored_items_response, response_header)},
-    {.name = MNAME("results"), .type = &uas_types[UAS_TYPES_MONITORED_ITEM_MODIFY_RESULT],
+    {.type_index = UAS_TYPES_MONITORED_ITEM_MODIFY_RESULT,
      .offset = offsetof(uas_modify_monitored_items_response, results_count),
      .array_offset = offsetof(uas_modify_monitored_items_response, results), .is_array = true},
-    {.name = MNAME("diagnostic_infos"), .type = &uas_types[UAS_TYPES_DIAGNOSTIC_INFO],
+    {.type_index = UAS_TYPES_DIAGNOSTIC_INFO,
      .offset = offsetof(uas_modify_monitored_items_response, diagnostic_infos_count),
      .array_offset = offsetof(uas_modify_monitored_items_response, diagnostic_infos),
      .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_set_monitoring_mode_request_names[4] = {"request_header",
+    "subscription_id", "monitoring_mode", "monitored_item_ids"};
+#endif
 static const uas_member uas_set_monitoring_mode_request_members[4] = {
-    {.name = MNAME("request_header"), .type = &uas_types[UAS_TYPES_REQUEST_HEADER],
+    {.type_index = UAS_TYPES_REQUEST_HEADER,
      .offset = offsetof(uas_set_monitoring_mode_request, request_header)},
-    {.name = MNAME("subscription_id"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_set_monitoring_mode_request, subscription_id)},
-    {.name = MNAME("monitoring_mode"), .type = &uas_types[UAS_TYPES_MONITORING_MODE],
+    {.type_index = UAS_TYPES_MONITORING_MODE,
      .offset = offsetof(uas_set_monitoring_mode_request, monitoring_mode)},
-    {.name = MNAME("monitored_item_ids"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_set_monitoring_mode_request, monitored_item_ids_count),
      .array_offset = offsetof(uas_set_monitoring_mode_request, monitored_item_ids),
      .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_set_monitoring_mode_response_names[3] = {"response_header", "results",
+    "diagnostic_infos"};
+#endif
 static const uas_member uas_set_monitoring_mode_response_members[3] = {
-    {.name = MNAME("response_header"), .type = &uas_types[UAS_TYPES_RESPONSE_HEADER],
+    {.type_index = UAS_TYPES_RESPONSE_HEADER,
      .offset = offsetof(uas_set_monitoring_mode_response, response_header)},
-    {.name = MNAME("results"), .type = &uas_types[UAS_TYPES_STATUS_CODE],
+    {.type_index = UAS_TYPES_STATUS_CODE,
      .offset = offsetof(uas_set_monitoring_mode_response, results_count),
      .array_offset = offsetof(uas_set_monitoring_mode_response, results), .is_array = true},
-    {.name = MNAME("diagnostic_infos"), .type = &uas_types[UAS_TYPES_DIAGNOSTIC_INFO],
+    {.type_index = UAS_TYPES_DIAGNOSTIC_INFO,
      .offset = offsetof(uas_set_monitoring_mode_response, diagnostic_infos_count),
      .array_offset = offsetof(uas_set_monitoring_mode_response, diagnostic_infos),
      .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_set_triggering_request_names[5] = {"request_header", "subscription_id",
+    "triggering_item_id", "links_to_add", "links_to_remove"};
+#endif
 static const uas_member uas_set_triggering_request_members[5] = {
-    {.name = MNAME("request_header"), .type = &uas_types[UAS_TYPES_REQUEST_HEADER],
+    {.type_index = UAS_TYPES_REQUEST_HEADER,
      .offset = offsetof(uas_set_triggering_request, request_header)},
-    {.name = MNAME("subscription_id"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_set_triggering_request, subscription_id)},
-    {.name = MNAME("triggering_item_id"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_set_triggering_request, triggering_item_id)},
-    {.name = MNAME("links_to_add"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_set_triggering_request, links_to_add_count),
      .array_offset = offsetof(uas_set_triggering_request, links_to_add), .is_array = true},
-    {.name = MNAME("links_to_remove"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_set_triggering_request, links_to_remove_count),
      .array_offset = offsetof(uas_set_triggering_request, links_to_remove), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_set_triggering_response_names[5] = {"response_header", "add_results",
+    "add_diagnostic_infos", "remove_results", "remove_diagnostic_infos"};
+#endif
 static const uas_member uas_set_triggering_response_members[5] = {
-    {.name = MNAME("response_header"), .type = &uas_types[UAS_TYPES_RESPONSE_HEADER],
+    {.type_index = UAS_TYPES_RESPONSE_HEADER,
      .offset = offsetof(uas_set_triggering_response, response_header)},
-    {.name = MNAME("add_results"), .type = &uas_types[UAS_TYPES_STATUS_CODE],
+    {.type_index = UAS_TYPES_STATUS_CODE,
      .offset = offsetof(uas_set_triggering_response, add_results_count),
      .array_offset = offsetof(uas_set_triggering_response, add_results), .is_array = true},
-    {.name = MNAME("add_diagnostic_infos"), .type = &uas_types[UAS_TYPES_DIAGNOSTIC_INFO],
+    {.type_index = UAS_TYPES_DIAGNOSTIC_INFO,
      .offset = offsetof(uas_set_triggering_response, add_diagnostic_infos_count),
      .array_offset = offsetof(uas_set_triggering_response, add_diagnostic_infos), .is_array = true},
-    {.name = MNAME("remove_results"), .type = &uas_types[UAS_TYPES_STATUS_CODE],
+    {.type_index = UAS_TYPES_STATUS_CODE,
      .offset = offsetof(uas_set_triggering_response, remove_results_count),
      .array_offset = offsetof(uas_set_triggering_response, remove_results), .is_array = true},
-    {.name = MNAME("remove_diagnostic_infos"), .type = &uas_types[UAS_TYPES_DIAGNOSTIC_INFO],
+    {.type_index = UAS_TYPES_DIAGNOSTIC_INFO,
      .offset = offsetof(uas_set_triggering_response, remove_diagnostic_infos_count),
      .array_offset = offsetof(uas_set_triggering_response, remove_diagnostic_infos),
      .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_delete_monitored_items_request_names[3] = {"request_header",
+    "subscription_id", "monitored_item_ids"};
+#endif
 static const uas_member uas_delete_monitored_items_request_members[3] = {
-    {.name = MNAME("request_header"), .type = &uas_types[UAS_TYPES_REQUEST_HEADER],
+    {.type_index = UAS_TYPES_REQUEST_HEADER,
      .offset = offsetof(uas_delete_monitored_items_request, request_header)},
-    {.name = MNAME("subscription_id"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_delete_monitored_items_request, subscription_id)},
-    {.name = MNAME("monitored_item_ids"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_delete_monitored_items_request, monitored_item_ids_count),
      .array_offset = offsetof(uas_delete_monitored_items_request, monitored_item_ids),
      .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_delete_monitored_items_response_names[3] = {"response_header",
+    "results", "diagnostic_infos"};
+#endif
 static const uas_member uas_delete_monitored_items_response_members[3] = {
-    {.name = MNAME("response_header"), .type = &uas_types[UAS_TYPES_RESPONSE_HEADER],
+    {.type_index = UAS_TYPES_RESPONSE_HEADER,
      .offset = offsetof(uas_delete_monitored_items_response, response_header)},
-    {.name = MNAME("results"), .type = &uas_types[UAS_TYPES_STATUS_CODE],
+    {.type_index = UAS_TYPES_STATUS_CODE,
      .offset = offsetof(uas_delete_monitored_items_response, results_count),
      .array_offset = offsetof(uas_delete_monitored_items_response, results), .is_array = true},
-    {.name = MNAME("diagnostic_infos"), .type = &uas_types[UAS_TYPES_DIAGNOSTIC_INFO],
+    {.type_index = UAS_TYPES_DIAGNOSTIC_INFO,
      .offset = offsetof(uas_delete_monitored_items_response, diagnostic_infos_count),
      .array_offset = offsetof(uas_delete_monitored_items_response, diagnostic_infos),
      .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_create_subscription_request_names[7] = {"request_header",
+    "requested_publishing_interval", "requested_lifetime_count", "requested_max_keep_alive_count",
+    "max_notifications_per_publish", "publishing_enabled", "priority"};
+#endif
 static const uas_member uas_create_subscription_request_members[7] = {
-    {.name = MNAME("request_header"), .type = &uas_types[UAS_TYPES_REQUEST_HEADER],
+    {.type_index = UAS_TYPES_REQUEST_HEADER,
      .offset = offsetof(uas_create_subscription_request, request_header)},
-    {.name = MNAME("requested_publishing_interval"), .type = &uas_types[UAS_TYPES_DOUBLE],
+    {.type_index = UAS_TYPES_DOUBLE,
      .offset = offsetof(uas_create_subscription_request, requested_publishing_interval)},
-    {.name = MNAME("requested_lifetime_count"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_create_subscription_request, requested_lifetime_count)},
-    {.name = MNAME("requested_max_keep_alive_count"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_create_subscription_request, requested_max_keep_alive_count)},
-    {.name = MNAME("max_notifications_per_publish"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_create_subscription_request, max_notifications_per_publish)},
-    {.name = MNAME("publishing_enabled"), .type = &uas_types[UAS_TYPES_BOOLEAN],
+    {.type_index = UAS_TYPES_BOOLEAN,
      .offset = offsetof(uas_create_subscription_request, publishing_enabled)},
-    {.name = MNAME("priority"), .type = &uas_types[UAS_TYPES_BYTE],
-     .offset = offsetof(uas_create_subscription_request, priority)},
+    {.type_index = UAS_TYPES_BYTE, .offset = offsetof(uas_create_subscription_request, priority)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_create_subscription_response_names[5] = {"response_header",
+    "subscription_id", "revised_publishing_interval", "revised_lifetime_count",
+    "revised_max_keep_alive_count"};
+#endif
 static const uas_member uas_create_subscription_response_members[5] = {
-    {.name = MNAME("response_header"), .type = &uas_types[UAS_TYPES_RESPONSE_HEADER],
+    {.type_index = UAS_TYPES_RESPONSE_HEADER,
      .offset = offsetof(uas_create_subscription_response, response_header)},
-    {.name = MNAME("subscription_id"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_create_subscription_response, subscription_id)},
-    {.name = MNAME("revised_publishing_interval"), .type = &uas_types[UAS_TYPES_DOUBLE],
+    {.type_index = UAS_TYPES_DOUBLE,
      .offset = offsetof(uas_create_subscription_response, revised_publishing_interval)},
-    {.name = MNAME("revised_lifetime_count"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_create_subscription_response, revised_lifetime_count)},
-    {.name = MNAME("revised_max_keep_alive_count"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_create_subscription_response, revised_max_keep_alive_count)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_modify_subscription_request_names[7] = {"request_header",
+    "subscription_id", "requested_publishing_interval", "requested_lifetime_count",
+    "requested_max_keep_alive_count", "max_notifications_per_publish", "priority"};
+#endif
 static const uas_member uas_modify_subscription_request_members[7] = {
-    {.name = MNAME("request_header"), .type = &uas_types[UAS_TYPES_REQUEST_HEADER],
+    {.type_index = UAS_TYPES_REQUEST_HEADER,
      .offset = offsetof(uas_modify_subscription_request, request_header)},
-    {.name = MNAME("subscription_id"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_modify_subscription_request, subscription_id)},
-    {.name = MNAME("requested_publishing_interval"), .type = &uas_types[UAS_TYPES_DOUBLE],
+    {.type_index = UAS_TYPES_DOUBLE,
      .offset = offsetof(uas_modify_subscription_request, requested_publishing_interval)},
-    {.name = MNAME("requested_lifetime_count"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_modify_subscription_request, requested_lifetime_count)},
-    {.name = MNAME("requested_max_keep_alive_count"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_modify_subscription_request, requested_max_keep_alive_count)},
-    {.name = MNAME("max_notifications_per_publish"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_modify_subscription_request, max_notifications_per_publish)},
-    {.name = MNAME("priority"), .type = &uas_types[UAS_TYPES_BYTE],
-     .offset = offsetof(uas_modify_subscription_request, priority)},
+    {.type_index = UAS_TYPES_BYTE, .offset = offsetof(uas_modify_subscription_request, priority)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_modify_subscription_response_names[4] = {"response_header",
+    "revised_publishing_interval", "revised_lifetime_count", "revised_max_keep_alive_count"};
+#endif
 static const uas_member uas_modify_subscription_response_members[4] = {
-    {.name = MNAME("response_header"), .type = &uas_types[UAS_TYPES_RESPONSE_HEADER],
+    {.type_index = UAS_TYPES_RESPONSE_HEADER,
      .offset = offsetof(uas_modify_subscription_response, response_header)},
-    {.name = MNAME("revised_publishing_interval"), .type = &uas_types[UAS_TYPES_DOUBLE],
+    {.type_index = UAS_TYPES_DOUBLE,
      .offset = offsetof(uas_modify_subscription_response, revised_publishing_interval)},
-    {.name = MNAME("revised_lifetime_count"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_modify_subscription_response, revised_lifetime_count)},
-    {.name = MNAME("revised_max_keep_alive_count"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_modify_subscription_response, revised_max_keep_alive_count)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_set_publishing_mode_request_names[3] = {"request_header",
+    "publishing_enabled", "subscription_ids"};
+#endif
 static const uas_member uas_set_publishing_mode_request_members[3] = {
-    {.name = MNAME("request_header"), .type = &uas_types[UAS_TYPES_REQUEST_HEADER],
+    {.type_index = UAS_TYPES_REQUEST_HEADER,
      .offset = offsetof(uas_set_publishing_mode_request, request_header)},
-    {.name = MNAME("publishing_enabled"), .type = &uas_types[UAS_TYPES_BOOLEAN],
+    {.type_index = UAS_TYPES_BOOLEAN,
      .offset = offsetof(uas_set_publishing_mode_request, publishing_enabled)},
-    {.name = MNAME("subscription_ids"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_set_publishing_mode_request, subscription_ids_count),
      .array_offset = offsetof(uas_set_publishing_mode_request, subscription_ids), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_set_publishing_mode_response_names[3] = {"response_header", "results",
+    "diagnostic_infos"};
+#endif
 static const uas_member uas_set_publishing_mode_response_members[3] = {
-    {.name = MNAME("response_header"), .type = &uas_types[UAS_TYPES_RESPONSE_HEADER],
+    {.type_index = UAS_TYPES_RESPONSE_HEADER,
      .offset = offsetof(uas_set_publishing_mode_response, response_header)},
-    {.name = MNAME("results"), .type = &uas_types[UAS_TYPES_STATUS_CODE],
+    {.type_index = UAS_TYPES_STATUS_CODE,
      .offset = offsetof(uas_set_publishing_mode_response, results_count),
      .array_offset = offsetof(uas_set_publishing_mode_response, results), .is_array = true},
-    {.name = MNAME("diagnostic_infos"), .type = &uas_types[UAS_TYPES_DIAGNOSTIC_INFO],
+    {.type_index = UAS_TYPES_DIAGNOSTIC_INFO,
      .offset = offsetof(uas_set_publishing_mode_response, diagnostic_infos_count),
      .array_offset = offsetof(uas_set_publishing_mode_response, diagnostic_infos),
      .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_notification_message_names[3] = {"sequence_number", "publish_time",
+    "notification_data"};
+#endif
 static const uas_member uas_notification_message_members[3] = {
-    {.name = MNAME("sequence_number"), .type = &uas_types[UAS_TYPES_UINT32],
-     .offset = offsetof(uas_notification_message, sequence_number)},
-    {.name = MNAME("publish_time"), .type = &uas_types[UAS_TYPES_DATE_TIME],
-     .offset = offsetof(uas_notification_message, publish_time)},
-    {.name = MNAME("notification_data"), .type = &uas_types[UAS_TYPES_EXTENSION_OBJECT],
+    {.type_index = UAS_TYPES_UINT32, .offset = offsetof(uas_notification_message, sequence_number)},
+    {.type_index = UAS_TYPES_DATE_TIME, .offset = offsetof(uas_notification_message, publish_time)},
+    {.type_index = UAS_TYPES_EXTENSION_OBJECT,
      .offset = offsetof(uas_notification_message, notification_data_count),
      .array_offset = offsetof(uas_notification_message, notification_data), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_data_change_notification_names[2] = {"monitored_items",
+    "diagnostic_infos"};
+#endif
 static const uas_member uas_data_change_notification_members[2] = {
-    {.name = MNAME("monitored_items"), .type = &uas_types[UAS_TYPES_MONITORED_ITEM_NOTIFICATION],
+    {.type_index = UAS_TYPES_MONITORED_ITEM_NOTIFICATION,
      .offset = offsetof(uas_data_change_notification, monitored_items_count),
      .array_offset = offsetof(uas_data_change_notification, monitored_items), .is_array = true},
-    {.name = MNAME("diagnostic_infos"), .type = &uas_types[UAS_TYPES_DIAGNOSTIC_INFO],
+    {.type_index = UAS_TYPES_DIAGNOSTIC_INFO,
      .offset = offsetof(uas_data_change_notification, diagnostic_infos_count),
      .array_offset = offsetof(uas_data_change_notification, diagnostic_infos), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_monitored_item_notification_names[2] = {"client_handle", "value"};
+#endif
 static const uas_member uas_monitored_item_notification_members[2] = {
-    {.name = MNAME("client_handle"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_monitored_item_notification, client_handle)},
-    {.name = MNAME("value"), .type = &uas_types[UAS_TYPES_DATA_VALUE],
+    {.type_index = UAS_TYPES_DATA_VALUE,
      .offset = offsetof(uas_monitored_item_notification, value)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_event_notification_list_names[1] = {"events"};
+#endif
 static const uas_member uas_event_notification_list_members[1] = {
-    {.name = MNAME("events"), .type = &uas_types[UAS_TYPES_EVENT_FIELD_LIST],
+    {.type_index = UAS_TYPES_EVENT_FIELD_LIST,
      .offset = offsetof(uas_event_notification_list, events_count),
      .array_offset = offsetof(uas_event_notification_list, events), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_event_field_list_names[2] = {"client_handle", "event_fields"};
+#endif
 static const uas_member uas_event_field_list_members[2] = {
-    {.name = MNAME("client_handle"), .type = &uas_types[UAS_TYPES_UINT32],
-     .offset = offsetof(uas_event_field_list, client_handle)},
-    {.name = MNAME("event_fields"), .type = &uas_types[UAS_TYPES_VARIANT],
-     .offset = offsetof(uas_event_field_list, event_fields_count),
+    {.type_index = UAS_TYPES_UINT32, .offset = offsetof(uas_event_field_list, client_handle)},
+    {.type_index = UAS_TYPES_VARIANT, .offset = offsetof(uas_event_field_list, event_fields_count),
      .array_offset = offsetof(uas_event_field_list, event_fields), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_history_event_field_list_names[1] = {"event_fields"};
+#endif
 static const uas_member uas_history_event_field_list_members[1] = {
-    {.name = MNAME("event_fields"), .type = &uas_types[UAS_TYPES_VARIANT],
+    {.type_index = UAS_TYPES_VARIANT,
      .offset = offsetof(uas_history_event_field_list, event_fields_count),
      .array_offset = offsetof(uas_history_event_field_list, event_fields), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_status_change_notification_names[2] = {"status", "diagnostic_info"};
+#endif
 static const uas_member uas_status_change_notification_members[2] = {
-    {.name = MNAME("status"), .type = &uas_types[UAS_TYPES_STATUS_CODE],
+    {.type_index = UAS_TYPES_STATUS_CODE,
      .offset = offsetof(uas_status_change_notification, status)},
-    {.name = MNAME("diagnostic_info"), .type = &uas_types[UAS_TYPES_DIAGNOSTIC_INFO],
+    {.type_index = UAS_TYPES_DIAGNOSTIC_INFO,
      .offset = offsetof(uas_status_change_notification, diagnostic_info)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_subscription_acknowledgement_names[2] = {"subscription_id",
+    "sequence_number"};
+#endif
 static const uas_member uas_subscription_acknowledgement_members[2] = {
-    {.name = MNAME("subscription_id"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_subscription_acknowledgement, subscription_id)},
-    {.name = MNAME("sequence_number"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_subscription_acknowledgement, sequence_number)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_publish_request_names[2] = {"request_header",
+    "subscription_acknowledgements"};
+#endif
 static const uas_member uas_publish_request_members[2] = {
-    {.name = MNAME("request_header"), .type = &uas_types[UAS_TYPES_REQUEST_HEADER],
+    {.type_index = UAS_TYPES_REQUEST_HEADER,
      .offset = offsetof(uas_publish_request, request_header)},
-    {.name = MNAME("subscription_acknowledgements"),
-     .type = &uas_types[UAS_TYPES_SUBSCRIPTION_ACKNOWLEDGEMENT],
+    {.type_index = UAS_TYPES_SUBSCRIPTION_ACKNOWLEDGEMENT,
      .offset = offsetof(uas_publish_request, subscription_acknowledgements_count),
      .array_offset = offsetof(uas_publish_request, subscription_acknowledgements),
      .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_publish_response_names[7] = {"response_header", "subscription_id",
+    "available_sequence_numbers", "more_notifications", "notification_message", "results",
+    "diagnostic_infos"};
+#endif
 static const uas_member uas_publish_response_members[7] = {
-    {.name = MNAME("response_header"), .type = &uas_types[UAS_TYPES_RESPONSE_HEADER],
+    {.type_index = UAS_TYPES_RESPONSE_HEADER,
      .offset = offsetof(uas_publish_response, response_header)},
-    {.name = MNAME("subscription_id"), .type = &uas_types[UAS_TYPES_UINT32],
-     .offset = offsetof(uas_publish_response, subscription_id)},
-    {.name = MNAME("available_sequence_numbers"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32, .offset = offsetof(uas_publish_response, subscription_id)},
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_publish_response, available_sequence_numbers_count),
      .array_offset = offsetof(uas_publish_response, available_sequence_numbers), .is_array = true},
-    {.name = MNAME("more_notifications"), .type = &uas_types[UAS_TYPES_BOOLEAN],
-     .offset = offsetof(uas_publish_response, more_notifications)},
-    {.name = MNAME("notification_message"), .type = &uas_types[UAS_TYPES_NOTIFICATION_MESSAGE],
+    {.type_index = UAS_TYPES_BOOLEAN, .offset = offsetof(uas_publish_response, more_notifications)},
+    {.type_index = UAS_TYPES_NOTIFICATION_MESSAGE,
      .offset = offsetof(uas_publish_response, notification_message)},
-    {.name = MNAME("results"), .type = &uas_types[UAS_TYPES_STATUS_CODE],
-     .offset = offsetof(uas_publish_response, results_count),
+    {.type_index = UAS_TYPES_STATUS_CODE, .offset = offsetof(uas_publish_response, results_count),
      .array_offset = offsetof(uas_publish_response, results), .is_array = true},
-    {.name = MNAME("diagnostic_infos"), .type = &uas_types[UAS_TYPES_DIAGNOSTIC_INFO],
+    {.type_index = UAS_TYPES_DIAGNOSTIC_INFO,
      .offset = offsetof(uas_publish_response, diagnostic_infos_count),
      .array_offset = offsetof(uas_publish_response, diagnostic_infos), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_republish_request_names[3] = {"request_header", "subscription_id",
+    "retransmit_sequence_number"};
+#endif
 static const uas_member uas_republish_request_members[3] = {
-    {.name = MNAME("request_header"), .type = &uas_types[UAS_TYPES_REQUEST_HEADER],
+    {.type_index = UAS_TYPES_REQUEST_HEADER,
      .offset = offsetof(uas_republish_request, request_header)},
-    {.name = MNAME("subscription_id"), .type = &uas_types[UAS_TYPES_UINT32],
-     .offset = offsetof(uas_republish_request, subscription_id)},
-    {.name = MNAME("retransmit_sequence_number"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32, .offset = offsetof(uas_republish_request, subscription_id)},
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_republish_request, retransmit_sequence_number)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_republish_response_names[2] = {"response_header",
+    "notification_message"};
+#endif
 static const uas_member uas_republish_response_members[2] = {
-    {.name = MNAME("response_header"), .type = &uas_types[UAS_TYPES_RESPONSE_HEADER],
+    {.type_index = UAS_TYPES_RESPONSE_HEADER,
      .offset = offsetof(uas_republish_response, response_header)},
-    {.name = MNAME("notification_message"), .type = &uas_types[UAS_TYPES_NOTIFICATION_MESSAGE],
+    {.type_index = UAS_TYPES_NOTIFICATION_MESSAGE,
      .offset = offsetof(uas_republish_response, notification_message)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_transfer_result_names[2] = {"status_code",
+    "available_sequence_numbers"};
+#endif
 static const uas_member uas_transfer_result_members[2] = {
-    {.name = MNAME("status_code"), .type = &uas_types[UAS_TYPES_STATUS_CODE],
-     .offset = offsetof(uas_transfer_result, status_code)},
-    {.name = MNAME("available_sequence_numbers"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_STATUS_CODE, .offset = offsetof(uas_transfer_result, status_code)},
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_transfer_result, available_sequence_numbers_count),
      .array_offset = offsetof(uas_transfer_result, available_sequence_numbers), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_transfer_subscriptions_request_names[3] = {"request_header",
+    "subscription_ids", "send_initial_values"};
+#endif
 static const uas_member uas_transfer_subscriptions_request_members[3] = {
-    {.name = MNAME("request_header"), .type = &uas_types[UAS_TYPES_REQUEST_HEADER],
+    {.type_index = UAS_TYPES_REQUEST_HEADER,
      .offset = offsetof(uas_transfer_subscriptions_request, request_header)},
-    {.name = MNAME("subscription_ids"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_transfer_subscriptions_request, subscription_ids_count),
      .array_offset = offsetof(uas_transfer_subscriptions_request, subscription_ids),
      .is_array = true},
-    {.name = MNAME("send_initial_values"), .type = &uas_types[UAS_TYPES_BOOLEAN],
+    {.type_index = UAS_TYPES_BOOLEAN,
      .offset = offsetof(uas_transfer_subscriptions_request, send_initial_values)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_transfer_subscriptions_response_names[3] = {"response_header",
+    "results", "diagnostic_infos"};
+#endif
 static const uas_member uas_transfer_subscriptions_response_members[3] = {
-    {.name = MNAME("response_header"), .type = &uas_types[UAS_TYPES_RESPONSE_HEADER],
+    {.type_index = UAS_TYPES_RESPONSE_HEADER,
      .offset = offsetof(uas_transfer_subscriptions_response, response_header)},
-    {.name = MNAME("results"), .type = &uas_types[UAS_TYPES_TRANSFER_RESULT],
+    {.type_index = UAS_TYPES_TRANSFER_RESULT,
      .offset = offsetof(uas_transfer_subscriptions_response, results_count),
      .array_offset = offsetof(uas_transfer_subscriptions_response, results), .is_array = true},
-    {.name = MNAME("diagnostic_infos"), .type = &uas_types[UAS_TYPES_DIAGNOSTIC_INFO],
+    {.type_index = UAS_TYPES_DIAGNOSTIC_INFO,
      .offset = offsetof(uas_transfer_subscriptions_response, diagnostic_infos_count),
      .array_offset = offsetof(uas_transfer_subscriptions_response, diagnostic_infos),
      .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_delete_subscriptions_request_names[2] = {"request_header",
+    "subscription_ids"};
+#endif
 static const uas_member uas_delete_subscriptions_request_members[2] = {
-    {.name = MNAME("request_header"), .type = &uas_types[UAS_TYPES_REQUEST_HEADER],
+    {.type_index = UAS_TYPES_REQUEST_HEADER,
      .offset = offsetof(uas_delete_subscriptions_request, request_header)},
-    {.name = MNAME("subscription_ids"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_delete_subscriptions_request, subscription_ids_count),
      .array_offset = offsetof(uas_delete_subscriptions_request, subscription_ids),
      .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_delete_subscriptions_response_names[3] = {"response_header", "results",
+    "diagnostic_infos"};
+#endif
 static const uas_member uas_delete_subscriptions_response_members[3] = {
-    {.name = MNAME("response_header"), .type = &uas_types[UAS_TYPES_RESPONSE_HEADER],
+    {.type_index = UAS_TYPES_RESPONSE_HEADER,
      .offset = offsetof(uas_delete_subscriptions_response, response_header)},
-    {.name = MNAME("results"), .type = &uas_types[UAS_TYPES_STATUS_CODE],
+    {.type_index = UAS_TYPES_STATUS_CODE,
      .offset = offsetof(uas_delete_subscriptions_response, results_count),
      .array_offset = offsetof(uas_delete_subscriptions_response, results), .is_array = true},
-    {.name = MNAME("diagnostic_infos"), .type = &uas_types[UAS_TYPES_DIAGNOSTIC_INFO],
+    {.type_index = UAS_TYPES_DIAGNOSTIC_INFO,
      .offset = offsetof(uas_delete_subscriptions_response, diagnostic_infos_count),
      .array_offset = offsetof(uas_delete_subscriptions_response, diagnostic_infos),
      .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_build_info_names[6] = {"product_uri", "manufacturer_name",
+    "product_name", "software_version", "build_number", "build_date"};
+#endif
 static const uas_member uas_build_info_members[6] = {
-    {.name = MNAME("product_uri"), .type = &uas_types[UAS_TYPES_STRING],
-     .offset = offsetof(uas_build_info, product_uri)},
-    {.name = MNAME("manufacturer_name"), .type = &uas_types[UAS_TYPES_STRING],
-     .offset = offsetof(uas_build_info, manufacturer_name)},
-    {.name = MNAME("product_name"), .type = &uas_types[UAS_TYPES_STRING],
-     .offset = offsetof(uas_build_info, product_name)},
-    {.name = MNAME("software_version"), .type = &uas_types[UAS_TYPES_STRING],
-     .offset = offsetof(uas_build_info, software_version)},
-    {.name = MNAME("build_number"), .type = &uas_types[UAS_TYPES_STRING],
-     .offset = offsetof(uas_build_info, build_number)},
-    {.name = MNAME("build_date"), .type = &uas_types[UAS_TYPES_DATE_TIME],
-     .offset = offsetof(uas_build_info, build_date)},
+    {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_build_info, product_uri)},
+    {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_build_info, manufacturer_name)},
+    {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_build_info, product_name)},
+    {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_build_info, software_version)},
+    {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_build_info, build_number)},
+    {.type_index = UAS_TYPES_DATE_TIME, .offset = offsetof(uas_build_info, build_date)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_redundant_server_data_type_names[3] = {"server_id", "service_level",
+    "server_state"};
+#endif
 static const uas_member uas_redundant_server_data_type_members[3] = {
-    {.name = MNAME("server_id"), .type = &uas_types[UAS_TYPES_STRING],
-     .offset = offsetof(uas_redundant_server_data_type, server_id)},
-    {.name = MNAME("service_level"), .type = &uas_types[UAS_TYPES_BYTE],
+    {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_redundant_server_data_type, server_id)},
+    {.type_index = UAS_TYPES_BYTE,
      .offset = offsetof(uas_redundant_server_data_type, service_level)},
-    {.name = MNAME("server_state"), .type = &uas_types[UAS_TYPES_SERVER_STATE],
+    {.type_index = UAS_TYPES_SERVER_STATE,
      .offset = offsetof(uas_redundant_server_data_type, server_state)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_endpoint_url_list_data_type_names[1] = {"endpoint_url_list"};
+#endif
 static const uas_member uas_endpoint_url_list_data_type_members[1] = {
-    {.name = MNAME("endpoint_url_list"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_endpoint_url_list_data_type, endpoint_url_list_count),
      .array_offset = offsetof(uas_endpoint_url_list_data_type, endpoint_url_list),
      .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_network_group_data_type_names[2] = {"server_uri", "network_paths"};
+#endif
 static const uas_member uas_network_group_data_type_members[2] = {
-    {.name = MNAME("server_uri"), .type = &uas_types[UAS_TYPES_STRING],
-     .offset = offsetof(uas_network_group_data_type, server_uri)},
-    {.name = MNAME("network_paths"), .type = &uas_types[UAS_TYPES_ENDPOINT_URL_LIST_DATA_TYPE],
+    {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_network_group_data_type, server_uri)},
+    {.type_index = UAS_TYPES_ENDPOINT_URL_LIST_DATA_TYPE,
      .offset = offsetof(uas_network_group_data_type, network_paths_count),
      .array_offset = offsetof(uas_network_group_data_type, network_paths), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_sampling_interval_diagnostics_data_type_names[4] = {"sampling_interval",
+    "monitored_item_count", "max_monitored_item_count", "disabled_monitored_item_count"};
+#endif
 static const uas_member uas_sampling_interval_diagnostics_data_type_members[4] = {
-    {.name = MNAME("sampling_interval"), .type = &uas_types[UAS_TYPES_DOUBLE],
+    {.type_index = UAS_TYPES_DOUBLE,
      .offset = offsetof(uas_sampling_interval_diagnostics_data_type, sampling_interval)},
-    {.name = MNAME("monitored_item_count"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_sampling_interval_diagnostics_data_type, monitored_item_count)},
-    {.name = MNAME("max_monitored_item_count"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_sampling_interval_diagnostics_data_type, max_monitored_item_count)},
-    {.name = MNAME("disabled_monitored_item_count"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_sampling_interval_diagnostics_data_type, disabled_monitored_item_count)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_server_diagnostics_summary_data_type_names[12] = {"server_view_count",
+    "current_session_count", "cumulated_session_count", "security_rejected_session_count",
+    "rejected_session_count", "session_timeout_count", "session_abort_count",
+    "current_subscription_count", "cumulated_subscription_count", "publishing_interval_count",
+    "security_rejected_requests_count", "rejected_requests_count"};
+#endif
 static const uas_member uas_server_diagnostics_summary_data_type_members[12] = {
-    {.name = MNAME("server_view_count"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_server_diagnostics_summary_data_type, server_view_count)},
-    {.name = MNAME("current_session_count"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_server_diagnostics_summary_data_type, current_session_count)},
-    {.name = MNAME("cumulated_session_count"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_server_diagnostics_summary_data_type, cumulated_session_count)},
-    {.name = MNAME("security_rejected_session_count"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_server_diagnostics_summary_data_type, security_rejected_session_count)},
-    {.name = MNAME("rejected_session_count"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_server_diagnostics_summary_data_type, rejected_session_count)},
-    {.name = MNAME("session_timeout_count"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_server_diagnostics_summary_data_type, session_timeout_count)},
-    {.name = MNAME("session_abort_count"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_server_diagnostics_summary_data_type, session_abort_count)},
-    {.name = MNAME("current_subscription_count"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_server_diagnostics_summary_data_type, current_subscription_count)},
-    {.name = MNAME("cumulated_subscription_count"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_server_diagnostics_summary_data_type, cumulated_subscription_count)},
-    {.name = MNAME("publishing_interval_count"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_server_diagnostics_summary_data_type, publishing_interval_count)},
-    {.name = MNAME("security_rejected_requests_count"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_server_diagnostics_summary_data_type, security_rejected_requests_count)},
-    {.name = MNAME("rejected_requests_count"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_server_diagnostics_summary_data_type, rejected_requests_count)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_server_status_data_type_names[6] = {"start_time", "current_time",
+    "state", "build_info", "seconds_till_shutdown", "shutdown_reason"};
+#endif
 static const uas_member uas_server_status_data_type_members[6] = {
-    {.name = MNAME("start_time"), .type = &uas_types[UAS_TYPES_DATE_TIME],
+    {.type_index = UAS_TYPES_DATE_TIME,
      .offset = offsetof(uas_server_status_data_type, start_time)},
-    {.name = MNAME("current_time"), .type = &uas_types[UAS_TYPES_DATE_TIME],
+    {.type_index = UAS_TYPES_DATE_TIME,
      .offset = offsetof(uas_server_status_data_type, current_time)},
-    {.name = MNAME("state"), .type = &uas_types[UAS_TYPES_SERVER_STATE],
-     .offset = offsetof(uas_server_status_data_type, state)},
-    {.name = MNAME("build_info"), .type = &uas_types[UAS_TYPES_BUILD_INFO],
+    {.type_index = UAS_TYPES_SERVER_STATE, .offset = offsetof(uas_server_status_data_type, state)},
+    {.type_index = UAS_TYPES_BUILD_INFO,
      .offset = offsetof(uas_server_status_data_type, build_info)},
-    {.name = MNAME("seconds_till_shutdown"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_server_status_data_type, seconds_till_shutdown)},
-    {.name = MNAME("shutdown_reason"), .type = &uas_types[UAS_TYPES_LOCALIZED_TEXT],
+    {.type_index = UAS_TYPES_LOCALIZED_TEXT,
      .offset = offsetof(uas_server_status_data_type, shutdown_reason)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_session_diagnostics_data_type_names[43] = {"session_id",
+    "session_name", "client_description", "server_uri", "endpoint_url", "locale_ids",
+    "actual_session_timeout", "max_response_message_size", "client_connection_time",
+    "client_last_contact_time", "current_subscriptions_count", "current_monitored_items_count",
+    "current_publish_requests_in_queue", "total_request_count", "unauthorized_request_count",
+    "read_count", "history_read_count", "write_count", "history_update_count", "call_count",
+    "create_monitored_items_count", "modify_monitored_items_count", "set_monitoring_mode_count",
+    "set_triggering_count", "delete_monitored_items_count", "create_subscription_count",
+    "modify_subscription_count", "set_publishing_mode_count", "publish_count", "republish_count",
+    "transfer_subscriptions_count", "delete_subscriptions_count", "add_nodes_count",
+    "add_references_count", "delete_nodes_count", "delete_references_count", "browse_count",
+    "browse_next_count", "translate_browse_paths_to_node_ids_count", "query_first_count",
+    "query_next_count", "register_nodes_count", "unregister_nodes_count"};
+#endif
 static const uas_member uas_session_diagnostics_data_type_members[43] = {
-    {.name = MNAME("session_id"), .type = &uas_types[UAS_TYPES_NODE_ID],
+    {.type_index = UAS_TYPES_NODE_ID,
      .offset = offsetof(uas_session_diagnostics_data_type, session_id)},
-    {.name = MNAME("session_name"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_session_diagnostics_data_type, session_name)},
-    {.name = MNAME("client_description"), .type = &uas_types[UAS_TYPES_APPLICATION_DESCRIPTION],
+    {.type_index = UAS_TYPES_APPLICATION_DESCRIPTION,
      .offset = offsetof(uas_session_diagnostics_data_type, client_description)},
-    {.name = MNAME("server_uri"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_session_diagnostics_data_type, server_uri)},
-    {.name = MNAME("endpoint_url"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_session_diagnostics_data_type, endpoint_url)},
-    {.name = MNAME("locale_ids"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_session_diagnostics_data_type, locale_ids_count),
      .array_offset = offsetof(uas_session_diagnostics_data_type, locale_ids), .is_array = true},
-    {.name = MNAME("actual_session_timeout"), .type = &uas_types[UAS_TYPES_DOUBLE],
+    {.type_index = UAS_TYPES_DOUBLE,
      .offset = offsetof(uas_session_diagnostics_data_type, actual_session_timeout)},
-    {.name = MNAME("max_response_message_size"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_session_diagnostics_data_type, max_response_message_size)},
-    {.name = MNAME("client_connection_time"), .type = &uas_types[UAS_TYPES_DATE_TIME],
+    {.type_index = UAS_TYPES_DATE_TIME,
      .offset = offsetof(uas_session_diagnostics_data_type, client_connection_time)},
-    {.name = MNAME("client_last_contact_time"), .type = &uas_types[UAS_TYPES_DATE_TIME],
+    {.type_index = UAS_TYPES_DATE_TIME,
      .offset = offsetof(uas_session_diagnostics_data_type, client_last_contact_time)},
-    {.name = MNAME("current_subscriptions_count"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_session_diagnostics_data_type, current_subscriptions_count)},
-    {.name = MNAME("current_monitored_items_count"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_session_diagnostics_data_type, current_monitored_items_count)},
-    {.name = MNAME("current_publish_requests_in_queue"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_session_diagnostics_data_type, current_publish_requests_in_queue)},
-    {.name = MNAME("total_request_count"), .type = &uas_types[UAS_TYPES_SERVICE_COUNTER_DATA_TYPE],
+    {.type_index = UAS_TYPES_SERVICE_COUNTER_DATA_TYPE,
      .offset = offsetof(uas_session_diagnostics_data_type, total_request_count)},
-    {.name = MNAME("unauthorized_request_count"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_session_diagnostics_data_type, unauthorized_request_count)},
-    {.name = MNAME("read_count"), .type = &uas_types[UAS_TYPES_SERVICE_COUNTER_DATA_TYPE],
+    {.type_index = UAS_TYPES_SERVICE_COUNTER_DATA_TYPE,
      .offset = offsetof(uas_session_diagnostics_data_type, read_count)},
-    {.name = MNAME("history_read_count"), .type = &uas_types[UAS_TYPES_SERVICE_COUNTER_DATA_TYPE],
+    {.type_index = UAS_TYPES_SERVICE_COUNTER_DATA_TYPE,
      .offset = offsetof(uas_session_diagnostics_data_type, history_read_count)},
-    {.name = MNAME("write_count"), .type = &uas_types[UAS_TYPES_SERVICE_COUNTER_DATA_TYPE],
+    {.type_index = UAS_TYPES_SERVICE_COUNTER_DATA_TYPE,
      .offset = offsetof(uas_session_diagnostics_data_type, write_count)},
-    {.name = MNAME("history_update_count"), .type = &uas_types[UAS_TYPES_SERVICE_COUNTER_DATA_TYPE],
+    {.type_index = UAS_TYPES_SERVICE_COUNTER_DATA_TYPE,
      .offset = offsetof(uas_session_diagnostics_data_type, history_update_count)},
-    {.name = MNAME("call_count"), .type = &uas_types[UAS_TYPES_SERVICE_COUNTER_DATA_TYPE],
+    {.type_index = UAS_TYPES_SERVICE_COUNTER_DATA_TYPE,
      .offset = offsetof(uas_session_diagnostics_data_type, call_count)},
-    {.name = MNAME("create_monitored_items_count"),
-     .type = &uas_types[UAS_TYPES_SERVICE_COUNTER_DATA_TYPE],
+    {.type_index = UAS_TYPES_SERVICE_COUNTER_DATA_TYPE,
      .offset = offsetof(uas_session_diagnostics_data_type, create_monitored_items_count)},
-    {.name = MNAME("modify_monitored_items_count"),
-     .type = &uas_types[UAS_TYPES_SERVICE_COUNTER_DATA_TYPE],
+    {.type_index = UAS_TYPES_SERVICE_COUNTER_DATA_TYPE,
      .offset = offsetof(uas_session_diagnostics_data_type, modify_monitored_items_count)},
-    {.name = MNAME("set_monitoring_mode_count"),
-     .type = &uas_types[UAS_TYPES_SERVICE_COUNTER_DATA_TYPE],
+    {.type_index = UAS_TYPES_SERVICE_COUNTER_DATA_TYPE,
      .offset = offsetof(uas_session_diagnostics_data_type, set_monitoring_mode_count)},
-    {.name = MNAME("set_triggering_count"), .type = &uas_types[UAS_TYPES_SERVICE_COUNTER_DATA_TYPE],
+    {.type_index = UAS_TYPES_SERVICE_COUNTER_DATA_TYPE,
      .offset = offsetof(uas_session_diagnostics_data_type, set_triggering_count)},
-    {.name = MNAME("delete_monitored_items_count"),
-     .type = &uas_types[UAS_TYPES_SERVICE_COUNTER_DATA_TYPE],
+    {.type_index = UAS_TYPES_SERVICE_COUNTER_DATA_TYPE,
      .offset = offsetof(uas_session_diagnostics_data_type, delete_monitored_items_count)},
-    {.name = MNAME("create_subscription_count"),
-     .type = &uas_types[UAS_TYPES_SERVICE_COUNTER_DATA_TYPE],
+    {.type_index = UAS_TYPES_SERVICE_COUNTER_DATA_TYPE,
      .offset = offsetof(uas_session_diagnostics_data_type, create_subscription_count)},
-    {.name = MNAME("modify_subscription_count"),
-     .type = &uas_types[UAS_TYPES_SERVICE_COUNTER_DATA_TYPE],
+    {.type_index = UAS_TYPES_SERVICE_COUNTER_DATA_TYPE,
      .offset = offsetof(uas_session_diagnostics_data_type, modify_subscription_count)},
-    {.name = MNAME("set_publishing_mode_count"),
-     .type = &uas_types[UAS_TYPES_SERVICE_COUNTER_DATA_TYPE],
+    {.type_index = UAS_TYPES_SERVICE_COUNTER_DATA_TYPE,
      .offset = offsetof(uas_session_diagnostics_data_type, set_publishing_mode_count)},
-    {.name = MNAME("publish_count"), .type = &uas_types[UAS_TYPES_SERVICE_COUNTER_DATA_TYPE],
+    {.type_index = UAS_TYPES_SERVICE_COUNTER_DATA_TYPE,
      .offset = offsetof(uas_session_diagnostics_data_type, publish_count)},
-    {.name = MNAME("republish_count"), .type = &uas_types[UAS_TYPES_SERVICE_COUNTER_DATA_TYPE],
+    {.type_index = UAS_TYPES_SERVICE_COUNTER_DATA_TYPE,
      .offset = offsetof(uas_session_diagnostics_data_type, republish_count)},
-    {.name = MNAME("transfer_subscriptions_count"),
-     .type = &uas_types[UAS_TYPES_SERVICE_COUNTER_DATA_TYPE],
+    {.type_index = UAS_TYPES_SERVICE_COUNTER_DATA_TYPE,
      .offset = offsetof(uas_session_diagnostics_data_type, transfer_subscriptions_count)},
-    {.name = MNAME("delete_subscriptions_count"),
-     .type = &uas_types[UAS_TYPES_SERVICE_COUNTER_DATA_TYPE],
+    {.type_index = UAS_TYPES_SERVICE_COUNTER_DATA_TYPE,
      .offset = offsetof(uas_session_diagnostics_data_type, delete_subscriptions_count)},
-    {.name = MNAME("add_nodes_count"), .type = &uas_types[UAS_TYPES_SERVICE_COUNTER_DATA_TYPE],
+    {.type_index = UAS_TYPES_SERVICE_COUNTER_DATA_TYPE,
      .offset = offsetof(uas_session_diagnostics_data_type, add_nodes_count)},
-    {.name = MNAME("add_references_count"), .type = &uas_types[UAS_TYPES_SERVICE_COUNTER_DATA_TYPE],
+    {.type_index = UAS_TYPES_SERVICE_COUNTER_DATA_TYPE,
      .offset = offsetof(uas_session_diagnostics_data_type, add_references_count)},
-    {.name = MNAME("delete_nodes_count"), .type = &uas_types[UAS_TYPES_SERVICE_COUNTER_DATA_TYPE],
+    {.type_index = UAS_TYPES_SERVICE_COUNTER_DATA_TYPE,
      .offset = offsetof(uas_session_diagnostics_data_type, delete_nodes_count)},
-    {.name = MNAME("delete_references_count"),
-     .type = &uas_types[UAS_TYPES_SERVICE_COUNTER_DATA_TYPE],
+    {.type_index = UAS_TYPES_SERVICE_COUNTER_DATA_TYPE,
      .offset = offsetof(uas_session_diagnostics_data_type, delete_references_count)},
-    {.name = MNAME("browse_count"), .type = &uas_types[UAS_TYPES_SERVICE_COUNTER_DATA_TYPE],
+    {.type_index = UAS_TYPES_SERVICE_COUNTER_DATA_TYPE,
      .offset = offsetof(uas_session_diagnostics_data_type, browse_count)},
-    {.name = MNAME("browse_next_count"), .type = &uas_types[UAS_TYPES_SERVICE_COUNTER_DATA_TYPE],
+    {.type_index = UAS_TYPES_SERVICE_COUNTER_DATA_TYPE,
      .offset = offsetof(uas_session_diagnostics_data_type, browse_next_count)},
-    {.name = MNAME("translate_browse_paths_to_node_ids_count"),
-     .type = &uas_types[UAS_TYPES_SERVICE_COUNTER_DATA_TYPE],
+    {.type_index = UAS_TYPES_SERVICE_COUNTER_DATA_TYPE,
      .offset = offsetof(uas_session_diagnostics_data_type, translate_browse_paths_to_node_ids_count)},
-    {.name = MNAME("query_first_count"), .type = &uas_types[UAS_TYPES_SERVICE_COUNTER_DATA_TYPE],
+    {.type_index = UAS_TYPES_SERVICE_COUNTER_DATA_TYPE,
      .offset = offsetof(uas_session_diagnostics_data_type, query_first_count)},
-    {.name = MNAME("query_next_count"), .type = &uas_types[UAS_TYPES_SERVICE_COUNTER_DATA_TYPE],
+    {.type_index = UAS_TYPES_SERVICE_COUNTER_DATA_TYPE,
      .offset = offsetof(uas_session_diagnostics_data_type, query_next_count)},
-    {.name = MNAME("register_nodes_count"), .type = &uas_types[UAS_TYPES_SERVICE_COUNTER_DATA_TYPE],
+    {.type_index = UAS_TYPES_SERVICE_COUNTER_DATA_TYPE,
      .offset = offsetof(uas_session_diagnostics_data_type, register_nodes_count)},
-    {.name = MNAME("unregister_nodes_count"),
-     .type = &uas_types[UAS_TYPES_SERVICE_COUNTER_DATA_TYPE],
+    {.type_index = UAS_TYPES_SERVICE_COUNTER_DATA_TYPE,
      .offset = offsetof(uas_session_diagnostics_data_type, unregister_nodes_count)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_session_security_diagnostics_data_type_names[9] = {"session_id",
+    "client_user_id_of_session", "client_user_id_history", "authentication_mechanism", "encoding",
+    "transport_protocol", "security_mode", "security_policy_uri", "client_certificate"};
+#endif
 static const uas_member uas_session_security_diagnostics_data_type_members[9] = {
-    {.name = MNAME("session_id"), .type = &uas_types[UAS_TYPES_NODE_ID],
+    {.type_index = UAS_TYPES_NODE_ID,
      .offset = offsetof(uas_session_security_diagnostics_data_type, session_id)},
-    {.name = MNAME("client_user_id_of_session"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_session_security_diagnostics_data_type, client_user_id_of_session)},
-    {.name = MNAME("client_user_id_history"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_session_security_diagnostics_data_type, client_user_id_history_count),
      .array_offset = offsetof(uas_session_security_diagnostics_data_type, client_user_id_history),
      .is_array = true},
-    {.name = MNAME("authentication_mechanism"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_session_security_diagnostics_data_type, authentication_mechanism)},
-    {.name = MNAME("encoding"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_session_security_diagnostics_data_type, encoding)},
-    {.name = MNAME("transport_protocol"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_session_security_diagnostics_data_type, transport_protocol)},
-    {.name = MNAME("security_mode"), .type = &uas_types[UAS_TYPES_MESSAGE_SECURITY_MODE],
+    {.type_index = UAS_TYPES_MESSAGE_SECURITY_MODE,
      .offset = offsetof(uas_session_security_diagnostics_data_type, security_mode)},
-    {.name = MNAME("security_policy_uri"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_session_security_diagnostics_data_type, security_policy_uri)},
-    {.name = MNAME("client_certificate"), .type = &uas_types[UAS_TYPES_BYTE_STRING],
+    {.type_index = UAS_TYPES_BYTE_STRING,
      .offset = offsetof(uas_session_security_diagnostics_data_type, client_certificate)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_service_counter_data_type_names[2] = {"total_count", "error_count"};
+#endif
 static const uas_member uas_service_counter_data_type_members[2] = {
-    {.name = MNAME("total_count"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_service_counter_data_type, total_count)},
-    {.name = MNAME("error_count"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_service_counter_data_type, error_count)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_status_result_names[2] = {"status_code", "diagnostic_info"};
+#endif
 static const uas_member uas_status_result_members[2] = {
-    {.name = MNAME("status_code"), .type = &uas_types[UAS_TYPES_STATUS_CODE],
-     .offset = offsetof(uas_status_result, status_code)},
-    {.name = MNAME("diagnostic_info"), .type = &uas_types[UAS_TYPES_DIAGNOSTIC_INFO],
+    {.type_index = UAS_TYPES_STATUS_CODE, .offset = offsetof(uas_status_result, status_code)},
+    {.type_index = UAS_TYPES_DIAGNOSTIC_INFO,
      .offset = offsetof(uas_status_result, diagnostic_info)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_subscription_diagnostics_data_type_names[31] = {"session_id",
+    "subscription_id", "priority", "publishing_interval", "max_keep_alive_count",
+    "max_lifetime_count", "max_notifications_per_publish", "publishing_enabled", "modify_count",
+    "enable_count", "disable_count", "republish_request_count", "republish_message_request_count",
+    "republish_message_count", "transfer_request_count", "transferred_to_alt_client_count",
+    "transferred_to_same_client_count", "publish_request_count", "data_change_notifications_count",
+    "event_notifications_count", "notifications_count", "late_publish_request_count",
+    "current_keep_alive_count", "current_lifetime_count", "unacknowledged_message_count",
+    "discarded_message_count", "monitored_item_count", "disabled_monitored_item_count",
+    "monitoring_queue_overflow_count", "next_sequence_number", "event_queue_over_flow_count"};
+#endif
 static const uas_member uas_subscription_diagnostics_data_type_members[31] = {
-    {.name = MNAME("session_id"), .type = &uas_types[UAS_TYPES_NODE_ID],
+    {.type_index = UAS_TYPES_NODE_ID,
      .offset = offsetof(uas_subscription_diagnostics_data_type, session_id)},
-    {.name = MNAME("subscription_id"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_subscription_diagnostics_data_type, subscription_id)},
-    {.name = MNAME("priority"), .type = &uas_types[UAS_TYPES_BYTE],
+    {.type_index = UAS_TYPES_BYTE,
      .offset = offsetof(uas_subscription_diagnostics_data_type, priority)},
-    {.name = MNAME("publishing_interval"), .type = &uas_types[UAS_TYPES_DOUBLE],
+    {.type_index = UAS_TYPES_DOUBLE,
      .offset = offsetof(uas_subscription_diagnostics_data_type, publishing_interval)},
-    {.name = MNAME("max_keep_alive_count"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_subscription_diagnostics_data_type, max_keep_alive_count)},
-    {.name = MNAME("max_lifetime_count"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_subscription_diagnostics_data_type, max_lifetime_count)},
-    {.name = MNAME("max_notifications_per_publish"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_subscription_diagnostics_data_type, max_notifications_per_publish)},
-    {.name = MNAME("publishing_enabled"), .type = &uas_types[UAS_TYPES_BOOLEAN],
+    {.type_index = UAS_TYPES_BOOLEAN,
      .offset = offsetof(uas_subscription_diagnostics_data_type, publishing_enabled)},
-    {.name = MNAME("modify_count"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_subscription_diagnostics_data_type, modify_count)},
-    {.name = MNAME("enable_count"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_subscription_diagnostics_data_type, enable_count)},
-    {.name = MNAME("disable_count"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_subscription_diagnostics_data_type, disable_count)},
-    {.name = MNAME("republish_request_count"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_subscription_diagnostics_data_type, republish_request_count)},
-    {.name = MNAME("republish_message_request_count"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_subscription_diagnostics_data_type, republish_message_request_count)},
-    {.name = MNAME("republish_message_count"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_subscription_diagnostics_data_type, republish_message_count)},
-    {.name = MNAME("transfer_request_count"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_subscription_diagnostics_data_type, transfer_request_count)},
-    {.name = MNAME("transferred_to_alt_client_count"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_subscription_diagnostics_data_type, transferred_to_alt_client_count)},
-    {.name = MNAME("transferred_to_same_client_count"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_subscription_diagnostics_data_type, transferred_to_same_client_count)},
-    {.name = MNAME("publish_request_count"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_subscription_diagnostics_data_type, publish_request_count)},
-    {.name = MNAME("data_change_notifications_count"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_subscription_diagnostics_data_type, data_change_notifications_count)},
-    {.name = MNAME("event_notifications_count"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_subscription_diagnostics_data_type, event_notifications_count)},
-    {.name = MNAME("notifications_count"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_subscription_diagnostics_data_type, notifications_count)},
-    {.name = MNAME("late_publish_request_count"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_subscription_diagnostics_data_type, late_publish_request_count)},
-    {.name = MNAME("current_keep_alive_count"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_subscription_diagnostics_data_type, current_keep_alive_count)},
-    {.name = MNAME("current_lifetime_count"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_subscription_diagnostics_data_type, current_lifetime_count)},
-    {.name = MNAME("unacknowledged_message_count"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_subscription_diagnostics_data_type, unacknowledged_message_count)},
-    {.name = MNAME("discarded_message_count"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_subscription_diagnostics_data_type, discarded_message_count)},
-    {.name = MNAME("monitored_item_count"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_subscription_diagnostics_data_type, monitored_item_count)},
-    {.name = MNAME("disabled_monitored_item_count"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_subscription_diagnostics_data_type, disabled_monitored_item_count)},
-    {.name = MNAME("monitoring_queue_overflow_count"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_subscription_diagnostics_data_type, monitoring_queue_overflow_count)},
-    {.name = MNAME("next_sequence_number"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_subscription_diagnostics_data_type, next_sequence_number)},
-    {.name = MNAME("event_queue_over_flow_count"), .type = &uas_types[UAS_TYPES_UINT32],
+    {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_subscription_diagnostics_data_type, event_queue_over_flow_count)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_model_change_structure_data_type_names[3] = {"affected",
+    "affected_type", "verb"};
+#endif
 static const uas_member uas_model_change_structure_data_type_members[3] = {
-    {.name = MNAME("affected"), .type = &uas_types[UAS_TYPES_NODE_ID],
+    {.type_index = UAS_TYPES_NODE_ID,
      .offset = offsetof(uas_model_change_structure_data_type, affected)},
-    {.name = MNAME("affected_type"), .type = &uas_types[UAS_TYPES_NODE_ID],
+    {.type_index = UAS_TYPES_NODE_ID,
      .offset = offsetof(uas_model_change_structure_data_type, affected_type)},
-    {.name = MNAME("verb"), .type = &uas_types[UAS_TYPES_BYTE],
-     .offset = offsetof(uas_model_change_structure_data_type, verb)},
+    {.type_index = UAS_TYPES_BYTE, .offset = offsetof(uas_model_change_structure_data_type, verb)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_semantic_change_structure_data_type_names[2] = {"affected",
+    "affected_type"};
+#endif
 static const uas_member uas_semantic_change_structure_data_type_members[2] = {
-    {.name = MNAME("affected"), .type = &uas_types[UAS_TYPES_NODE_ID],
+    {.type_index = UAS_TYPES_NODE_ID,
      .offset = offsetof(uas_semantic_change_structure_data_type, affected)},
-    {.name = MNAME("affected_type"), .type = &uas_types[UAS_TYPES_NODE_ID],
+    {.type_index = UAS_TYPES_NODE_ID,
      .offset = offsetof(uas_semantic_change_structure_data_type, affected_type)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_range_names[2] = {"low", "high"};
+#endif
 static const uas_member uas_range_members[2] = {
-    {.name = MNAME("low"), .type = &uas_types[UAS_TYPES_DOUBLE],
-     .offset = offsetof(uas_range, low)},
-    {.name = MNAME("high"), .type = &uas_types[UAS_TYPES_DOUBLE],
-     .offset = offsetof(uas_range, high)},
+    {.type_index = UAS_TYPES_DOUBLE, .offset = offsetof(uas_range, low)},
+    {.type_index = UAS_TYPES_DOUBLE, .offset = offsetof(uas_range, high)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_eu_information_names[4] = {"namespace_uri", "unit_id", "display_name",
+    "description"};
+#endif
 static const uas_member uas_eu_information_members[4] = {
-    {.name = MNAME("namespace_uri"), .type = &uas_types[UAS_TYPES_STRING],
-     .offset = offsetof(uas_eu_information, namespace_uri)},
-    {.name = MNAME("unit_id"), .type = &uas_types[UAS_TYPES_INT32],
-     .offset = offsetof(uas_eu_information, unit_id)},
-    {.name = MNAME("display_name"), .type = &uas_types[UAS_TYPES_LOCALIZED_TEXT],
-     .offset = offsetof(uas_eu_information, display_name)},
-    {.name = MNAME("description"), .type = &uas_types[UAS_TYPES_LOCALIZED_TEXT],
-     .offset = offsetof(uas_eu_information, description)},
+    {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_eu_information, namespace_uri)},
+    {.type_index = UAS_TYPES_INT32, .offset = offsetof(uas_eu_information, unit_id)},
+    {.type_index = UAS_TYPES_LOCALIZED_TEXT, .offset = offsetof(uas_eu_information, display_name)},
+    {.type_index = UAS_TYPES_LOCALIZED_TEXT, .offset = offsetof(uas_eu_information, description)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_complex_number_type_names[2] = {"real", "imaginary"};
+#endif
 static const uas_member uas_complex_number_type_members[2] = {
-    {.name = MNAME("real"), .type = &uas_types[UAS_TYPES_FLOAT],
-     .offset = offsetof(uas_complex_number_type, real)},
-    {.name = MNAME("imaginary"), .type = &uas_types[UAS_TYPES_FLOAT],
-     .offset = offsetof(uas_complex_number_type, imaginary)},
+    {.type_index = UAS_TYPES_FLOAT, .offset = offsetof(uas_complex_number_type, real)},
+    {.type_index = UAS_TYPES_FLOAT, .offset = offsetof(uas_complex_number_type, imaginary)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_double_complex_number_type_names[2] = {"real", "imaginary"};
+#endif
 static const uas_member uas_double_complex_number_type_members[2] = {
-    {.name = MNAME("real"), .type = &uas_types[UAS_TYPES_DOUBLE],
-     .offset = offsetof(uas_double_complex_number_type, real)},
-    {.name = MNAME("imaginary"), .type = &uas_types[UAS_TYPES_DOUBLE],
-     .offset = offsetof(uas_double_complex_number_type, imaginary)},
+    {.type_index = UAS_TYPES_DOUBLE, .offset = offsetof(uas_double_complex_number_type, real)},
+    {.type_index = UAS_TYPES_DOUBLE, .offset = offsetof(uas_double_complex_number_type, imaginary)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_axis_information_names[5] = {"engineering_units", "eu_range", "title",
+    "axis_scale_type", "axis_steps"};
+#endif
 static const uas_member uas_axis_information_members[5] = {
-    {.name = MNAME("engineering_units"), .type = &uas_types[UAS_TYPES_EU_INFORMATION],
+    {.type_index = UAS_TYPES_EU_INFORMATION,
      .offset = offsetof(uas_axis_information, engineering_units)},
-    {.name = MNAME("eu_range"), .type = &uas_types[UAS_TYPES_RANGE],
-     .offset = offsetof(uas_axis_information, eu_range)},
-    {.name = MNAME("title"), .type = &uas_types[UAS_TYPES_LOCALIZED_TEXT],
-     .offset = offsetof(uas_axis_information, title)},
-    {.name = MNAME("axis_scale_type"), .type = &uas_types[UAS_TYPES_AXIS_SCALE_ENUMERATION],
+    {.type_index = UAS_TYPES_RANGE, .offset = offsetof(uas_axis_information, eu_range)},
+    {.type_index = UAS_TYPES_LOCALIZED_TEXT, .offset = offsetof(uas_axis_information, title)},
+    {.type_index = UAS_TYPES_AXIS_SCALE_ENUMERATION,
      .offset = offsetof(uas_axis_information, axis_scale_type)},
-    {.name = MNAME("axis_steps"), .type = &uas_types[UAS_TYPES_DOUBLE],
-     .offset = offsetof(uas_axis_information, axis_steps_count),
+    {.type_index = UAS_TYPES_DOUBLE, .offset = offsetof(uas_axis_information, axis_steps_count),
      .array_offset = offsetof(uas_axis_information, axis_steps), .is_array = true},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_xv_type_names[2] = {"x", "value"};
+#endif
 static const uas_member uas_xv_type_members[2] = {
-    {.name = MNAME("x"), .type = &uas_types[UAS_TYPES_DOUBLE], .offset = offsetof(uas_xv_type, x)},
-    {.name = MNAME("value"), .type = &uas_types[UAS_TYPES_FLOAT],
-     .offset = offsetof(uas_xv_type, value)},
+    {.type_index = UAS_TYPES_DOUBLE, .offset = offsetof(uas_xv_type, x)},
+    {.type_index = UAS_TYPES_FLOAT, .offset = offsetof(uas_xv_type, value)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_program_diagnostic_data_type_names[10] = {"create_session_id",
+    "create_client_name", "invocation_creation_time", "last_transition_time", "last_method_call",
+    "last_method_session_id", "last_method_input_arguments", "last_method_output_arguments",
+    "last_method_call_time", "last_method_return_status"};
+#endif
 static const uas_member uas_program_diagnostic_data_type_members[10] = {
-    {.name = MNAME("create_session_id"), .type = &uas_types[UAS_TYPES_NODE_ID],
+    {.type_index = UAS_TYPES_NODE_ID,
      .offset = offsetof(uas_program_diagnostic_data_type, create_session_id)},
-    {.name = MNAME("create_client_name"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_program_diagnostic_data_type, create_client_name)},
-    {.name = MNAME("invocation_creation_time"), .type = &uas_types[UAS_TYPES_DATE_TIME],
+    {.type_index = UAS_TYPES_DATE_TIME,
      .offset = offsetof(uas_program_diagnostic_data_type, invocation_creation_time)},
-    {.name = MNAME("last_transition_time"), .type = &uas_types[UAS_TYPES_DATE_TIME],
+    {.type_index = UAS_TYPES_DATE_TIME,
      .offset = offsetof(uas_program_diagnostic_data_type, last_transition_time)},
-    {.name = MNAME("last_method_call"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_program_diagnostic_data_type, last_method_call)},
-    {.name = MNAME("last_method_session_id"), .type = &uas_types[UAS_TYPES_NODE_ID],
+    {.type_index = UAS_TYPES_NODE_ID,
      .offset = offsetof(uas_program_diagnostic_data_type, last_method_session_id)},
-    {.name = MNAME("last_method_input_arguments"), .type = &uas_types[UAS_TYPES_ARGUMENT],
+    {.type_index = UAS_TYPES_ARGUMENT,
      .offset = offsetof(uas_program_diagnostic_data_type, last_method_input_arguments_count),
      .array_offset = offsetof(uas_program_diagnostic_data_type, last_method_input_arguments),
      .is_array = true},
-    {.name = MNAME("last_method_output_arguments"), .type = &uas_types[UAS_TYPES_ARGUMENT],
+    {.type_index = UAS_TYPES_ARGUMENT,
      .offset = offsetof(uas_program_diagnostic_data_type, last_method_output_arguments_count),
      .array_offset = offsetof(uas_program_diagnostic_data_type, last_method_output_arguments),
      .is_array = true},
-    {.name = MNAME("last_method_call_time"), .type = &uas_types[UAS_TYPES_DATE_TIME],
+    {.type_index = UAS_TYPES_DATE_TIME,
      .offset = offsetof(uas_program_diagnostic_data_type, last_method_call_time)},
-    {.name = MNAME("last_method_return_status"), .type = &uas_types[UAS_TYPES_STATUS_RESULT],
+    {.type_index = UAS_TYPES_STATUS_RESULT,
      .offset = offsetof(uas_program_diagnostic_data_type, last_method_return_status)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_program_diagnostic2_data_type_names[12] = {"create_session_id",
+    "create_client_name", "invocation_creation_time", "last_transition_time", "last_method_call",
+    "last_method_session_id", "last_method_input_arguments", "last_method_output_arguments",
+    "last_method_input_values", "last_method_output_values", "last_method_call_time",
+    "last_method_return_status"};
+#endif
 static const uas_member uas_program_diagnostic2_data_type_members[12] = {
-    {.name = MNAME("create_session_id"), .type = &uas_types[UAS_TYPES_NODE_ID],
+    {.type_index = UAS_TYPES_NODE_ID,
      .offset = offsetof(uas_program_diagnostic2_data_type, create_session_id)},
-    {.name = MNAME("create_client_name"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_program_diagnostic2_data_type, create_client_name)},
-    {.name = MNAME("invocation_creation_time"), .type = &uas_types[UAS_TYPES_DATE_TIME],
+    {.type_index = UAS_TYPES_DATE_TIME,
      .offset = offsetof(uas_program_diagnostic2_data_type, invocation_creation_time)},
-    {.name = MNAME("last_transition_time"), .type = &uas_types[UAS_TYPES_DATE_TIME],
+    {.type_index = UAS_TYPES_DATE_TIME,
      .offset = offsetof(uas_program_diagnostic2_data_type, last_transition_time)},
-    {.name = MNAME("last_method_call"), .type = &uas_types[UAS_TYPES_STRING],
+    {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_program_diagnostic2_data_type, last_method_call)},
-    {.name = MNAME("last_method_session_id"), .type = &uas_types[UAS_TYPES_NODE_ID],
+    {.type_index = UAS_TYPES_NODE_ID,
      .offset = offsetof(uas_program_diagnostic2_data_type, last_method_session_id)},
-    {.name = MNAME("last_method_input_arguments"), .type = &uas_types[UAS_TYPES_ARGUMENT],
+    {.type_index = UAS_TYPES_ARGUMENT,
      .offset = offsetof(uas_program_diagnostic2_data_type, last_method_input_arguments_count),
      .array_offset = offsetof(uas_program_diagnostic2_data_type, last_method_input_arguments),
      .is_array = true},
-    {.name = MNAME("last_method_output_arguments"), .type = &uas_types[UAS_TYPES_ARGUMENT],
+    {.type_index = UAS_TYPES_ARGUMENT,
      .offset = offsetof(uas_program_diagnostic2_data_type, last_method_output_arguments_count),
      .array_offset = offsetof(uas_program_diagnostic2_data_type, last_method_output_arguments),
      .is_array = true},
-    {.name = MNAME("last_method_input_values"), .type = &uas_types[UAS_TYPES_VARIANT],
+    {.type_index = UAS_TYPES_VARIANT,
      .offset = offsetof(uas_program_diagnostic2_data_type, last_method_input_values_count),
      .array_offset = offsetof(uas_program_diagnostic2_data_type, last_method_input_values),
      .is_array = true},
-    {.name = MNAME("last_method_output_values"), .type = &uas_types[UAS_TYPES_VARIANT],
+    {.type_index = UAS_TYPES_VARIANT,
      .offset = offsetof(uas_program_diagnostic2_data_type, last_method_output_values_count),
      .array_offset = offsetof(uas_program_diagnostic2_data_type, last_method_output_values),
      .is_array = true},
-    {.name = MNAME("last_method_call_time"), .type = &uas_types[UAS_TYPES_DATE_TIME],
+    {.type_index = UAS_TYPES_DATE_TIME,
      .offset = offsetof(uas_program_diagnostic2_data_type, last_method_call_time)},
-    {.name = MNAME("last_method_return_status"), .type = &uas_types[UAS_TYPES_STATUS_CODE],
+    {.type_index = UAS_TYPES_STATUS_CODE,
      .offset = offsetof(uas_program_diagnostic2_data_type, last_method_return_status)},
 };
 
+#ifndef UAS_MINIMAL
+static const char *const uas_annotation_names[3] = {"message", "user_name", "annotation_time"};
+#endif
 static const uas_member uas_annotation_members[3] = {
-    {.name = MNAME("message"), .type = &uas_types[UAS_TYPES_STRING],
-     .offset = offsetof(uas_annotation, message)},
-    {.name = MNAME("user_name"), .type = &uas_types[UAS_TYPES_STRING],
-     .offset = offsetof(uas_annotation, user_name)},
-    {.name = MNAME("annotation_time"), .type = &uas_types[UAS_TYPES_DATE_TIME],
-     .offset = offsetof(uas_annotation, annotation_time)},
+    {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_annotation, message)},
+    {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_annotation, user_name)},
+    {.type_index = UAS_TYPES_DATE_TIME, .offset = offsetof(uas_annotation, annotation_time)},
 };
 
 const uas_type uas_types[UAS_TYPES_COUNT] = {
@@ -4941,6 +5713,298 @@ const uas_type uas_types[UAS_TYPES_COUNT] = {
         .size = sizeof(uas_annotation), .kind = UAS_KIND_STRUCT, .pointer_free = false,
         .member_count = 3, .members = uas_annotation_members},
 };
+
+#ifndef UAS_MINIMAL
+const char *const *const uas_member_names[UAS_TYPES_COUNT] = {
+    [UAS_TYPES_KEY_VALUE_PAIR] = uas_key_value_pair_names,
+    [UAS_TYPES_ADDITIONAL_PARAMETERS_TYPE] = uas_additional_parameters_type_names,
+    [UAS_TYPES_EPHEMERAL_KEY_TYPE] = uas_ephemeral_key_type_names,
+    [UAS_TYPES_ENDPOINT_TYPE] = uas_endpoint_type_names,
+    [UAS_TYPES_BIT_FIELD_DEFINITION] = uas_bit_field_definition_names,
+    [UAS_TYPES_RATIONAL_NUMBER] = uas_rational_number_names,
+    [UAS_TYPES_THREE_D_VECTOR] = uas_three_d_vector_names,
+    [UAS_TYPES_THREE_D_CARTESIAN_COORDINATES] = uas_three_d_cartesian_coordinates_names,
+    [UAS_TYPES_THREE_D_ORIENTATION] = uas_three_d_orientation_names,
+    [UAS_TYPES_THREE_D_FRAME] = uas_three_d_frame_names,
+    [UAS_TYPES_IDENTITY_MAPPING_RULE_TYPE] = uas_identity_mapping_rule_type_names,
+    [UAS_TYPES_CURRENCY_UNIT_TYPE] = uas_currency_unit_type_names,
+    [UAS_TYPES_ANNOTATION_DATA_TYPE] = uas_annotation_data_type_names,
+    [UAS_TYPES_LINEAR_CONVERSION_DATA_TYPE] = uas_linear_conversion_data_type_names,
+    [UAS_TYPES_QUANTITY_DIMENSION] = uas_quantity_dimension_names,
+    [UAS_TYPES_TRUST_LIST_DATA_TYPE] = uas_trust_list_data_type_names,
+    [UAS_TYPES_TRANSACTION_ERROR_TYPE] = uas_transaction_error_type_names,
+    [UAS_TYPES_DATA_TYPE_SCHEMA_HEADER] = uas_data_type_schema_header_names,
+    [UAS_TYPES_DATA_TYPE_DESCRIPTION] = uas_data_type_description_names,
+    [UAS_TYPES_STRUCTURE_DESCRIPTION] = uas_structure_description_names,
+    [UAS_TYPES_ENUM_DESCRIPTION] = uas_enum_description_names,
+    [UAS_TYPES_SIMPLE_TYPE_DESCRIPTION] = uas_simple_type_description_names,
+    [UAS_TYPES_UA_BINARY_FILE_DATA_TYPE] = uas_ua_binary_file_data_type_names,
+    [UAS_TYPES_PORTABLE_QUALIFIED_NAME] = uas_portable_qualified_name_names,
+    [UAS_TYPES_PORTABLE_NODE_ID] = uas_portable_node_id_names,
+    [UAS_TYPES_UNSIGNED_RATIONAL_NUMBER] = uas_unsigned_rational_number_names,
+    [UAS_TYPES_DATA_SET_META_DATA_TYPE] = uas_data_set_meta_data_type_names,
+    [UAS_TYPES_FIELD_META_DATA] = uas_field_meta_data_names,
+    [UAS_TYPES_CONFIGURATION_VERSION_DATA_TYPE] = uas_configuration_version_data_type_names,
+    [UAS_TYPES_PUBLISHED_DATA_SET_DATA_TYPE] = uas_published_data_set_data_type_names,
+    [UAS_TYPES_PUBLISHED_VARIABLE_DATA_TYPE] = uas_published_variable_data_type_names,
+    [UAS_TYPES_PUBLISHED_DATA_ITEMS_DATA_TYPE] = uas_published_data_items_data_type_names,
+    [UAS_TYPES_PUBLISHED_EVENTS_DATA_TYPE] = uas_published_events_data_type_names,
+    [UAS_TYPES_PUBLISHED_DATA_SET_CUSTOM_SOURCE_DATA_TYPE] = uas_published_data_set_custom_source_data_type_names,
+    [UAS_TYPES_DATA_SET_WRITER_DATA_TYPE] = uas_data_set_writer_data_type_names,
+    [UAS_TYPES_PUB_SUB_GROUP_DATA_TYPE] = uas_pub_sub_group_data_type_names,
+    [UAS_TYPES_WRITER_GROUP_DATA_TYPE] = uas_writer_group_data_type_names,
+    [UAS_TYPES_PUB_SUB_CONNECTION_DATA_TYPE] = uas_pub_sub_connection_data_type_names,
+    [UAS_TYPES_NETWORK_ADDRESS_DATA_TYPE] = uas_network_address_data_type_names,
+    [UAS_TYPES_NETWORK_ADDRESS_URL_DATA_TYPE] = uas_network_address_url_data_type_names,
+    [UAS_TYPES_READER_GROUP_DATA_TYPE] = uas_reader_group_data_type_names,
+    [UAS_TYPES_DATA_SET_READER_DATA_TYPE] = uas_data_set_reader_data_type_names,
+    [UAS_TYPES_TARGET_VARIABLES_DATA_TYPE] = uas_target_variables_data_type_names,
+    [UAS_TYPES_FIELD_TARGET_DATA_TYPE] = uas_field_target_data_type_names,
+    [UAS_TYPES_SUBSCRIBED_DATA_SET_MIRROR_DATA_TYPE] = uas_subscribed_data_set_mirror_data_type_names,
+    [UAS_TYPES_PUB_SUB_CONFIGURATION_DATA_TYPE] = uas_pub_sub_configuration_data_type_names,
+    [UAS_TYPES_STANDALONE_SUBSCRIBED_DATA_SET_REF_DATA_TYPE] = uas_standalone_subscribed_data_set_ref_data_type_names,
+    [UAS_TYPES_STANDALONE_SUBSCRIBED_DATA_SET_DATA_TYPE] = uas_standalone_subscribed_data_set_data_type_names,
+    [UAS_TYPES_SECURITY_GROUP_DATA_TYPE] = uas_security_group_data_type_names,
+    [UAS_TYPES_PUB_SUB_KEY_PUSH_TARGET_DATA_TYPE] = uas_pub_sub_key_push_target_data_type_names,
+    [UAS_TYPES_PUB_SUB_CONFIGURATION2_DATA_TYPE] = uas_pub_sub_configuration2_data_type_names,
+    [UAS_TYPES_UADP_WRITER_GROUP_MESSAGE_DATA_TYPE] = uas_uadp_writer_group_message_data_type_names,
+    [UAS_TYPES_UADP_DATA_SET_WRITER_MESSAGE_DATA_TYPE] = uas_uadp_data_set_writer_message_data_type_names,
+    [UAS_TYPES_UADP_DATA_SET_READER_MESSAGE_DATA_TYPE] = uas_uadp_data_set_reader_message_data_type_names,
+    [UAS_TYPES_JSON_WRITER_GROUP_MESSAGE_DATA_TYPE] = uas_json_writer_group_message_data_type_names,
+    [UAS_TYPES_JSON_DATA_SET_WRITER_MESSAGE_DATA_TYPE] = uas_json_data_set_writer_message_data_type_names,
+    [UAS_TYPES_JSON_DATA_SET_READER_MESSAGE_DATA_TYPE] = uas_json_data_set_reader_message_data_type_names,
+    [UAS_TYPES_TRANSMIT_QOS_PRIORITY_DATA_TYPE] = uas_transmit_qos_priority_data_type_names,
+    [UAS_TYPES_RECEIVE_QOS_PRIORITY_DATA_TYPE] = uas_receive_qos_priority_data_type_names,
+    [UAS_TYPES_DATAGRAM_CONNECTION_TRANSPORT_DATA_TYPE] = uas_datagram_connection_transport_data_type_names,
+    [UAS_TYPES_DATAGRAM_CONNECTION_TRANSPORT2_DATA_TYPE] = uas_datagram_connection_transport2_data_type_names,
+    [UAS_TYPES_DATAGRAM_WRITER_GROUP_TRANSPORT_DATA_TYPE] = uas_datagram_writer_group_transport_data_type_names,
+    [UAS_TYPES_DATAGRAM_WRITER_GROUP_TRANSPORT2_DATA_TYPE] = uas_datagram_writer_group_transport2_data_type_names,
+    [UAS_TYPES_DATAGRAM_DATA_SET_READER_TRANSPORT_DATA_TYPE] = uas_datagram_data_set_reader_transport_data_type_names,
+    [UAS_TYPES_BROKER_CONNECTION_TRANSPORT_DATA_TYPE] = uas_broker_connection_transport_data_type_names,
+    [UAS_TYPES_BROKER_WRITER_GROUP_TRANSPORT_DATA_TYPE] = uas_broker_writer_group_transport_data_type_names,
+    [UAS_TYPES_BROKER_DATA_SET_WRITER_TRANSPORT_DATA_TYPE] = uas_broker_data_set_writer_transport_data_type_names,
+    [UAS_TYPES_BROKER_DATA_SET_READER_TRANSPORT_DATA_TYPE] = uas_broker_data_set_reader_transport_data_type_names,
+    [UAS_TYPES_PUB_SUB_CONFIGURATION_REF_DATA_TYPE] = uas_pub_sub_configuration_ref_data_type_names,
+    [UAS_TYPES_PUB_SUB_CONFIGURATION_VALUE_DATA_TYPE] = uas_pub_sub_configuration_value_data_type_names,
+    [UAS_TYPES_ALIAS_NAME_DATA_TYPE] = uas_alias_name_data_type_names,
+    [UAS_TYPES_USER_MANAGEMENT_DATA_TYPE] = uas_user_management_data_type_names,
+    [UAS_TYPES_PRIORITY_MAPPING_ENTRY_TYPE] = uas_priority_mapping_entry_type_names,
+    [UAS_TYPES_REFERENCE_DESCRIPTION_DATA_TYPE] = uas_reference_description_data_type_names,
+    [UAS_TYPES_REFERENCE_LIST_ENTRY_DATA_TYPE] = uas_reference_list_entry_data_type_names,
+    [UAS_TYPES_ROLE_PERMISSION_TYPE] = uas_role_permission_type_names,
+    [UAS_TYPES_STRUCTURE_FIELD] = uas_structure_field_names,
+    [UAS_TYPES_STRUCTURE_DEFINITION] = uas_structure_definition_names,
+    [UAS_TYPES_ENUM_DEFINITION] = uas_enum_definition_names,
+    [UAS_TYPES_ARGUMENT] = uas_argument_names,
+    [UAS_TYPES_ENUM_VALUE_TYPE] = uas_enum_value_type_names,
+    [UAS_TYPES_ENUM_FIELD] = uas_enum_field_names,
+    [UAS_TYPES_OPTION_SET] = uas_option_set_names,
+    [UAS_TYPES_TIME_ZONE_DATA_TYPE] = uas_time_zone_data_type_names,
+    [UAS_TYPES_APPLICATION_DESCRIPTION] = uas_application_description_names,
+    [UAS_TYPES_REQUEST_HEADER] = uas_request_header_names,
+    [UAS_TYPES_RESPONSE_HEADER] = uas_response_header_names,
+    [UAS_TYPES_SERVICE_FAULT] = uas_service_fault_names,
+    [UAS_TYPES_SESSIONLESS_INVOKE_REQUEST_TYPE] = uas_sessionless_invoke_request_type_names,
+    [UAS_TYPES_SESSIONLESS_INVOKE_RESPONSE_TYPE] = uas_sessionless_invoke_response_type_names,
+    [UAS_TYPES_FIND_SERVERS_REQUEST] = uas_find_servers_request_names,
+    [UAS_TYPES_FIND_SERVERS_RESPONSE] = uas_find_servers_response_names,
+    [UAS_TYPES_SERVER_ON_NETWORK] = uas_server_on_network_names,
+    [UAS_TYPES_FIND_SERVERS_ON_NETWORK_REQUEST] = uas_find_servers_on_network_request_names,
+    [UAS_TYPES_FIND_SERVERS_ON_NETWORK_RESPONSE] = uas_find_servers_on_network_response_names,
+    [UAS_TYPES_USER_TOKEN_POLICY] = uas_user_token_policy_names,
+    [UAS_TYPES_ENDPOINT_DESCRIPTION] = uas_endpoint_description_names,
+    [UAS_TYPES_GET_ENDPOINTS_REQUEST] = uas_get_endpoints_request_names,
+    [UAS_TYPES_GET_ENDPOINTS_RESPONSE] = uas_get_endpoints_response_names,
+    [UAS_TYPES_REGISTERED_SERVER] = uas_registered_server_names,
+    [UAS_TYPES_REGISTER_SERVER_REQUEST] = uas_register_server_request_names,
+    [UAS_TYPES_REGISTER_SERVER_RESPONSE] = uas_register_server_response_names,
+    [UAS_TYPES_MDNS_DISCOVERY_CONFIGURATION] = uas_mdns_discovery_configuration_names,
+    [UAS_TYPES_REGISTER_SERVER2_REQUEST] = uas_register_server2_request_names,
+    [UAS_TYPES_REGISTER_SERVER2_RESPONSE] = uas_register_server2_response_names,
+    [UAS_TYPES_CHANNEL_SECURITY_TOKEN] = uas_channel_security_token_names,
+    [UAS_TYPES_OPEN_SECURE_CHANNEL_REQUEST] = uas_open_secure_channel_request_names,
+    [UAS_TYPES_OPEN_SECURE_CHANNEL_RESPONSE] = uas_open_secure_channel_response_names,
+    [UAS_TYPES_CLOSE_SECURE_CHANNEL_REQUEST] = uas_close_secure_channel_request_names,
+    [UAS_TYPES_CLOSE_SECURE_CHANNEL_RESPONSE] = uas_close_secure_channel_response_names,
+    [UAS_TYPES_SIGNED_SOFTWARE_CERTIFICATE] = uas_signed_software_certificate_names,
+    [UAS_TYPES_SIGNATURE_DATA] = uas_signature_data_names,
+    [UAS_TYPES_CREATE_SESSION_REQUEST] = uas_create_session_request_names,
+    [UAS_TYPES_CREATE_SESSION_RESPONSE] = uas_create_session_response_names,
+    [UAS_TYPES_USER_IDENTITY_TOKEN] = uas_user_identity_token_names,
+    [UAS_TYPES_ANONYMOUS_IDENTITY_TOKEN] = uas_anonymous_identity_token_names,
+    [UAS_TYPES_USER_NAME_IDENTITY_TOKEN] = uas_user_name_identity_token_names,
+    [UAS_TYPES_X509_IDENTITY_TOKEN] = uas_x509_identity_token_names,
+    [UAS_TYPES_ISSUED_IDENTITY_TOKEN] = uas_issued_identity_token_names,
+    [UAS_TYPES_ACTIVATE_SESSION_REQUEST] = uas_activate_session_request_names,
+    [UAS_TYPES_ACTIVATE_SESSION_RESPONSE] = uas_activate_session_response_names,
+    [UAS_TYPES_CLOSE_SESSION_REQUEST] = uas_close_session_request_names,
+    [UAS_TYPES_CLOSE_SESSION_RESPONSE] = uas_close_session_response_names,
+    [UAS_TYPES_CANCEL_REQUEST] = uas_cancel_request_names,
+    [UAS_TYPES_CANCEL_RESPONSE] = uas_cancel_response_names,
+    [UAS_TYPES_NODE_ATTRIBUTES] = uas_node_attributes_names,
+    [UAS_TYPES_OBJECT_ATTRIBUTES] = uas_object_attributes_names,
+    [UAS_TYPES_VARIABLE_ATTRIBUTES] = uas_variable_attributes_names,
+    [UAS_TYPES_METHOD_ATTRIBUTES] = uas_method_attributes_names,
+    [UAS_TYPES_OBJECT_TYPE_ATTRIBUTES] = uas_object_type_attributes_names,
+    [UAS_TYPES_VARIABLE_TYPE_ATTRIBUTES] = uas_variable_type_attributes_names,
+    [UAS_TYPES_REFERENCE_TYPE_ATTRIBUTES] = uas_reference_type_attributes_names,
+    [UAS_TYPES_DATA_TYPE_ATTRIBUTES] = uas_data_type_attributes_names,
+    [UAS_TYPES_VIEW_ATTRIBUTES] = uas_view_attributes_names,
+    [UAS_TYPES_GENERIC_ATTRIBUTE_VALUE] = uas_generic_attribute_value_names,
+    [UAS_TYPES_GENERIC_ATTRIBUTES] = uas_generic_attributes_names,
+    [UAS_TYPES_ADD_NODES_ITEM] = uas_add_nodes_item_names,
+    [UAS_TYPES_ADD_NODES_RESULT] = uas_add_nodes_result_names,
+    [UAS_TYPES_ADD_NODES_REQUEST] = uas_add_nodes_request_names,
+    [UAS_TYPES_ADD_NODES_RESPONSE] = uas_add_nodes_response_names,
+    [UAS_TYPES_ADD_REFERENCES_ITEM] = uas_add_references_item_names,
+    [UAS_TYPES_ADD_REFERENCES_REQUEST] = uas_add_references_request_names,
+    [UAS_TYPES_ADD_REFERENCES_RESPONSE] = uas_add_references_response_names,
+    [UAS_TYPES_DELETE_NODES_ITEM] = uas_delete_nodes_item_names,
+    [UAS_TYPES_DELETE_NODES_REQUEST] = uas_delete_nodes_request_names,
+    [UAS_TYPES_DELETE_NODES_RESPONSE] = uas_delete_nodes_response_names,
+    [UAS_TYPES_DELETE_REFERENCES_ITEM] = uas_delete_references_item_names,
+    [UAS_TYPES_DELETE_REFERENCES_REQUEST] = uas_delete_references_request_names,
+    [UAS_TYPES_DELETE_REFERENCES_RESPONSE] = uas_delete_references_response_names,
+    [UAS_TYPES_VIEW_DESCRIPTION] = uas_view_description_names,
+    [UAS_TYPES_BROWSE_DESCRIPTION] = uas_browse_description_names,
+    [UAS_TYPES_REFERENCE_DESCRIPTION] = uas_reference_description_names,
+    [UAS_TYPES_BROWSE_RESULT] = uas_browse_result_names,
+    [UAS_TYPES_BROWSE_REQUEST] = uas_browse_request_names,
+    [UAS_TYPES_BROWSE_RESPONSE] = uas_browse_response_names,
+    [UAS_TYPES_BROWSE_NEXT_REQUEST] = uas_browse_next_request_names,
+    [UAS_TYPES_BROWSE_NEXT_RESPONSE] = uas_browse_next_response_names,
+    [UAS_TYPES_RELATIVE_PATH_ELEMENT] = uas_relative_path_element_names,
+    [UAS_TYPES_RELATIVE_PATH] = uas_relative_path_names,
+    [UAS_TYPES_BROWSE_PATH] = uas_browse_path_names,
+    [UAS_TYPES_BROWSE_PATH_TARGET] = uas_browse_path_target_names,
+    [UAS_TYPES_BROWSE_PATH_RESULT] = uas_browse_path_result_names,
+    [UAS_TYPES_TRANSLATE_BROWSE_PATHS_TO_NODE_IDS_REQUEST] = uas_translate_browse_paths_to_node_ids_request_names,
+    [UAS_TYPES_TRANSLATE_BROWSE_PATHS_TO_NODE_IDS_RESPONSE] = uas_translate_browse_paths_to_node_ids_response_names,
+    [UAS_TYPES_REGISTER_NODES_REQUEST] = uas_register_nodes_request_names,
+    [UAS_TYPES_REGISTER_NODES_RESPONSE] = uas_register_nodes_response_names,
+    [UAS_TYPES_UNREGISTER_NODES_REQUEST] = uas_unregister_nodes_request_names,
+    [UAS_TYPES_UNREGISTER_NODES_RESPONSE] = uas_unregister_nodes_response_names,
+    [UAS_TYPES_ENDPOINT_CONFIGURATION] = uas_endpoint_configuration_names,
+    [UAS_TYPES_QUERY_DATA_DESCRIPTION] = uas_query_data_description_names,
+    [UAS_TYPES_NODE_TYPE_DESCRIPTION] = uas_node_type_description_names,
+    [UAS_TYPES_QUERY_DATA_SET] = uas_query_data_set_names,
+    [UAS_TYPES_NODE_REFERENCE] = uas_node_reference_names,
+    [UAS_TYPES_CONTENT_FILTER_ELEMENT] = uas_content_filter_element_names,
+    [UAS_TYPES_CONTENT_FILTER] = uas_content_filter_names,
+    [UAS_TYPES_ELEMENT_OPERAND] = uas_element_operand_names,
+    [UAS_TYPES_LITERAL_OPERAND] = uas_literal_operand_names,
+    [UAS_TYPES_ATTRIBUTE_OPERAND] = uas_attribute_operand_names,
+    [UAS_TYPES_SIMPLE_ATTRIBUTE_OPERAND] = uas_simple_attribute_operand_names,
+    [UAS_TYPES_CONTENT_FILTER_ELEMENT_RESULT] = uas_content_filter_element_result_names,
+    [UAS_TYPES_CONTENT_FILTER_RESULT] = uas_content_filter_result_names,
+    [UAS_TYPES_PARSING_RESULT] = uas_parsing_result_names,
+    [UAS_TYPES_QUERY_FIRST_REQUEST] = uas_query_first_request_names,
+    [UAS_TYPES_QUERY_FIRST_RESPONSE] = uas_query_first_response_names,
+    [UAS_TYPES_QUERY_NEXT_REQUEST] = uas_query_next_request_names,
+    [UAS_TYPES_QUERY_NEXT_RESPONSE] = uas_query_next_response_names,
+    [UAS_TYPES_READ_VALUE_ID] = uas_read_value_id_names,
+    [UAS_TYPES_READ_REQUEST] = uas_read_request_names,
+    [UAS_TYPES_READ_RESPONSE] = uas_read_response_names,
+    [UAS_TYPES_HISTORY_READ_VALUE_ID] = uas_history_read_value_id_names,
+    [UAS_TYPES_HISTORY_READ_RESULT] = uas_history_read_result_names,
+    [UAS_TYPES_READ_EVENT_DETAILS] = uas_read_event_details_names,
+    [UAS_TYPES_READ_EVENT_DETAILS2] = uas_read_event_details2_names,
+    [UAS_TYPES_READ_RAW_MODIFIED_DETAILS] = uas_read_raw_modified_details_names,
+    [UAS_TYPES_READ_PROCESSED_DETAILS] = uas_read_processed_details_names,
+    [UAS_TYPES_READ_AT_TIME_DETAILS] = uas_read_at_time_details_names,
+    [UAS_TYPES_READ_ANNOTATION_DATA_DETAILS] = uas_read_annotation_data_details_names,
+    [UAS_TYPES_HISTORY_DATA] = uas_history_data_names,
+    [UAS_TYPES_MODIFICATION_INFO] = uas_modification_info_names,
+    [UAS_TYPES_HISTORY_MODIFIED_DATA] = uas_history_modified_data_names,
+    [UAS_TYPES_HISTORY_EVENT] = uas_history_event_names,
+    [UAS_TYPES_HISTORY_MODIFIED_EVENT] = uas_history_modified_event_names,
+    [UAS_TYPES_HISTORY_READ_REQUEST] = uas_history_read_request_names,
+    [UAS_TYPES_HISTORY_READ_RESPONSE] = uas_history_read_response_names,
+    [UAS_TYPES_WRITE_VALUE] = uas_write_value_names,
+    [UAS_TYPES_WRITE_REQUEST] = uas_write_request_names,
+    [UAS_TYPES_WRITE_RESPONSE] = uas_write_response_names,
+    [UAS_TYPES_UPDATE_DATA_DETAILS] = uas_update_data_details_names,
+    [UAS_TYPES_UPDATE_STRUCTURE_DATA_DETAILS] = uas_update_structure_data_details_names,
+    [UAS_TYPES_UPDATE_EVENT_DETAILS] = uas_update_event_details_names,
+    [UAS_TYPES_DELETE_RAW_MODIFIED_DETAILS] = uas_delete_raw_modified_details_names,
+    [UAS_TYPES_DELETE_AT_TIME_DETAILS] = uas_delete_at_time_details_names,
+    [UAS_TYPES_DELETE_EVENT_DETAILS] = uas_delete_event_details_names,
+    [UAS_TYPES_HISTORY_UPDATE_RESULT] = uas_history_update_result_names,
+    [UAS_TYPES_HISTORY_UPDATE_REQUEST] = uas_history_update_request_names,
+    [UAS_TYPES_HISTORY_UPDATE_RESPONSE] = uas_history_update_response_names,
+    [UAS_TYPES_CALL_METHOD_REQUEST] = uas_call_method_request_names,
+    [UAS_TYPES_CALL_METHOD_RESULT] = uas_call_method_result_names,
+    [UAS_TYPES_CALL_REQUEST] = uas_call_request_names,
+    [UAS_TYPES_CALL_RESPONSE] = uas_call_response_names,
+    [UAS_TYPES_DATA_CHANGE_FILTER] = uas_data_change_filter_names,
+    [UAS_TYPES_EVENT_FILTER] = uas_event_filter_names,
+    [UAS_TYPES_AGGREGATE_CONFIGURATION] = uas_aggregate_configuration_names,
+    [UAS_TYPES_AGGREGATE_FILTER] = uas_aggregate_filter_names,
+    [UAS_TYPES_EVENT_FILTER_RESULT] = uas_event_filter_result_names,
+    [UAS_TYPES_AGGREGATE_FILTER_RESULT] = uas_aggregate_filter_result_names,
+    [UAS_TYPES_MONITORING_PARAMETERS] = uas_monitoring_parameters_names,
+    [UAS_TYPES_MONITORED_ITEM_CREATE_REQUEST] = uas_monitored_item_create_request_names,
+    [UAS_TYPES_MONITORED_ITEM_CREATE_RESULT] = uas_monitored_item_create_result_names,
+    [UAS_TYPES_CREATE_MONITORED_ITEMS_REQUEST] = uas_create_monitored_items_request_names,
+    [UAS_TYPES_CREATE_MONITORED_ITEMS_RESPONSE] = uas_create_monitored_items_response_names,
+    [UAS_TYPES_MONITORED_ITEM_MODIFY_REQUEST] = uas_monitored_item_modify_request_names,
+    [UAS_TYPES_MONITORED_ITEM_MODIFY_RESULT] = uas_monitored_item_modify_result_names,
+    [UAS_TYPES_MODIFY_MONITORED_ITEMS_REQUEST] = uas_modify_monitored_items_request_names,
+    [UAS_TYPES_MODIFY_MONITORED_ITEMS_RESPONSE] = uas_modify_monitored_items_response_names,
+    [UAS_TYPES_SET_MONITORING_MODE_REQUEST] = uas_set_monitoring_mode_request_names,
+    [UAS_TYPES_SET_MONITORING_MODE_RESPONSE] = uas_set_monitoring_mode_response_names,
+    [UAS_TYPES_SET_TRIGGERING_REQUEST] = uas_set_triggering_request_names,
+    [UAS_TYPES_SET_TRIGGERING_RESPONSE] = uas_set_triggering_response_names,
+    [UAS_TYPES_DELETE_MONITORED_ITEMS_REQUEST] = uas_delete_monitored_items_request_names,
+    [UAS_TYPES_DELETE_MONITORED_ITEMS_RESPONSE] = uas_delete_monitored_items_response_names,
+    [UAS_TYPES_CREATE_SUBSCRIPTION_REQUEST] = uas_create_subscription_request_names,
+    [UAS_TYPES_CREATE_SUBSCRIPTION_RESPONSE] = uas_create_subscription_response_names,
+    [UAS_TYPES_MODIFY_SUBSCRIPTION_REQUEST] = uas_modify_subscription_request_names,
+    [UAS_TYPES_MODIFY_SUBSCRIPTION_RESPONSE] = uas_modify_subscription_response_names,
+    [UAS_TYPES_SET_PUBLISHING_MODE_REQUEST] = uas_set_publishing_mode_request_names,
+    [UAS_TYPES_SET_PUBLISHING_MODE_RESPONSE] = uas_set_publishing_mode_response_names,
+    [UAS_TYPES_NOTIFICATION_MESSAGE] = uas_notification_message_names,
+    [UAS_TYPES_DATA_CHANGE_NOTIFICATION] = uas_data_change_notification_names,
+    [UAS_TYPES_MONITORED_ITEM_NOTIFICATION] = uas_monitored_item_notification_names,
+    [UAS_TYPES_EVENT_NOTIFICATION_LIST] = uas_event_notification_list_names,
+    [UAS_TYPES_EVENT_FIELD_LIST] = uas_event_field_list_names,
+    [UAS_TYPES_HISTORY_EVENT_FIELD_LIST] = uas_history_event_field_list_names,
+    [UAS_TYPES_STATUS_CHANGE_NOTIFICATION] = uas_status_change_notification_names,
+    [UAS_TYPES_SUBSCRIPTION_ACKNOWLEDGEMENT] = uas_subscription_acknowledgement_names,
+    [UAS_TYPES_PUBLISH_REQUEST] = uas_publish_request_names,
+    [UAS_TYPES_PUBLISH_RESPONSE] = uas_publish_response_names,
+    [UAS_TYPES_REPUBLISH_REQUEST] = uas_republish_request_names,
+    [UAS_TYPES_REPUBLISH_RESPONSE] = uas_republish_response_names,
+    [UAS_TYPES_TRANSFER_RESULT] = uas_transfer_result_names,
+    [UAS_TYPES_TRANSFER_SUBSCRIPTIONS_REQUEST] = uas_transfer_subscriptions_request_names,
+    [UAS_TYPES_TRANSFER_SUBSCRIPTIONS_RESPONSE] = uas_transfer_subscriptions_response_names,
+    [UAS_TYPES_DELETE_SUBSCRIPTIONS_REQUEST] = uas_delete_subscriptions_request_names,
+    [UAS_TYPES_DELETE_SUBSCRIPTIONS_RESPONSE] = uas_delete_subscriptions_response_names,
+    [UAS_TYPES_BUILD_INFO] = uas_build_info_names,
+    [UAS_TYPES_REDUNDANT_SERVER_DATA_TYPE] = uas_redundant_server_data_type_names,
+    [UAS_TYPES_ENDPOINT_URL_LIST_DATA_TYPE] = uas_endpoint_url_list_data_type_names,
+    [UAS_TYPES_NETWORK_GROUP_DATA_TYPE] = uas_network_group_data_type_names,
+    [UAS_TYPES_SAMPLING_INTERVAL_DIAGNOSTICS_DATA_TYPE] = uas_sampling_interval_diagnostics_data_type_names,
+    [UAS_TYPES_SERVER_DIAGNOSTICS_SUMMARY_DATA_TYPE] = uas_server_diagnostics_summary_data_type_names,
+    [UAS_TYPES_SERVER_STATUS_DATA_TYPE] = uas_server_status_data_type_names,
+    [UAS_TYPES_SESSION_DIAGNOSTICS_DATA_TYPE] = uas_session_diagnostics_data_type_names,
+    [UAS_TYPES_SESSION_SECURITY_DIAGNOSTICS_DATA_TYPE] = uas_session_security_diagnostics_data_type_names,
+    [UAS_TYPES_SERVICE_COUNTER_DATA_TYPE] = uas_service_counter_data_type_names,
+    [UAS_TYPES_STATUS_RESULT] = uas_status_result_names,
+    [UAS_TYPES_SUBSCRIPTION_DIAGNOSTICS_DATA_TYPE] = uas_subscription_diagnostics_data_type_names,
+    [UAS_TYPES_MODEL_CHANGE_STRUCTURE_DATA_TYPE] = uas_model_change_structure_data_type_names,
+    [UAS_TYPES_SEMANTIC_CHANGE_STRUCTURE_DATA_TYPE] = uas_semantic_change_structure_data_type_names,
+    [UAS_TYPES_RANGE] = uas_range_names,
+    [UAS_TYPES_EU_INFORMATION] = uas_eu_information_names,
+    [UAS_TYPES_COMPLEX_NUMBER_TYPE] = uas_complex_number_type_names,
+    [UAS_TYPES_DOUBLE_COMPLEX_NUMBER_TYPE] = uas_double_complex_number_type_names,
+    [UAS_TYPES_AXIS_INFORMATION] = uas_axis_information_names,
+    [UAS_TYPES_XV_TYPE] = uas_xv_type_names,
+    [UAS_TYPES_PROGRAM_DIAGNOSTIC_DATA_TYPE] = uas_program_diagnostic_data_type_names,
+    [UAS_TYPES_PROGRAM_DIAGNOSTIC2_DATA_TYPE] = uas_program_diagnostic2_data_type_names,
+    [UAS_TYPES_ANNOTATION] = uas_annotation_names,
+};
+#endif
 
 const uint16_t uas_types_by_type_id[UAS_TYPES_COUNT] = {
     UAS_TYPES_BOOLEAN,

@@ -27,11 +27,15 @@ enum {
     UAS_KIND_STRUCT = 27, /* members in order, ExtensionObject-encoded when polymorphic */
 };
 
+/* One member of a structure: 8 bytes, not 32 with two pointers, so the
+ * 1,162 members of namespace 0 take 9 KB of read-only data instead of 37 KB
+ * (the minimal profile's size; and fewer cache lines on the codec's path).
+ * The generated structures are far below 64 KiB (the compiler refuses a
+ * larger offset constant). */
 typedef struct uas_member {
-    const char *name;
-    const struct uas_type *type;
-    uint32_t offset;       /* of the value, or of the element count for arrays */
-    uint32_t array_offset; /* of the element pointer (arrays only) */
+    uint16_t type_index;   /* the member's descriptor in uas_types[]: uas_member_type() */
+    uint16_t offset;       /* of the value, or of the element count for arrays */
+    uint16_t array_offset; /* of the element pointer (arrays only) */
     bool is_array;         /* size_t count at offset, T* at array_offset */
 } uas_member;
 
@@ -47,7 +51,9 @@ typedef struct uas_type {
 } uas_type;
 
 /* Generated tables (ua/types_gen.h): uas_types[], UAS_TYPES_COUNT, one
- * index macro per type, e.g. UAS_TYPES_READ_REQUEST, and UAS_TYPE(NAME). */
+ * index macro per type, e.g. UAS_TYPES_READ_REQUEST, UAS_TYPE(NAME), and
+ * uas_member_type(m) (a member's descriptor) and uas_member_name(t, i) (""
+ * in a build without member names). */
 #include <ua/types_gen.h>
 
 /* Lookup by DataType id or by binary encoding id (binary search over a

@@ -1,8 +1,8 @@
 /* A small stand-in for Criterion's test API, for targets without a
  * Criterion package (Debian has none for armhf): Test, TestSuite with
  * .init/.fini/.timeout, the cr_assert_* / cr_expect_* macros the tests
- * use, cr_skip_test and cr_log_info. The tests run in one process, one after
- * the other (criterion_shim.c says why). Only the cross build uses it (tests/CMakeLists.txt,
+ * use, cr_skip_test and cr_log_info. The tests run one after the other,
+ * each in a child process (criterion_shim.c). Only the cross build uses it (tests/CMakeLists.txt,
  * UAS_CRITERION_SHIM); the native builds use Criterion itself. */
 #ifndef UAS_CRITERION_SHIM_H
 #define UAS_CRITERION_SHIM_H

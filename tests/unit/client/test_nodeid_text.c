@@ -197,3 +197,26 @@ Test(nodeid_text, datetime_is_iso8601_utc_with_milliseconds)
     uas_datetime_format(0, buf, sizeof(buf));
     cr_expect_str_eq(buf, "1601-01-01T00:00:00.000Z");
 }
+
+/* Dates a 32-bit time_t cannot hold (armhf): the DateTime epoch above, and
+ * every date after 2038-01-19. */
+Test(nodeid_text, datetime_beyond_a_32_bit_time_t)
+{
+    char buf[64];
+    /* 2100-03-01T00:00:00.000Z (2100 is not a leap year) */
+    uas_datetime t = UAS_DATETIME_UNIX_EPOCH + 4107542400LL * 10000000;
+    uas_datetime_format(t, buf, sizeof(buf));
+    cr_expect_str_eq(buf, "2100-03-01T00:00:00.000Z");
+    uas_datetime_format(t - UAS_DATETIME_MSEC, buf, sizeof(buf));
+    cr_expect_str_eq(buf, "2100-02-28T23:59:59.999Z");
+    /* 2038-01-19T03:14:08.000Z, one second past a signed 32-bit time_t */
+    uas_datetime_format(UAS_DATETIME_UNIX_EPOCH + 2147483648LL * 10000000, buf, sizeof(buf));
+    cr_expect_str_eq(buf, "2038-01-19T03:14:08.000Z");
+    /* 9999-12-31T23:59:59.999Z, the last date of Part 6 */
+    t = UAS_DATETIME_UNIX_EPOCH + (253402300799LL * 1000 + 999) * UAS_DATETIME_MSEC;
+    uas_datetime_format(t, buf, sizeof(buf));
+    cr_expect_str_eq(buf, "9999-12-31T23:59:59.999Z");
+    /* 1969-12-31T23:59:59.900Z: before 1970 counts down from the right day */
+    uas_datetime_format(UAS_DATETIME_UNIX_EPOCH - 100 * UAS_DATETIME_MSEC, buf, sizeof(buf));
+    cr_expect_str_eq(buf, "1969-12-31T23:59:59.900Z");
+}

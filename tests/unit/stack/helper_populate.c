@@ -384,7 +384,7 @@ static void pop_struct(pop_ctx *c, uint8_t *base, const uas_type *t)
     for (uint16_t i = 0; i < t->member_count; i++) {
         const uas_member *m = &t->members[i];
         if (!m->is_array) {
-            pop_value(c, base + m->offset, m->type);
+            pop_value(c, base + m->offset, uas_member_type(m));
             continue;
         }
         size_t n = pop_count(c, true);
@@ -395,9 +395,9 @@ static void pop_struct(pop_ctx *c, uint8_t *base, const uas_type *t)
         } else if (n == 0) {
             elems = UAS_EMPTY_ARRAY;
         } else {
-            elems = pop_alloc(n, m->type->size);
+            elems = pop_alloc(n, uas_member_type(m)->size);
             for (size_t k = 0; k < n; k++)
-                pop_value(c, (uint8_t *)elems + k * m->type->size, m->type);
+                pop_value(c, (uint8_t *)elems + k * uas_member_type(m)->size, uas_member_type(m));
         }
         memcpy(base + m->offset, &n, sizeof(n));
         memcpy(base + m->array_offset, &elems, sizeof(elems));

@@ -3764,6 +3764,31 @@ struct uas_annotation {
 extern const uas_type uas_types[UAS_TYPES_COUNT];
 #define UAS_TYPE(NAME) (&uas_types[UAS_TYPES_##NAME])
 
+/* A member's descriptor (members hold 16-bit indexes, not pointers). */
+static inline const uas_type *uas_member_type(const uas_member *m)
+{
+    return &uas_types[m->type_index];
+}
+
+/* The name of member i of t, for printing; "" in the minimal profile
+ * (UA_MINIMAL), which has no member names. The names are a table beside
+ * uas_types[], so a descriptor stays 32 bytes. */
+#ifndef UAS_MINIMAL
+extern const char *const *const uas_member_names[UAS_TYPES_COUNT];
+#endif
+static inline const char *uas_member_name(const uas_type *t, uint16_t i)
+{
+#ifdef UAS_MINIMAL
+    (void)t, (void)i;
+    return "";
+#else
+    size_t k = ((uintptr_t)t - (uintptr_t)uas_types) / sizeof(uas_type);
+    if (k >= UAS_TYPES_COUNT || &uas_types[k] != t || i >= t->member_count)
+        return ""; /* not a generated descriptor */
+    return uas_member_names[k][i];
+#endif
+}
+
 /* Lookup tables for binary search, each a list of indexes into uas_types[]:
  * sorted by type_id, by binary_encoding_id (only the types that have one) and
  * by strcmp of the name. */
