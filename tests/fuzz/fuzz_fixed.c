@@ -6,6 +6,8 @@
 
 #include <openssl/x509.h>
 
+#include <ua/log.h>
+
 #include "channel_internal.h"
 #include "fuzz_fixed.h"
 #include "secpol_internal.h"
@@ -90,15 +92,11 @@ void fz_fixed_keys(const uas_secpol *pol, uas_secpol_cred *cred, int32_t mode, b
     derive(*out, token_id, is_server);
 }
 
-void fz_channel_open_fixed(uas_channel *ch, const uas_secpol *pol, uas_secpol_cred *cred,
-                           int32_t mode, uint32_t token_id, bool renewed, int64_t now_ms)
+/* The channel as if HEL/ACK and OPN had run, with its keys in place. */
+static void set_open(uas_channel *ch, const uas_secpol *pol, int32_t mode, uint32_t token_id,
+                     bool renewed, int64_t now_ms)
 {
     bool server = ch->cfg.role == UAS_CHANNEL_SERVER;
-    if (ch->keys)
-        uas_secpol_keys_free(ch->keys);
-    fz_fixed_keys(pol, cred, mode, server, token_id, &ch->keys);
-    if (!renewed)
-        uas_secpol_keys_drop_prev(ch->keys);
     ch->policy = pol;
     ch->mode = mode;
     ch->channel_id = FZ_CHANNEL_ID;
@@ -118,6 +116,164 @@ void fz_channel_open_fixed(uas_channel *ch, const uas_secpol *pol, uas_secpol_cr
         ch->send_seq = 2;
     }
     ch->state = UAS_CHANNEL_OPEN;
+}
+
+void fz_channel_open_fixed(uas_channel *ch, const uas_secpol *pol, uas_secpol_cred *cred,
+                           int32_t mode, uint32_t token_id, bool renewed, int64_t now_ms)
+{
+    if (ch->keys)
+        uas_secpol_keys_free(ch->keys);
+    fz_fixed_keys(pol, cred, mode, ch->cfg.role == UAS_CHANNEL_SERVER, token_id, &ch->keys);
+    if (!renewed)
+        uas_secpol_keys_drop_prev(ch->keys);
+    set_open(ch, pol, mode, token_id, renewed, now_ms);
+}
+
+void fz_channel_lend_fixed(uas_channel *ch, fz_keyslot *slot, const uas_secpol *pol,
+                           uas_secpol_cred *cred, int32_t mode, uint32_t token_id, bool renewed,
+                           const uint8_t *peer_cert, size_t peer_cert_len, int64_t now_ms)
+{
+    if (!slot->keys) {
+        fz_fixed_keys(pol, cred, mode, ch->cfg.role == UAS_CHANNEL_SERVER, token_id, &slot->keys);
+        if (!renewed)
+            uas_secpol_keys_drop_prev(slot->keys);
+        if (peer_cert && uas_secpol_keys_set_peer(slot->keys, peer_cert, peer_cert_len) != UAS_GOOD)
+            die("peer certificate");
+        slot->token_id = token_id;
+        slot->renewed = renewed;
+        slot->peer = peer_cert != NULL;
+    }
+    if (ch->keys)
+        uas_secpol_keys_free(ch->keys);
+    ch->keys = slot->keys;
+    set_open(ch, pol, mode, token_id, renewed, now_ms);
+}
+
+void fz_channel_return_keys(uas_channel *ch, fz_keyslot *slot)
+{
+    uas_secpol_keys *k = slot->keys;
+    /* The channel replaces its keys only when an offloaded first OPN
+     * succeeds; the targets run OPNs inline. */
+    if (ch->keys != k)
+        die("the channel replaced lent keys");
+    ch->keys = NULL;
+    bool same = k->gen[0].valid && k->gen[0].token_id == slot->token_id &&
+                k->gen[1].valid == slot->renewed &&
+                (!slot->renewed || k->gen[1].token_id == slot->token_id - 1) &&
+                (k->peer_spki != NULL) == slot->peer;
+    if (!same) {
+        uas_secpol_keys_free(k);
+        slot->keys = NULL;
+    }
+}
+
+/* ---- the harness of the server-side channel targets ---- */
+
+static void quiet(void *ud, uas_log_level level, const char *module, const char *msg)
+{
+    (void)ud, (void)level;
+    if (getenv("FZ_VERBOSE"))
+        fprintf(stderr, "%s: %s\n", module, msg);
+}
+
+void fz_quiet_logs(void)
+{
+    uas_log_set_sink(quiet, NULL);
+}
+
+static uint32_t get_u32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uas_status on_send(void *ud, uas_buf *chunk)
+{
+    fz_run *run = ud;
+    if (chunk->len < 8 || chunk->len > FZ_BUF || get_u32(chunk->data + 4) != chunk->len)
+        die("a malformed chunk was sent");
+    if (memcmp(chunk->data, "OPNF", 4) == 0)
+        run->opn_answers++;
+    uas_buf_put(run->pool, chunk);
+    return UAS_GOOD;
+}
+
+static void on_message(void *ud, uint32_t request_id, const uint8_t *body, size_t len)
+{
+    fz_run *run = ud;
+    (void)request_id;
+    run->delivered++;
+    if (len > FZ_MAX_MSG || (len && !body))
+        die("a message over the limits was handed up");
+}
+
+static void on_state(void *ud, uas_channel_state state, uas_status reason)
+{
+    (void)reason;
+    if (state == UAS_CHANNEL_OPEN)
+        ((fz_run *)ud)->opened++;
+}
+
+void fz_server_config(uas_channel_config *cfg, uas_channel_callbacks *cb)
+{
+    uas_channel_config_default(cfg, UAS_CHANNEL_SERVER);
+    cfg->channel_id = FZ_CHANNEL_ID;
+    cfg->recv_buffer_size = cfg->send_buffer_size = FZ_BUF;
+    cfg->max_message_size = FZ_MAX_MSG;
+    cfg->max_chunk_count = FZ_MAX_CHUNKS;
+    memset(cb, 0, sizeof(*cb));
+    cb->send = on_send;
+    cb->on_message = on_message;
+    cb->on_state = on_state;
+}
+
+uas_status fz_validate(void *ud, const uint8_t *der, size_t len)
+{
+    (void)der, (void)len;
+    return ((fz_run *)ud)->refuse ? UAS_BAD_CERTIFICATE_UNTRUSTED : UAS_GOOD;
+}
+
+bool fz_feed(uas_channel *ch, const uint8_t *p, size_t n, bool pieces, int64_t now)
+{
+    uint8_t *copy = malloc(n ? n : 1);
+    if (!copy)
+        die("out of memory");
+    memcpy(copy, p, n);
+    size_t step = pieces ? n / 3 + 1 : n;
+    uas_status st = UAS_GOOD;
+    for (size_t off = 0; off < n && st == UAS_GOOD; off += step) {
+        size_t k = n - off < step ? n - off : step;
+        st = uas_channel_recv(ch, copy + off, k, now);
+        if (st != UAS_GOOD && uas_channel_get_state(ch) != UAS_CHANNEL_CLOSED)
+            die("a fatal status left the channel open");
+    }
+    free(copy);
+    return uas_channel_get_state(ch) != UAS_CHANNEL_CLOSED;
+}
+
+bool fz_next_frame(const uint8_t **data, size_t *size, const uint8_t **f, size_t *len)
+{
+    if (*size < 2)
+        return false;
+    size_t n = (size_t)(*data)[0] | (size_t)(*data)[1] << 8;
+    *data += 2;
+    *size -= 2;
+    if (n > *size)
+        n = *size;
+    *f = *data;
+    *len = n;
+    *data += n;
+    *size -= n;
+    return true;
+}
+
+void fz_channel_end(uas_channel *ch, fz_run *run)
+{
+    uas_channel_close(ch, UAS_GOOD);
+    uas_channel_delete(ch);
+    uas_bufpool_stats s;
+    uas_bufpool_get_stats(run->pool, &s);
+    if (s.live != 0)
+        die("a chunk buffer leaked");
 }
 
 static void put_u32(uint8_t *p, uint32_t v)
