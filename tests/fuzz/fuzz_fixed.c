@@ -10,6 +10,7 @@
 
 #include "channel_internal.h"
 #include "fuzz_fixed.h"
+#include "secpol_ecc.h"
 #include "secpol_internal.h"
 
 static const uint8_t client_nonce[64] = {
@@ -29,10 +30,9 @@ static void die(const char *what)
     abort();
 }
 
-void fz_identity_make(fz_identity *id, unsigned bits, const char *cn)
+/* A self-signed certificate for id->key and the credentials. */
+static void certify(fz_identity *id, const char *cn)
 {
-    memset(id, 0, sizeof(*id));
-    id->key = EVP_PKEY_Q_keygen(NULL, NULL, "RSA", (size_t)bits);
     X509 *x = X509_new();
     if (!id->key || !x || X509_set_version(x, 2) != 1 ||
         ASN1_INTEGER_set(X509_get_serialNumber(x), 4242) != 1 ||
@@ -41,9 +41,11 @@ void fz_identity_make(fz_identity *id, unsigned bits, const char *cn)
         X509_set_pubkey(x, id->key) != 1)
         die("certificate fields");
     X509_NAME *name = X509_get_subject_name(x);
+    /* Ed25519 signs without a separate digest. */
+    const EVP_MD *md = EVP_PKEY_is_a(id->key, "ED25519") ? NULL : EVP_sha256();
     if (X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (const unsigned char *)cn, -1, -1,
                                    0) != 1 ||
-        X509_set_issuer_name(x, name) != 1 || X509_sign(x, id->key, EVP_sha256()) <= 0)
+        X509_set_issuer_name(x, name) != 1 || X509_sign(x, id->key, md) <= 0)
         die("certificate signature");
     int n = i2d_X509(x, NULL);
     id->cert = malloc(n > 0 ? (size_t)n : 1);
@@ -60,6 +62,21 @@ void fz_identity_make(fz_identity *id, unsigned bits, const char *cn)
         die("credentials");
     OPENSSL_cleanse(kder, (size_t)kn);
     free(kder);
+}
+
+void fz_identity_make(fz_identity *id, unsigned bits, const char *cn)
+{
+    memset(id, 0, sizeof(*id));
+    id->key = EVP_PKEY_Q_keygen(NULL, NULL, "RSA", (size_t)bits);
+    certify(id, cn);
+}
+
+void fz_identity_make_ecc(fz_identity *id, const char *curve, const char *cn)
+{
+    memset(id, 0, sizeof(*id));
+    id->key = strcmp(curve, "ED25519") == 0 ? EVP_PKEY_Q_keygen(NULL, NULL, "ED25519")
+                                            : EVP_PKEY_Q_keygen(NULL, NULL, "EC", curve);
+    certify(id, cn);
 }
 
 void fz_identity_free(fz_identity *id)
@@ -368,6 +385,36 @@ static size_t put_bytes(uint8_t *p, const void *data, size_t len)
     return 4 + (data ? len : 0);
 }
 
+static size_t opn_header(uint8_t *out, uint32_t wire, uint32_t channel_id, const char *uri,
+                         const uint8_t *cert, size_t cert_len, const uint8_t *thumb)
+{
+    memcpy(out, "OPNF", 4);
+    put_u32(out + 4, wire);
+    put_u32(out + 8, channel_id);
+    size_t at = 12;
+    at += put_bytes(out + at, uri, uri ? strlen(uri) : 0);
+    at += put_bytes(out + at, cert, cert_len);
+    at += put_bytes(out + at, thumb, UAS_SHA1_LEN);
+    return at;
+}
+
+/* ECC (Part 6, 6.8): [headers | plain | signature], signed only. */
+static size_t seal_opn_ecc(const uas_secpol *pol, const fz_identity *client, uint32_t channel_id,
+                           const char *uri, const uint8_t *cert, size_t cert_len,
+                           const uint8_t *thumb, size_t h, const uint8_t *plain, size_t plain_len,
+                           uint8_t *out, size_t cap)
+{
+    size_t sig = pol->ecc->sig_len, wire = h + plain_len + sig;
+    if (wire > cap || wire > UINT32_MAX)
+        return 0;
+    opn_header(out, (uint32_t)wire, channel_id, uri, cert, cert_len, thumb);
+    memcpy(out + h, plain, plain_len);
+    if (uas__ecc_sign(pol->ecc, client->key, client->cred->ed_sk, out, h + plain_len, NULL, 0,
+                      out + h + plain_len) != UAS_GOOD)
+        die("ecc sign");
+    return wire;
+}
+
 size_t fz_seal_opn(const uas_secpol *pol, const fz_identity *client, const fz_identity *server,
                    uint32_t channel_id, const char *uri, const uint8_t *cert, size_t cert_len,
                    const uint8_t *thumb, const uint8_t *plain, size_t plain_len, bool auto_pad,
@@ -376,6 +423,9 @@ size_t fz_seal_opn(const uas_secpol *pol, const fz_identity *client, const fz_id
     const struct uas_secpol_algs *a = pol->algs;
     size_t h = 12 + 4 + (uri ? strlen(uri) : 0) + 4 + (cert ? cert_len : 0) + 4 +
                (thumb ? UAS_SHA1_LEN : 0);
+    if (pol->ecc)
+        return seal_opn_ecc(pol, client, channel_id, uri, cert, cert_len, thumb, h, plain,
+                            plain_len, out, cap);
     size_t sig = uas_crypto_rsa_size(client->key);
     size_t block = uas_crypto_rsa_size(server->key);
     size_t pblock = uas_crypto_rsa_plain_block(server->key, a->asym_enc);
@@ -393,13 +443,7 @@ size_t fz_seal_opn(const uas_secpol *pol, const fz_identity *client, const fz_id
     size_t wire = h + total_plain / pblock * block;
     if (wire > cap || h + total_plain > cap || wire > UINT32_MAX)
         return 0;
-    memcpy(out, "OPNF", 4);
-    put_u32(out + 4, (uint32_t)wire);
-    put_u32(out + 8, channel_id);
-    size_t at = 12;
-    at += put_bytes(out + at, uri, uri ? strlen(uri) : 0);
-    at += put_bytes(out + at, cert, cert_len);
-    at += put_bytes(out + at, thumb, UAS_SHA1_LEN);
+    opn_header(out, (uint32_t)wire, channel_id, uri, cert, cert_len, thumb);
     memcpy(out + h, plain, plain_len);
     size_t sig_at = h + total_plain - sig;
     if (auto_pad) {
@@ -434,6 +478,14 @@ bool fz_unseal_opn(const uas_secpol *pol, const fz_identity *client, const fz_id
         uint32_t n = (uint32_t)chunk[at] | (uint32_t)chunk[at + 1] << 8 |
                      (uint32_t)chunk[at + 2] << 16 | (uint32_t)chunk[at + 3] << 24;
         at += 4 + (n == UINT32_MAX ? 0 : n);
+    }
+    if (pol->ecc) { /* not encrypted: strip the signature */
+        size_t sig = pol->ecc->sig_len;
+        if (at > len || len - at < sig + UAS_SEQ_HEADER_LEN)
+            return false;
+        *plain = chunk + at;
+        *plain_len = len - at - sig;
+        return true;
     }
     size_t got = 0, sig = uas_crypto_rsa_size(client->key);
     if (at > len ||

@@ -32,6 +32,9 @@ typedef struct fz_identity {
 } fz_identity;
 
 void fz_identity_make(fz_identity *id, unsigned bits, const char *cn);
+/* The same with an ECC key: curve "P-256", "brainpoolP256r1" ... (EC) or
+ * "ED25519". */
+void fz_identity_make_ecc(fz_identity *id, const char *curve, const char *cn);
 void fz_identity_free(fz_identity *id);
 
 /* Keys of token_id derived as a server (or a client) would from the fixed
@@ -79,7 +82,9 @@ bool fz_unseal(const fz_sym *s, uint8_t *chunk, size_t len, const uint8_t **plai
  * (computed with auto_pad, else taken from plain, which is zero-extended
  * to whole blocks) and the signature, encrypted with the server's key.
  * uri, cert and thumb are written as given (NULL: a null ByteString).
- * Returns the length written to out, 0 if it does not fit cap. */
+ * Returns the length written to out, 0 if it does not fit cap. An ECC
+ * policy's OPN is [headers | plain | signature] (signed with the client's
+ * key, not encrypted, no padding: auto_pad and server are not used). */
 size_t fz_seal_opn(const uas_secpol *pol, const fz_identity *client, const fz_identity *server,
                    uint32_t channel_id, const char *uri, const uint8_t *cert, size_t cert_len,
                    const uint8_t *thumb, const uint8_t *plain, size_t plain_len, bool auto_pad,

@@ -21,7 +21,16 @@
  *
  * Checked: no crash or sanitizer report, chunks sent have consistent
  * headers, a failed recv leaves the channel closed, no pool buffer leaks.
- * Not reached: keys over 2048 bits (ExtraPaddingSize), too slow to fuzz. */
+ * Not reached: keys over 2048 bits (ExtraPaddingSize), too slow to fuzz.
+ *
+ * Built a second time with FZ_OPN_ECC as fuzz_opn_ecc: the ECC policies'
+ * OPN (Part 6, 6.8: signed, not encrypted, the nonces ephemeral public
+ * keys), some fifteen times cheaper than RSA-2048 per execution. Byte 0
+ * bits 0-1 pick the policy (ECC_nistP256_AesGcm, ECC_nistP256_ChaChaPoly,
+ * ECC_curve25519, ECC_brainpoolP256r1_AesGcm), each with identities on its
+ * curve; bit 4 has no meaning there (an ECC channel's keys come from
+ * ephemeral keys, so there are no fixed keys: the renewal seeds are whole
+ * conversations, Issue then Renew); header flag bit 2 (padding) neither. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,10 +49,18 @@ typedef struct fz_world {
     fz_identity server, client, other;
 } fz_world;
 
-static fz_world worlds[2]; /* 1024 and 2048 bits */
+#ifdef FZ_OPN_ECC
+/* P-256, Ed25519, brainpoolP256r1: the world of each policy below. */
+static fz_world worlds[3];
+static const char *const curves[3] = {"P-256", "ED25519", "brainpoolP256r1"};
+static const int world_of[4] = {0, 0, 1, 2};
+static uas_secpol_cred *more_creds[2];
+#else
+static fz_world worlds[2];            /* 1024 and 2048 bits */
+static fz_keyslot renewal_keys[2][4]; /* [world][policy], the client as peer */
+#endif
 static const uas_secpol *policies[4];
 static uas_channel_offer offers[9];
-static fz_keyslot renewal_keys[2][4]; /* [world][policy], the client as peer */
 static fz_run run;
 
 static uint32_t u32(const uint8_t *p)
@@ -57,6 +74,19 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc, (void)argv;
     fz_quiet_logs();
+#ifdef FZ_OPN_ECC
+    for (int i = 0; i < 3; i++) {
+        fz_identity_make_ecc(&worlds[i].server, curves[i], "fuzz_opn server");
+        fz_identity_make_ecc(&worlds[i].client, curves[i], "fuzz_opn client");
+        fz_identity_make_ecc(&worlds[i].other, curves[i], "fuzz_opn other client");
+    }
+    more_creds[0] = worlds[1].server.cred;
+    more_creds[1] = worlds[2].server.cred;
+    policies[0] = &uas_secpol_ecc_nistp256_aesgcm;
+    policies[1] = &uas_secpol_ecc_nistp256_chachapoly;
+    policies[2] = &uas_secpol_ecc_curve25519;
+    policies[3] = &uas_secpol_ecc_brainpoolp256r1_aesgcm;
+#else
     static const unsigned bits[2] = {1024, 2048};
     for (int i = 0; i < 2; i++) {
         fz_identity_make(&worlds[i].server, bits[i], "fuzz_opn server");
@@ -67,6 +97,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     policies[1] = &uas_secpol_aes128_sha256_rsaoaep;
     policies[2] = &uas_secpol_aes256_sha256_rsapss;
     policies[3] = &uas_secpol_basic256;
+#endif
     for (int i = 0; i < 4; i++) {
         offers[2 * i] = (uas_channel_offer){policies[i], UAS_MESSAGE_SECURITY_MODE_SIGN};
         offers[2 * i + 1] =
@@ -84,10 +115,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size < 2)
         return 0;
     uint8_t flags = data[0], step = data[1];
+#ifdef FZ_OPN_ECC
+    int pi = flags & 3;
+    const fz_world *wd = &worlds[world_of[pi]];
+#else
     int wi = flags & 1, pi = (flags & 1) ? (flags >> 1) & 3 : 3;
     const fz_world *wd = &worlds[wi];
+#endif
     const uas_secpol *pol = policies[pi];
-    bool pieces = flags & 8, renewal = flags & 16;
+    bool pieces = flags & 8;
     data += 2;
     size -= 2;
 
@@ -95,7 +131,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uas_channel_config cfg;
     uas_channel_callbacks cb;
     fz_server_config(&cfg, &cb);
+#ifdef FZ_OPN_ECC
+    cfg.cred = worlds[0].server.cred;
+    cfg.more_creds = more_creds;
+    cfg.more_cred_count = 2;
+#else
     cfg.cred = wd->server.cred;
+#endif
     cfg.offers = offers;
     cfg.offer_count = sizeof(offers) / sizeof(offers[0]);
     cfg.validate_peer = fz_validate;
@@ -104,7 +146,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uas_channel *ch = uas_channel_new(&cfg, &cb, &run, run.pool, now);
     if (!ch)
         abort();
-    fz_keyslot *slot = renewal ? &renewal_keys[wi][pi] : NULL;
+#ifdef FZ_OPN_ECC
+    fz_keyslot *slot = NULL; /* ECC keys come from ephemeral keys, not fixed nonces */
+#else
+    fz_keyslot *slot = (flags & 16) ? &renewal_keys[wi][pi] : NULL;
+#endif
     if (slot)
         fz_channel_lend_fixed(ch, slot, pol, wd->server.cred,
                               UAS_MESSAGE_SECURITY_MODE_SIGN_AND_ENCRYPT, 1, false, wd->client.cert,
