@@ -146,19 +146,30 @@ void fz_channel_open_fixed(uas_channel *ch, const uas_secpol *pol, uas_secpol_cr
     set_open(ch, pol, mode, token_id, renewed, now_ms);
 }
 
+static void slot_make(fz_keyslot *slot)
+{
+    fz_fixed_keys(slot->pol, slot->cred, slot->mode, slot->server, slot->token_id, &slot->keys);
+    if (!slot->renewed)
+        uas_secpol_keys_drop_prev(slot->keys);
+    if (slot->peer_cert &&
+        uas_secpol_keys_set_peer(slot->keys, slot->peer_cert, slot->peer_cert_len) != UAS_GOOD)
+        die("peer certificate");
+}
+
 void fz_channel_lend_fixed(uas_channel *ch, fz_keyslot *slot, const uas_secpol *pol,
                            uas_secpol_cred *cred, int32_t mode, uint32_t token_id, bool renewed,
                            const uint8_t *peer_cert, size_t peer_cert_len, int64_t now_ms)
 {
     if (!slot->keys) {
-        fz_fixed_keys(pol, cred, mode, ch->cfg.role == UAS_CHANNEL_SERVER, token_id, &slot->keys);
-        if (!renewed)
-            uas_secpol_keys_drop_prev(slot->keys);
-        if (peer_cert && uas_secpol_keys_set_peer(slot->keys, peer_cert, peer_cert_len) != UAS_GOOD)
-            die("peer certificate");
-        slot->token_id = token_id;
-        slot->renewed = renewed;
-        slot->peer = peer_cert != NULL;
+        *slot = (fz_keyslot){.pol = pol,
+                             .cred = cred,
+                             .mode = mode,
+                             .server = ch->cfg.role == UAS_CHANNEL_SERVER,
+                             .token_id = token_id,
+                             .renewed = renewed,
+                             .peer_cert = peer_cert,
+                             .peer_cert_len = peer_cert_len};
+        slot_make(slot);
     }
     if (ch->keys)
         uas_secpol_keys_free(ch->keys);
@@ -177,10 +188,12 @@ void fz_channel_return_keys(uas_channel *ch, fz_keyslot *slot)
     bool same = k->gen[0].valid && k->gen[0].token_id == slot->token_id &&
                 k->gen[1].valid == slot->renewed &&
                 (!slot->renewed || k->gen[1].token_id == slot->token_id - 1) &&
-                (k->peer_spki != NULL) == slot->peer;
+                (k->peer_spki != NULL) == (slot->peer_cert != NULL);
     if (!same) {
+        /* Made again at once: allocations and frees stay balanced within
+         * the input, or libFuzzer would run it again to look for a leak. */
         uas_secpol_keys_free(k);
-        slot->keys = NULL;
+        slot_make(slot);
     }
 }
 

@@ -102,13 +102,18 @@ bool fz_unseal_opn(const uas_secpol *pol, const fz_identity *client, const fz_id
  * fuzz_secure. A slot holds the keys of one configuration for the whole
  * run; each input's channel borrows them and gives them back before it is
  * deleted. Keys the input changed (a token dropped or renewed, a peer
- * adopted) are freed and made again for the next input, so every input
+ * adopted) are freed and made again when they come back, so every input
  * starts from the same keys. */
 typedef struct fz_keyslot {
     uas_secpol_keys *keys;
+    const uas_secpol *pol;
+    uas_secpol_cred *cred;
+    int32_t mode;
+    bool server;
     uint32_t token_id;
     bool renewed;
-    bool peer; /* a peer certificate was set at creation */
+    const uint8_t *peer_cert; /* NULL: no peer */
+    size_t peer_cert_len;
 } fz_keyslot;
 
 /* fz_channel_open_fixed with the slot's keys (made on first use, with
