@@ -9,15 +9,14 @@
  * Basic256, else 1024-bit keys and Basic256, whose RSA is about 6 times
  * cheaper so most executions get through it; bit 3: feed each frame in
  * three pieces; bit 4: the channel is already open (fixed keys) with the
- * client as its peer, so OPNs are renewals; bit 5: the PKI refuses the
- * client certificate), byte 1 the clock step per frame in 100 ms, then
- * frames of [u16 LE length | bytes]. A frame's first byte: bit 0 clear,
- * the rest is fed as it is; set, the rest is [header flags | channel id
- * u32 LE | plaintext] and becomes an OPN chunk signed with the client's
- * key and encrypted with the server's (fz_seal_opn). Header flags: bit 0
- * null SenderCertificate, bit 1 a wrong thumbprint, bit 2 padding computed
- * (else taken from the plaintext), bit 3 the None policy URI, bit 4 the
- * certificate of another client (and signed with its key).
+ * client as its peer, so OPNs are renewals, in mode Sign with bit 6, else
+ * SignAndEncrypt; bit 5: the PKI refuses the client certificate), byte 1 the clock step per frame
+ * in 100 ms, then frames of [u16 LE length | bytes]. A frame's first byte: bit 0 clear, the rest is
+ * fed as it is; set, the rest is [header flags | channel id u32 LE | plaintext] and becomes an OPN
+ * chunk signed with the client's key and encrypted with the server's (fz_seal_opn). Header flags:
+ * bit 0 null SenderCertificate, bit 1 a wrong thumbprint, bit 2 padding computed (else taken from
+ * the plaintext), bit 3 the None policy URI, bit 4 the certificate of another client (and signed
+ * with its key).
  *
  * Checked: no crash or sanitizer report, chunks sent have consistent
  * headers, a failed recv leaves the channel closed, no pool buffer leaks.
@@ -56,8 +55,8 @@ static const char *const curves[3] = {"P-256", "ED25519", "brainpoolP256r1"};
 static const int world_of[4] = {0, 0, 1, 2};
 static uas_secpol_cred *more_creds[2];
 #else
-static fz_world worlds[2];            /* 1024 and 2048 bits */
-static fz_keyslot renewal_keys[2][4]; /* [world][policy], the client as peer */
+static fz_world worlds[2];               /* 1024 and 2048 bits */
+static fz_keyslot renewal_keys[2][4][2]; /* [world][policy][Sign], the client as peer */
 #endif
 static const uas_secpol *policies[4];
 static uas_channel_offer offers[9];
@@ -149,12 +148,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 #ifdef FZ_OPN_ECC
     fz_keyslot *slot = NULL; /* ECC keys come from ephemeral keys, not fixed nonces */
 #else
-    fz_keyslot *slot = (flags & 16) ? &renewal_keys[wi][pi] : NULL;
+    bool sign_only = flags & 64;
+    fz_keyslot *slot = (flags & 16) ? &renewal_keys[wi][pi][sign_only] : NULL;
 #endif
     if (slot)
         fz_channel_lend_fixed(ch, slot, pol, wd->server.cred,
-                              UAS_MESSAGE_SECURITY_MODE_SIGN_AND_ENCRYPT, 1, false, wd->client.cert,
-                              wd->client.cert_len, now);
+                              sign_only ? UAS_MESSAGE_SECURITY_MODE_SIGN
+                                        : UAS_MESSAGE_SECURITY_MODE_SIGN_AND_ENCRYPT,
+                              1, false, wd->client.cert, wd->client.cert_len, now);
     static uint8_t out[OUT];
     static uint8_t wrong_thumb[20];
     const uint8_t *f;

@@ -174,7 +174,8 @@ static void record(const char *dir, const char *name, uint8_t flags, const uas_s
         for (size_t i = 0; i < c.n; i++)
             opn_frame(f, pol, &cl, &sv, &c, i, 0);
     } else {
-        fputc(flags | 16, f);
+        /* A fixed-key channel in the recorded mode (bit 6: Sign). */
+        fputc(flags | 16 | (mode == UAS_MESSAGE_SECURITY_MODE_SIGN ? 64 : 0), f);
         fputc(0, f);
         for (size_t i = issued; i < c.n; i++)
             opn_frame(f, pol, &cl, &sv, &c, i, 2);
