@@ -145,10 +145,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uas_channel *ch = uas_channel_new(&cfg, &cb, &run, run.pool, now);
     if (!ch)
         abort();
+    bool sign_only = flags & 64;
 #ifdef FZ_OPN_ECC
     fz_keyslot *slot = NULL; /* ECC keys come from ephemeral keys, not fixed nonces */
 #else
-    bool sign_only = flags & 64;
     fz_keyslot *slot = (flags & 16) ? &renewal_keys[wi][pi][sign_only] : NULL;
 #endif
     if (slot)
