@@ -6,8 +6,11 @@
 
 #include <openssl/x509.h>
 
+#include <ua/log.h>
+
 #include "channel_internal.h"
 #include "fuzz_fixed.h"
+#include "secpol_ecc.h"
 #include "secpol_internal.h"
 
 static const uint8_t client_nonce[64] = {
@@ -27,10 +30,9 @@ static void die(const char *what)
     abort();
 }
 
-void fz_identity_make(fz_identity *id, unsigned bits, const char *cn)
+/* A self-signed certificate for id->key and the credentials. */
+static void certify(fz_identity *id, const char *cn)
 {
-    memset(id, 0, sizeof(*id));
-    id->key = EVP_PKEY_Q_keygen(NULL, NULL, "RSA", (size_t)bits);
     X509 *x = X509_new();
     if (!id->key || !x || X509_set_version(x, 2) != 1 ||
         ASN1_INTEGER_set(X509_get_serialNumber(x), 4242) != 1 ||
@@ -39,9 +41,11 @@ void fz_identity_make(fz_identity *id, unsigned bits, const char *cn)
         X509_set_pubkey(x, id->key) != 1)
         die("certificate fields");
     X509_NAME *name = X509_get_subject_name(x);
+    /* Ed25519 signs without a separate digest. */
+    const EVP_MD *md = EVP_PKEY_is_a(id->key, "ED25519") ? NULL : EVP_sha256();
     if (X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (const unsigned char *)cn, -1, -1,
                                    0) != 1 ||
-        X509_set_issuer_name(x, name) != 1 || X509_sign(x, id->key, EVP_sha256()) <= 0)
+        X509_set_issuer_name(x, name) != 1 || X509_sign(x, id->key, md) <= 0)
         die("certificate signature");
     int n = i2d_X509(x, NULL);
     id->cert = malloc(n > 0 ? (size_t)n : 1);
@@ -58,6 +62,21 @@ void fz_identity_make(fz_identity *id, unsigned bits, const char *cn)
         die("credentials");
     OPENSSL_cleanse(kder, (size_t)kn);
     free(kder);
+}
+
+void fz_identity_make(fz_identity *id, unsigned bits, const char *cn)
+{
+    memset(id, 0, sizeof(*id));
+    id->key = EVP_PKEY_Q_keygen(NULL, NULL, "RSA", (size_t)bits);
+    certify(id, cn);
+}
+
+void fz_identity_make_ecc(fz_identity *id, const char *curve, const char *cn)
+{
+    memset(id, 0, sizeof(*id));
+    id->key = strcmp(curve, "ED25519") == 0 ? EVP_PKEY_Q_keygen(NULL, NULL, "ED25519")
+                                            : EVP_PKEY_Q_keygen(NULL, NULL, "EC", curve);
+    certify(id, cn);
 }
 
 void fz_identity_free(fz_identity *id)
@@ -90,15 +109,11 @@ void fz_fixed_keys(const uas_secpol *pol, uas_secpol_cred *cred, int32_t mode, b
     derive(*out, token_id, is_server);
 }
 
-void fz_channel_open_fixed(uas_channel *ch, const uas_secpol *pol, uas_secpol_cred *cred,
-                           int32_t mode, uint32_t token_id, bool renewed, int64_t now_ms)
+/* The channel as if HEL/ACK and OPN had run, with its keys in place. */
+static void set_open(uas_channel *ch, const uas_secpol *pol, int32_t mode, uint32_t token_id,
+                     bool renewed, int64_t now_ms)
 {
     bool server = ch->cfg.role == UAS_CHANNEL_SERVER;
-    if (ch->keys)
-        uas_secpol_keys_free(ch->keys);
-    fz_fixed_keys(pol, cred, mode, server, token_id, &ch->keys);
-    if (!renewed)
-        uas_secpol_keys_drop_prev(ch->keys);
     ch->policy = pol;
     ch->mode = mode;
     ch->channel_id = FZ_CHANNEL_ID;
@@ -118,6 +133,177 @@ void fz_channel_open_fixed(uas_channel *ch, const uas_secpol *pol, uas_secpol_cr
         ch->send_seq = 2;
     }
     ch->state = UAS_CHANNEL_OPEN;
+}
+
+void fz_channel_open_fixed(uas_channel *ch, const uas_secpol *pol, uas_secpol_cred *cred,
+                           int32_t mode, uint32_t token_id, bool renewed, int64_t now_ms)
+{
+    if (ch->keys)
+        uas_secpol_keys_free(ch->keys);
+    fz_fixed_keys(pol, cred, mode, ch->cfg.role == UAS_CHANNEL_SERVER, token_id, &ch->keys);
+    if (!renewed)
+        uas_secpol_keys_drop_prev(ch->keys);
+    set_open(ch, pol, mode, token_id, renewed, now_ms);
+}
+
+static void slot_make(fz_keyslot *slot)
+{
+    fz_fixed_keys(slot->pol, slot->cred, slot->mode, slot->server, slot->token_id, &slot->keys);
+    if (!slot->renewed)
+        uas_secpol_keys_drop_prev(slot->keys);
+    if (slot->peer_cert &&
+        uas_secpol_keys_set_peer(slot->keys, slot->peer_cert, slot->peer_cert_len) != UAS_GOOD)
+        die("peer certificate");
+}
+
+void fz_channel_lend_fixed(uas_channel *ch, fz_keyslot *slot, const uas_secpol *pol,
+                           uas_secpol_cred *cred, int32_t mode, uint32_t token_id, bool renewed,
+                           const uint8_t *peer_cert, size_t peer_cert_len, int64_t now_ms)
+{
+    if (!slot->keys) {
+        *slot = (fz_keyslot){.pol = pol,
+                             .cred = cred,
+                             .mode = mode,
+                             .server = ch->cfg.role == UAS_CHANNEL_SERVER,
+                             .token_id = token_id,
+                             .renewed = renewed,
+                             .peer_cert = peer_cert,
+                             .peer_cert_len = peer_cert_len};
+        slot_make(slot);
+    }
+    if (ch->keys)
+        uas_secpol_keys_free(ch->keys);
+    ch->keys = slot->keys;
+    set_open(ch, pol, mode, token_id, renewed, now_ms);
+}
+
+void fz_channel_return_keys(uas_channel *ch, fz_keyslot *slot)
+{
+    uas_secpol_keys *k = slot->keys;
+    /* The channel replaces its keys only when an offloaded first OPN
+     * succeeds; the targets run OPNs inline. */
+    if (ch->keys != k)
+        die("the channel replaced lent keys");
+    ch->keys = NULL;
+    bool same = k->gen[0].valid && k->gen[0].token_id == slot->token_id &&
+                k->gen[1].valid == slot->renewed &&
+                (!slot->renewed || k->gen[1].token_id == slot->token_id - 1) &&
+                (k->peer_spki != NULL) == (slot->peer_cert != NULL);
+    if (!same) {
+        /* Made again at once: allocations and frees stay balanced within
+         * the input, or libFuzzer would run it again to look for a leak. */
+        uas_secpol_keys_free(k);
+        slot_make(slot);
+    }
+}
+
+/* ---- the harness of the server-side channel targets ---- */
+
+static void quiet(void *ud, uas_log_level level, const char *module, const char *msg)
+{
+    (void)ud, (void)level;
+    if (getenv("FZ_VERBOSE"))
+        fprintf(stderr, "%s: %s\n", module, msg);
+}
+
+void fz_quiet_logs(void)
+{
+    uas_log_set_sink(quiet, NULL);
+}
+
+static uint32_t get_u32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uas_status on_send(void *ud, uas_buf *chunk)
+{
+    fz_run *run = ud;
+    if (chunk->len < 8 || chunk->len > FZ_BUF || get_u32(chunk->data + 4) != chunk->len)
+        die("a malformed chunk was sent");
+    if (memcmp(chunk->data, "OPNF", 4) == 0)
+        run->opn_answers++;
+    uas_buf_put(run->pool, chunk);
+    return UAS_GOOD;
+}
+
+static void on_message(void *ud, uint32_t request_id, const uint8_t *body, size_t len)
+{
+    fz_run *run = ud;
+    (void)request_id;
+    run->delivered++;
+    if (len > FZ_MAX_MSG || (len && !body))
+        die("a message over the limits was handed up");
+}
+
+static void on_state(void *ud, uas_channel_state state, uas_status reason)
+{
+    (void)reason;
+    if (state == UAS_CHANNEL_OPEN)
+        ((fz_run *)ud)->opened++;
+}
+
+void fz_server_config(uas_channel_config *cfg, uas_channel_callbacks *cb)
+{
+    uas_channel_config_default(cfg, UAS_CHANNEL_SERVER);
+    cfg->channel_id = FZ_CHANNEL_ID;
+    cfg->recv_buffer_size = cfg->send_buffer_size = FZ_BUF;
+    cfg->max_message_size = FZ_MAX_MSG;
+    cfg->max_chunk_count = FZ_MAX_CHUNKS;
+    memset(cb, 0, sizeof(*cb));
+    cb->send = on_send;
+    cb->on_message = on_message;
+    cb->on_state = on_state;
+}
+
+uas_status fz_validate(void *ud, const uint8_t *der, size_t len)
+{
+    (void)der, (void)len;
+    return ((fz_run *)ud)->refuse ? UAS_BAD_CERTIFICATE_UNTRUSTED : UAS_GOOD;
+}
+
+bool fz_feed(uas_channel *ch, const uint8_t *p, size_t n, bool pieces, int64_t now)
+{
+    uint8_t *copy = malloc(n ? n : 1);
+    if (!copy)
+        die("out of memory");
+    memcpy(copy, p, n);
+    size_t step = pieces ? n / 3 + 1 : n;
+    uas_status st = UAS_GOOD;
+    for (size_t off = 0; off < n && st == UAS_GOOD; off += step) {
+        size_t k = n - off < step ? n - off : step;
+        st = uas_channel_recv(ch, copy + off, k, now);
+        if (st != UAS_GOOD && uas_channel_get_state(ch) != UAS_CHANNEL_CLOSED)
+            die("a fatal status left the channel open");
+    }
+    free(copy);
+    return uas_channel_get_state(ch) != UAS_CHANNEL_CLOSED;
+}
+
+bool fz_next_frame(const uint8_t **data, size_t *size, const uint8_t **f, size_t *len)
+{
+    if (*size < 2)
+        return false;
+    size_t n = (size_t)(*data)[0] | (size_t)(*data)[1] << 8;
+    *data += 2;
+    *size -= 2;
+    if (n > *size)
+        n = *size;
+    *f = *data;
+    *len = n;
+    *data += n;
+    *size -= n;
+    return true;
+}
+
+void fz_channel_end(uas_channel *ch, fz_run *run)
+{
+    uas_channel_close(ch, UAS_GOOD);
+    uas_channel_delete(ch);
+    uas_bufpool_stats s;
+    uas_bufpool_get_stats(run->pool, &s);
+    if (s.live != 0)
+        die("a chunk buffer leaked");
 }
 
 static void put_u32(uint8_t *p, uint32_t v)
@@ -212,6 +398,36 @@ static size_t put_bytes(uint8_t *p, const void *data, size_t len)
     return 4 + (data ? len : 0);
 }
 
+static size_t opn_header(uint8_t *out, uint32_t wire, uint32_t channel_id, const char *uri,
+                         const uint8_t *cert, size_t cert_len, const uint8_t *thumb)
+{
+    memcpy(out, "OPNF", 4);
+    put_u32(out + 4, wire);
+    put_u32(out + 8, channel_id);
+    size_t at = 12;
+    at += put_bytes(out + at, uri, uri ? strlen(uri) : 0);
+    at += put_bytes(out + at, cert, cert_len);
+    at += put_bytes(out + at, thumb, UAS_SHA1_LEN);
+    return at;
+}
+
+/* ECC (Part 6, 6.8): [headers | plain | signature], signed only. */
+static size_t seal_opn_ecc(const uas_secpol *pol, const fz_identity *client, uint32_t channel_id,
+                           const char *uri, const uint8_t *cert, size_t cert_len,
+                           const uint8_t *thumb, size_t h, const uint8_t *plain, size_t plain_len,
+                           uint8_t *out, size_t cap)
+{
+    size_t sig = pol->ecc->sig_len, wire = h + plain_len + sig;
+    if (wire > cap || wire > UINT32_MAX)
+        return 0;
+    opn_header(out, (uint32_t)wire, channel_id, uri, cert, cert_len, thumb);
+    memcpy(out + h, plain, plain_len);
+    if (uas__ecc_sign(pol->ecc, client->key, client->cred->ed_sk, out, h + plain_len, NULL, 0,
+                      out + h + plain_len) != UAS_GOOD)
+        die("ecc sign");
+    return wire;
+}
+
 size_t fz_seal_opn(const uas_secpol *pol, const fz_identity *client, const fz_identity *server,
                    uint32_t channel_id, const char *uri, const uint8_t *cert, size_t cert_len,
                    const uint8_t *thumb, const uint8_t *plain, size_t plain_len, bool auto_pad,
@@ -220,6 +436,9 @@ size_t fz_seal_opn(const uas_secpol *pol, const fz_identity *client, const fz_id
     const struct uas_secpol_algs *a = pol->algs;
     size_t h = 12 + 4 + (uri ? strlen(uri) : 0) + 4 + (cert ? cert_len : 0) + 4 +
                (thumb ? UAS_SHA1_LEN : 0);
+    if (pol->ecc)
+        return seal_opn_ecc(pol, client, channel_id, uri, cert, cert_len, thumb, h, plain,
+                            plain_len, out, cap);
     size_t sig = uas_crypto_rsa_size(client->key);
     size_t block = uas_crypto_rsa_size(server->key);
     size_t pblock = uas_crypto_rsa_plain_block(server->key, a->asym_enc);
@@ -237,13 +456,7 @@ size_t fz_seal_opn(const uas_secpol *pol, const fz_identity *client, const fz_id
     size_t wire = h + total_plain / pblock * block;
     if (wire > cap || h + total_plain > cap || wire > UINT32_MAX)
         return 0;
-    memcpy(out, "OPNF", 4);
-    put_u32(out + 4, (uint32_t)wire);
-    put_u32(out + 8, channel_id);
-    size_t at = 12;
-    at += put_bytes(out + at, uri, uri ? strlen(uri) : 0);
-    at += put_bytes(out + at, cert, cert_len);
-    at += put_bytes(out + at, thumb, UAS_SHA1_LEN);
+    opn_header(out, (uint32_t)wire, channel_id, uri, cert, cert_len, thumb);
     memcpy(out + h, plain, plain_len);
     size_t sig_at = h + total_plain - sig;
     if (auto_pad) {
@@ -278,6 +491,14 @@ bool fz_unseal_opn(const uas_secpol *pol, const fz_identity *client, const fz_id
         uint32_t n = (uint32_t)chunk[at] | (uint32_t)chunk[at + 1] << 8 |
                      (uint32_t)chunk[at + 2] << 16 | (uint32_t)chunk[at + 3] << 24;
         at += 4 + (n == UINT32_MAX ? 0 : n);
+    }
+    if (pol->ecc) { /* not encrypted: strip the signature */
+        size_t sig = pol->ecc->sig_len;
+        if (at > len || len - at < sig + UAS_SEQ_HEADER_LEN)
+            return false;
+        *plain = chunk + at;
+        *plain_len = len - at - sig;
+        return true;
     }
     size_t got = 0, sig = uas_crypto_rsa_size(client->key);
     if (at > len ||

@@ -5,7 +5,10 @@
  * written as plaintext frames, which fuzz_opn signs and encrypts again with
  * its own identities; HEL goes as it is.
  *
- *   make_opn_seeds OUTDIR */
+ *   make_opn_seeds OUTDIR        (fuzz_opn)
+ *   make_opn_seeds OUTDIR ecc    (fuzz_opn_ecc: the ECC policies; their
+ *                                OPNs are only signed, so "decrypting" is
+ *                                stripping the signature) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,12 +97,19 @@ static void opn_frame(FILE *f, const uas_secpol *pol, fz_identity *cl, fz_identi
     free(p);
 }
 
+/* curve: an ECC policy's identities (fz_identity_make_ecc), else RSA of
+ * bits. */
 static void record(const char *dir, const char *name, uint8_t flags, const uas_secpol *pol,
-                   unsigned bits, int32_t mode)
+                   unsigned bits, const char *curve, int32_t mode)
 {
     fz_identity sv, cl;
-    fz_identity_make(&sv, bits, "seed server");
-    fz_identity_make(&cl, bits, "seed client");
+    if (curve) {
+        fz_identity_make_ecc(&sv, curve, "seed server");
+        fz_identity_make_ecc(&cl, curve, "seed client");
+    } else {
+        fz_identity_make(&sv, bits, "seed server");
+        fz_identity_make(&cl, bits, "seed client");
+    }
     uas_bufpool *pool = uas_bufpool_new(1 << 20);
     side c = {0}, s = {0};
     c.pool = s.pool = pool;
@@ -156,10 +166,20 @@ static void record(const char *dir, const char *name, uint8_t flags, const uas_s
     printf("%s\n", path);
     snprintf(path, sizeof(path), "%s/%s_renew.bin", dir, name);
     f = fopen(path, "wb");
-    fputc(flags | 16, f);
-    fputc(0, f);
-    for (size_t i = issued; i < c.n; i++)
-        opn_frame(f, pol, &cl, &sv, &c, i, 2);
+    if (curve) {
+        /* No fixed keys for ECC (fuzz_opn_ecc): the whole conversation,
+         * Issue then Renew, as the client numbered it. */
+        fputc(flags, f);
+        fputc(0, f);
+        for (size_t i = 0; i < c.n; i++)
+            opn_frame(f, pol, &cl, &sv, &c, i, 0);
+    } else {
+        /* A fixed-key channel in the recorded mode (bit 6: Sign). */
+        fputc(flags | 16 | (mode == UAS_MESSAGE_SECURITY_MODE_SIGN ? 64 : 0), f);
+        fputc(0, f);
+        for (size_t i = issued; i < c.n; i++)
+            opn_frame(f, pol, &cl, &sv, &c, i, 2);
+    }
     fclose(f);
     printf("%s\n", path);
     for (size_t i = 0; i < c.n; i++)
@@ -177,15 +197,23 @@ static void record(const char *dir, const char *name, uint8_t flags, const uas_s
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: make_opn_seeds OUTDIR\n");
+    if (argc != 2 && !(argc == 3 && strcmp(argv[2], "ecc") == 0)) {
+        fprintf(stderr, "usage: make_opn_seeds OUTDIR [ecc]\n");
         return 2;
     }
     const int32_t se = UAS_MESSAGE_SECURITY_MODE_SIGN_AND_ENCRYPT;
-    record(argv[1], "basic256_1024", 0, &uas_secpol_basic256, 1024, se);
-    record(argv[1], "basic256sha256", 1 | 0 << 1, &uas_secpol_basic256sha256, 2048, se);
-    record(argv[1], "aes128", 1 | 1 << 1, &uas_secpol_aes128_sha256_rsaoaep, 2048,
-           UAS_MESSAGE_SECURITY_MODE_SIGN);
-    record(argv[1], "aes256pss", 1 | 2 << 1, &uas_secpol_aes256_sha256_rsapss, 2048, se);
+    const int32_t sign = UAS_MESSAGE_SECURITY_MODE_SIGN;
+    if (argc == 3) { /* tests/fuzz/seeds/fuzz_opn_ecc; flags: the policy */
+        record(argv[1], "p256_gcm", 0, &uas_secpol_ecc_nistp256_aesgcm, 0, "P-256", se);
+        record(argv[1], "p256_chacha", 1, &uas_secpol_ecc_nistp256_chachapoly, 0, "P-256", sign);
+        record(argv[1], "curve25519", 2, &uas_secpol_ecc_curve25519, 0, "ED25519", se);
+        record(argv[1], "bp256_gcm", 3, &uas_secpol_ecc_brainpoolp256r1_aesgcm, 0,
+               "brainpoolP256r1", sign);
+        return 0;
+    }
+    record(argv[1], "basic256_1024", 0, &uas_secpol_basic256, 1024, NULL, se);
+    record(argv[1], "basic256sha256", 1 | 0 << 1, &uas_secpol_basic256sha256, 2048, NULL, se);
+    record(argv[1], "aes128", 1 | 1 << 1, &uas_secpol_aes128_sha256_rsaoaep, 2048, NULL, sign);
+    record(argv[1], "aes256pss", 1 | 2 << 1, &uas_secpol_aes256_sha256_rsapss, 2048, NULL, se);
     return 0;
 }
