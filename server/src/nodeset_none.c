@@ -51,3 +51,19 @@ uas_status as_rt_check(uas_aspace *as, const uas_nodeid *data_type, const uas_ex
     (void)x;
     return UAS_GOOD;
 }
+
+/* No NodeManagement, hence nothing to store: a configured store is refused
+ * at start rather than silently never written. */
+uas_status uas_nodeset_store_open(uas_server *s)
+{
+    if (!s->cfg.nodeset_store || !*s->cfg.nodeset_store)
+        return UAS_GOOD;
+    uas_log(UAS_LOG_ERROR, "nodeset",
+            "nodeset_store is not kept by the minimal profile (no NodeManagement)");
+    return UAS_BAD_NOT_SUPPORTED;
+}
+
+void uas_nodeset_store_close(uas_server *s)
+{
+    (void)s;
+}

@@ -2,7 +2,9 @@
  * no NodeManagement services (a device's model is built by its program),
  * no NodeSet2 files (no XML parser). Built only in that profile
  * (tests/CMakeLists.txt). */
+#define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
+#include <unistd.h>
 
 #include "dispatch.h"
 #include "helper_aspace.h"
@@ -42,4 +44,21 @@ Test(minimal_profile, nodeset_files_refused)
     uas_server *s = uas_server_new(&cfg, &st);
     cr_assert_not_null(s);
     uas_server_delete(s);
+}
+
+/* No NodeManagement, so no store of its changes: configuring one is an
+ * error at start, not a file that is silently never written. */
+Test(minimal_profile, nodeset_store_refused)
+{
+    uas_server_config cfg;
+    uas_server_config_default(&cfg);
+    cfg.bind_address = "127.0.0.1";
+    cfg.port = 0;
+    cfg.nodeset_store = "/tmp/uas-minimal-store.xml";
+    uas_status st = UAS_GOOD;
+    uas_server *s = uas_server_new(&cfg, &st);
+    cr_assert_not_null(s);
+    cr_expect_eq(uas_server_listen(s), UAS_BAD_NOT_SUPPORTED);
+    uas_server_delete(s);
+    cr_expect_eq(access("/tmp/uas-minimal-store.xml", F_OK), -1);
 }
