@@ -252,6 +252,9 @@ void uas_sub_engine_delete(uas_sub_engine *e)
     }
     session_clear(&e->orphans, false, 0);
     session_free_subs(&e->orphans);
+    _Atomic uint32_t *vw = atomic_load(&e->vwatch);
+    if (vw)
+        uas_free(vw, SUB_VWATCH_SLOTS * sizeof(*vw));
     e->cfg.pool_max = 0; /* sub_msg_put now frees */
     while (e->free_msgs) {
         sub_msg *m = e->free_msgs;
@@ -315,11 +318,6 @@ int64_t uas_sub_engine_tick(uas_sub_engine *e, int64_t now)
 int64_t uas_sub_engine_next_deadline(const uas_sub_engine *e)
 {
     return sub_wheel_next(&e->wheel);
-}
-
-uint32_t uas_sub_engine_watched_hint(const uas_sub_engine *e)
-{
-    return atomic_load(&((uas_sub_engine *)e)->nwatches_hint);
 }
 
 void uas_sub_engine_get_stats(const uas_sub_engine *e, uas_sub_stats *out)
@@ -675,6 +673,30 @@ static uint32_t nodeid_hash(const uas_nodeid *id)
     }
 }
 
+uint32_t uas_sub_nodeid_hash(const uas_nodeid *id)
+{
+    return nodeid_hash(id);
+}
+
+bool uas_sub_engine_may_watch(const uas_sub_engine *e, uint32_t hash)
+{
+    _Atomic uint32_t *vw = atomic_load(&((uas_sub_engine *)e)->vwatch);
+    return vw && atomic_load(&vw[hash & (SUB_VWATCH_SLOTS - 1)]) != 0;
+}
+
+/* Made before the first data item's watch, so that an engine never
+ * watches a value that writers cannot see it watch. */
+static bool vwatch_ready(uas_sub_engine *e)
+{
+    if (atomic_load_explicit(&e->vwatch, memory_order_relaxed))
+        return true;
+    _Atomic uint32_t *vw = uas_calloc(SUB_VWATCH_SLOTS, sizeof(*vw));
+    if (!vw)
+        return false;
+    atomic_store(&e->vwatch, vw);
+    return true;
+}
+
 static uas_sub_watch *watch_find(uas_sub_engine *e, const uas_nodeid *node, uint32_t h)
 {
     uint32_t it = 0;
@@ -693,13 +715,23 @@ static void watch_update(uas_sub_engine *e, uas_sub_watch *w)
         (w->ndata ? UAS_SUB_WATCH_VALUE : 0u) | (w->nevents ? UAS_SUB_WATCH_EVENTS : 0u);
     if (mask != w->mask && e->cfg.cb.watch)
         e->cfg.cb.watch(e->cfg.ud, &w->node, w, mask);
+    if ((mask ^ w->mask) & UAS_SUB_WATCH_VALUE) {
+        /* Sequentially consistent, as the writer's publication of a value
+         * and its look here: either the item's first sample (after this)
+         * sees the value, or the writer sees the watch. */
+        _Atomic uint32_t *slot = &atomic_load(&e->vwatch)[w->hash & (SUB_VWATCH_SLOTS - 1)];
+        if (mask & UAS_SUB_WATCH_VALUE)
+            atomic_fetch_add(slot, 1);
+        else
+            atomic_fetch_sub(slot, 1);
+        atomic_thread_fence(memory_order_seq_cst);
+    }
     w->mask = mask;
     if (mask == 0) {
         sub_map_remove(&e->watches, w->hash, w);
         uas_clear(&w->node, &uas_types[UAS_TYPES_NODE_ID]);
         uas_free(w, sizeof(*w));
         e->nwatches--;
-        atomic_store(&e->nwatches_hint, e->nwatches);
     }
 }
 
@@ -721,7 +753,6 @@ uas_sub_watch *sub_watch_get(uas_sub_engine *e, const uas_nodeid *node)
         return NULL;
     }
     e->nwatches++;
-    atomic_store(&e->nwatches_hint, e->nwatches);
     return w;
 }
 
@@ -734,6 +765,8 @@ void sub_watch_forget_unused(uas_sub_engine *e, const uas_nodeid *node)
 
 uas_status sub_watch_attach(uas_sub_engine *e, sub_item *it)
 {
+    if (it->kind != SUB_ITEM_EVENT && !vwatch_ready(e))
+        return UAS_BAD_OUT_OF_MEMORY;
     uas_sub_watch *w = sub_watch_get(e, &it->node);
     if (!w)
         return UAS_BAD_OUT_OF_MEMORY;

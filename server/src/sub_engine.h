@@ -262,10 +262,13 @@ void uas_sub_engine_post_event_watch(uas_sub_engine *e, uas_sub_watch *w, const 
 /* Forget every parked Publish request of this target (connection closed). */
 void uas_sub_engine_drop_target(uas_sub_engine *e, uas_sub_publish_target *target);
 void uas_sub_engine_get_stats(const uas_sub_engine *e, uas_sub_stats *out);
-/* How many nodes the engine watches, without its lock (sequentially
- * consistent: a watch added before an item's first sample is seen by a
- * writer that published its value after that sample missed it). */
-uint32_t uas_sub_engine_watched_hint(const uas_sub_engine *e);
+/* The hash the engine files a node under (uas_sub_engine_may_watch). */
+uint32_t uas_sub_nodeid_hash(const uas_nodeid *id);
+/* Whether the engine may watch the value of the node of this hash, without
+ * its lock: false means it does not (sequentially consistent: a watch
+ * added before an item's first sample is seen by a write published after
+ * that sample). Collisions answer true. */
+bool uas_sub_engine_may_watch(const uas_sub_engine *e, uint32_t hash);
 /* The limits the engine enforces (its configuration, fixed at creation). */
 const uas_sub_limits *uas_sub_engine_limits(const uas_sub_engine *e);
 

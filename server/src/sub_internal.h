@@ -216,6 +216,8 @@ struct uas_sub_session {
     sub_list dirty_link; /* needs a dispatch at the end of the tick */
 };
 
+enum { SUB_VWATCH_SLOTS = 4096 }; /* a power of two */
+
 struct uas_sub_engine {
     uas_sub_config cfg;
     sub_wheel wheel;
@@ -229,9 +231,12 @@ struct uas_sub_engine {
     uas_sub_shared *shared; /* cfg.shared or own_shared */
     uas_sub_shared own_shared;
     uint32_t nwatches;
-    /* nwatches again, readable without the engine lock: writers on other
-     * threads skip engines that watch nothing (svc_subscription.c). */
-    _Atomic uint32_t nwatches_hint;
+    /* Which node values the engine watches, readable without the engine
+     * lock by writers on every thread (svc_subscription.c): a count per
+     * hash slot of the watches with data items, SUB_VWATCH_SLOTS of them,
+     * made on the first such watch. A slot at 0 means no watched node has
+     * that hash; a collision only costs a copy the engine then ignores. */
+    _Atomic(_Atomic uint32_t *) vwatch;
     sub_msg *free_msgs;
     uint32_t nfree_msgs;
     sub_evrec *free_evrecs;

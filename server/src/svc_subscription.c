@@ -20,6 +20,8 @@
 #include <ev.h>
 #include <string.h>
 
+#include <ua/codec.h>
+#include <ua/membudget.h>
 #include <ua/nodeids.h>
 
 #include "lockdef.h"
@@ -51,6 +53,7 @@ typedef struct inbox_msg {
 typedef struct sample_msg {
     struct sample_msg *next;
     int64_t now;
+    size_t charged;   /* to the memory budget */
     uas_nodeid id;    /* heap copy */
     uas_datavalue dv; /* heap copy */
 } sample_msg;
@@ -233,6 +236,7 @@ static void cb_send_publish(void *ud, uas_sub_publish_target *target, uint32_t r
 
 static void sample_free(sample_msg *m)
 {
+    uas_budget_release(m->charged);
     uas_clear(&m->id, UAS_TYPE(NODE_ID));
     uas_clear(&m->dv, UAS_TYPE(DATA_VALUE));
     uas_free(m, sizeof(*m));
@@ -339,27 +343,56 @@ static uas_status cb_eu_range(void *ud, const uas_nodeid *node, uas_range *out)
     return uas_aspace_eu_range(s->as, node, out);
 }
 
-/* A value was written: hand it to every engine that monitors anything. */
-/* Queues a copy of (id, dv) for every engine that watches any node, and
- * wakes the loops of the others; the calling loop's own engine gets its
+/* A value was written: queues a copy of (id, dv) for every engine that may
+ * watch the node (uas_sub_engine_may_watch), and wakes the loops of the
+ * others; the calling loop's own engine gets its
  * copy when the writer flushes (on_value with id NULL). No engine lock is
  * taken, so a Write never waits for another loop's engine (issue 16). */
 static void post_value(uas_server *s, const uas_nodeid *id, const uas_datavalue *dv)
 {
-    int64_t now = uas_monotonic_ms();
+    int64_t now = 0;
+    uint32_t h = uas_sub_nodeid_hash(id);
     for (unsigned i = 0; i < s->nloops; i++) {
         uas_sloop_subs *ss = s->loops[i].subs;
-        if (!ss || !ss->engine || uas_sub_engine_watched_hint(ss->engine) == 0)
+        if (!ss || !ss->engine || !uas_sub_engine_may_watch(ss->engine, h))
             continue;
+        if (!now)
+            now = uas_monotonic_ms();
+        /* Queued values draw on the memory budget, so a loop that does
+         * not drain its queue (stalled) cannot take the process's memory:
+         * past the budget the value is replaced by its status,
+         * BadOutOfMemory, as a full subscription queue does (sub_item.c). */
+        size_t need = sizeof(sample_msg) + uas_encoded_size(dv, UAS_TYPE(DATA_VALUE));
+        bool fits = uas_budget_try_reserve(need);
+        uas_datavalue lost;
+        if (!fits) {
+            memset(&lost, 0, sizeof(lost));
+            lost.status = UAS_BAD_OUT_OF_MEMORY;
+            lost.has_status = true;
+            lost.source_timestamp = dv->source_timestamp;
+            lost.has_source_timestamp = dv->has_source_timestamp;
+            lost.server_timestamp = dv->server_timestamp;
+            lost.has_server_timestamp = dv->has_server_timestamp;
+            need = sizeof(sample_msg);
+            uas_budget_charge(need);
+        }
         sample_msg *m = uas_calloc(1, sizeof(*m));
+        if (m)
+            m->charged = need;
+        else
+            uas_budget_release(need);
         if (!m || uas_copy(id, &m->id, UAS_TYPE(NODE_ID)) != UAS_GOOD ||
-            uas_copy(dv, &m->dv, UAS_TYPE(DATA_VALUE)) != UAS_GOOD) {
+            uas_copy(fits ? dv : &lost, &m->dv, UAS_TYPE(DATA_VALUE)) != UAS_GOOD) {
             if (m)
                 sample_free(m);
             if (atomic_fetch_add(&ss->samples_lost, 1) == 0)
                 uas_log(UAS_LOG_WARN, "subscription",
                         "out of memory: a data change was not delivered to loop %u", i);
             continue;
+        }
+        if (!fits) {
+            atomic_fetch_add(&ss->samples_lost, 1);
+            atomic_fetch_add_explicit(&ss->diag->shared.budget_refused, 1, memory_order_relaxed);
         }
         m->now = now;
         sample_msg *head = atomic_load_explicit(&ss->samples, memory_order_relaxed);

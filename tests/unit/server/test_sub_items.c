@@ -572,6 +572,36 @@ Test(items, delete_items_and_node_watches)
     cr_expect_eq(st.watched_nodes, 0);
 }
 
+/* Writers on other loops ask uas_sub_engine_may_watch before they copy a
+ * value for this engine: yes for a node with a data item, no once its
+ * last item is gone, and no for a node that is not watched. */
+Test(items, writers_see_which_values_are_watched)
+{
+    uas_nodeid n1 = {.ns = 1, .id.numeric = 1}, n2 = {.ns = 1, .id.numeric = 2};
+    uint32_t h1 = uas_sub_nodeid_hash(&n1), h2 = uas_sub_nodeid_hash(&n2);
+    cr_assert_neq(h1 & 4095, h2 & 4095, "the test needs two nodes in different slots");
+    cr_expect_not(uas_sub_engine_may_watch(H.e, h1), "nothing is watched yet");
+    uas_sub_session *s = h_session();
+    uint32_t id = h_sub(s, 1000, 5);
+    uint32_t a = h_item(s, id, 1, 1, h_opts(0, 1));
+    uint32_t b = h_item(s, id, 1, 2, h_opts(100, 1));
+    cr_expect(uas_sub_engine_may_watch(H.e, h1));
+    cr_expect_not(uas_sub_engine_may_watch(H.e, h2), "an unwatched node is posted to nobody");
+    uint32_t ids[] = {a};
+    uas_delete_monitored_items_request req;
+    memset(&req, 0, sizeof(req));
+    req.subscription_id = id;
+    req.monitored_item_ids = ids;
+    req.monitored_item_ids_count = 1;
+    uas_delete_monitored_items_response resp;
+    memset(&resp, 0, sizeof(resp));
+    cr_assert_eq(uas_sub_delete_monitored_items(s, &req, &resp, &H.a, 0), UAS_GOOD);
+    cr_expect(uas_sub_engine_may_watch(H.e, h1), "one item is still on the node");
+    ids[0] = b;
+    cr_assert_eq(uas_sub_delete_monitored_items(s, &req, &resp, &H.a, 0), UAS_GOOD);
+    cr_expect_not(uas_sub_engine_may_watch(H.e, h1), "the last item is gone");
+}
+
 Test(items, value_changed_by_node_id)
 {
     uas_sub_session *s = h_session();
