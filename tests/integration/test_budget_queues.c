@@ -17,137 +17,9 @@
 #include <ua/nodeids.h>
 
 #include "helper_memory.h"
+#include "helper_sub.h"
 #include "server_internal.h"
 #include "sub_diag.h"
-
-enum { ATTR_EVENT_NOTIFIER = 12, ATTR_VALUE = 13 };
-
-typedef struct arena_mem {
-    uint8_t mem[8192];
-    uas_arena a;
-} arena_mem;
-
-static uas_arena *arena(arena_mem *m)
-{
-    uas_arena_init(&m->a, m->mem, sizeof(m->mem), 32u << 20);
-    return &m->a;
-}
-
-/* A Server/uastack variable, read over the wire (UInt32 or UInt64). */
-static uint64_t diag(uas_client *c, const char *name)
-{
-    char id[96];
-    snprintf(id, sizeof(id), "uastack.%s", name);
-    uas_nodeid n = uas_nodeid_string(1, id);
-    uas_datavalue dv;
-    arena_mem m;
-    uas_status st = env_read(c, &n, ATTR_VALUE, &dv, arena(&m));
-    cr_assert_eq(st, UAS_GOOD, "Read %s: %s", id, uas_status_name(st));
-    cr_assert(dv.has_value, "%s: no value (%s)", id, uas_status_name(dv.status));
-    uint64_t v = 0; /* cr_assert_fail of the armhf stand-in returns */
-    if (dv.value.type == UAS_TYPE(UINT64))
-        v = *(uint64_t *)dv.value.data;
-    else if (dv.value.type == UAS_TYPE(UINT32))
-        v = *(uint32_t *)dv.value.data;
-    else
-        cr_assert_fail("%s: neither UInt32 nor UInt64", id);
-    uas_arena_free(&m.a);
-    return v;
-}
-
-static uas_status create_sub(uas_client *c, uint32_t *id)
-{
-    uas_create_subscription_request req;
-    memset(&req, 0, sizeof(req));
-    req.requested_publishing_interval = 100;
-    req.requested_lifetime_count = 6000; /* 10 minutes: it outlives the test */
-    req.requested_max_keep_alive_count = 10;
-    req.publishing_enabled = true;
-    uas_create_subscription_response resp;
-    arena_mem m;
-    uas_status st =
-        uas_client_call_sync(c, &req, UAS_TYPE(CREATE_SUBSCRIPTION_REQUEST), &resp,
-                             UAS_TYPE(CREATE_SUBSCRIPTION_RESPONSE), arena(&m), ENV_WAIT_MS);
-    uas_arena_free(&m.a);
-    *id = st == UAS_GOOD ? resp.subscription_id : 0;
-    return st;
-}
-
-static uas_status delete_sub(uas_client *c, uint32_t id)
-{
-    uas_delete_subscriptions_request req;
-    memset(&req, 0, sizeof(req));
-    req.subscription_ids = &id;
-    req.subscription_ids_count = 1;
-    uas_delete_subscriptions_response resp;
-    arena_mem m;
-    uas_status st =
-        uas_client_call_sync(c, &req, UAS_TYPE(DELETE_SUBSCRIPTIONS_REQUEST), &resp,
-                             UAS_TYPE(DELETE_SUBSCRIPTIONS_RESPONSE), arena(&m), ENV_WAIT_MS);
-    if (st == UAS_GOOD && resp.results_count == 1)
-        st = resp.results[0];
-    uas_arena_free(&m.a);
-    return st;
-}
-
-/* n items with queue q: event items on the Server object (selecting
- * Message), or data items on contract nodes. Statuses and revised queue
- * sizes into st / rq (may be NULL). */
-static uas_status create_items(uas_client *c, uint32_t sub, bool events, uint32_t n, uint32_t q,
-                               uas_status *st, uint32_t *rq)
-{
-    uas_monitored_item_create_request it[100];
-    cr_assert_leq(n, 100);
-    memset(it, 0, sizeof(it));
-    uas_qualifiedname path = {0, uas_string_from("Message")};
-    uas_simple_attribute_operand sel;
-    memset(&sel, 0, sizeof(sel));
-    sel.type_definition_id = uas_nodeid_numeric(0, UAS_NS0ID_BASEEVENTTYPE);
-    sel.browse_path = &path;
-    sel.browse_path_count = 1;
-    sel.attribute_id = ATTR_VALUE;
-    uas_event_filter ef;
-    memset(&ef, 0, sizeof(ef));
-    ef.select_clauses = &sel;
-    ef.select_clauses_count = 1;
-    for (uint32_t i = 0; i < n; i++) {
-        it[i].item_to_monitor.node_id = events ? uas_nodeid_numeric(0, UAS_NS0ID_SERVER)
-                                               : uas_nodeid_numeric(1, 1001 + i % 100);
-        it[i].item_to_monitor.attribute_id = events ? ATTR_EVENT_NOTIFIER : ATTR_VALUE;
-        it[i].monitoring_mode = UAS_MONITORING_MODE_REPORTING;
-        it[i].requested_parameters.client_handle = i;
-        it[i].requested_parameters.sampling_interval = 100;
-        it[i].requested_parameters.queue_size = q;
-        it[i].requested_parameters.discard_oldest = true;
-        if (events) {
-            it[i].requested_parameters.filter.encoding = UAS_EXTOBJ_DECODED;
-            it[i].requested_parameters.filter.content.decoded.type = UAS_TYPE(EVENT_FILTER);
-            it[i].requested_parameters.filter.content.decoded.data = &ef;
-        }
-    }
-    uas_create_monitored_items_request req;
-    memset(&req, 0, sizeof(req));
-    req.subscription_id = sub;
-    req.timestamps_to_return = UAS_TIMESTAMPS_TO_RETURN_BOTH;
-    req.items_to_create = it;
-    req.items_to_create_count = n;
-    uas_create_monitored_items_response resp;
-    arena_mem m;
-    uas_status s =
-        uas_client_call_sync(c, &req, UAS_TYPE(CREATE_MONITORED_ITEMS_REQUEST), &resp,
-                             UAS_TYPE(CREATE_MONITORED_ITEMS_RESPONSE), arena(&m), ENV_WAIT_MS);
-    if (s == UAS_GOOD) {
-        cr_assert_eq(resp.results_count, n);
-        for (uint32_t i = 0; i < n; i++) {
-            if (st)
-                st[i] = resp.results[i].status_code;
-            if (rq)
-                rq[i] = resp.results[i].revised_queue_size;
-        }
-    }
-    uas_arena_free(&m.a);
-    return s;
-}
 
 static uas_client *client_from(env *e, uas_loop *loop, const char *source)
 {
@@ -198,7 +70,7 @@ Test(budget_queues, an_event_flood_past_the_budget_is_cut_and_others_are_served,
     env_options o = {.threads = 2, .configure = small_budget};
     env_start(&e, &o);
     uas_client *good = client_from(&e, NULL, "127.0.0.2");
-    cr_assert_eq(diag(good, "MemoryBudget.Limit"), SMALL_BUDGET);
+    cr_assert_eq(env_diag(good, "MemoryBudget.Limit"), SMALL_BUDGET);
     size_t rss0 = uas_process_rss();
 
     /* A client that subscribes to every event with 8 queues of 10,000 and
@@ -208,10 +80,12 @@ Test(budget_queues, an_event_flood_past_the_budget_is_cut_and_others_are_served,
     cr_assert(hl);
     uas_client *hostile = client_from(&e, hl, "127.0.0.3");
     uint32_t sub;
-    cr_assert_eq(create_sub(hostile, &sub), UAS_GOOD);
+    cr_assert_eq(env_create_sub(hostile, 100, 6000, &sub), UAS_GOOD);
     uas_status st[FLOOD_ITEMS];
     uint32_t rq[FLOOD_ITEMS];
-    cr_assert_eq(create_items(hostile, sub, true, FLOOD_ITEMS, FLOOD_QUEUE, st, rq), UAS_GOOD);
+    cr_assert_eq(
+        env_create_items(hostile, sub, &(env_items){true, FLOOD_ITEMS, FLOOD_QUEUE, NULL}, st, rq),
+        UAS_GOOD);
     for (int i = 0; i < FLOOD_ITEMS; i++) {
         cr_assert_eq(st[i], UAS_GOOD, "item %d: %s", i, uas_status_name(st[i]));
         cr_assert_eq(rq[i], FLOOD_QUEUE);
@@ -236,30 +110,31 @@ Test(budget_queues, an_event_flood_past_the_budget_is_cut_and_others_are_served,
     cr_expect_lt(rss1 - rss0, 40u << 20, "RSS grew from %zu to %zu MiB", rss0 >> 20, rss1 >> 20);
 
     /* The queues stopped at the budget, and the server says so. */
-    uint64_t queue_bytes = diag(good, "MemoryBudget.SubscriptionQueueBytes");
-    uint64_t refusals = diag(good, "MemoryBudget.SubscriptionQueueRefusals");
-    uint64_t peak = diag(good, "MemoryBudget.Peak");
+    uint64_t queue_bytes = env_diag(good, "MemoryBudget.SubscriptionQueueBytes");
+    uint64_t refusals = env_diag(good, "MemoryBudget.SubscriptionQueueRefusals");
+    uint64_t peak = env_diag(good, "MemoryBudget.Peak");
     cr_expect_gt(queue_bytes, SMALL_BUDGET / 2, "the queues took what there was: %llu",
                  (unsigned long long)queue_bytes);
     cr_expect_leq(queue_bytes, SMALL_BUDGET);
     cr_expect_gt(refusals, 0, "the budget refused events");
     cr_expect_leq(peak, SMALL_BUDGET + (1u << 20), "peak %llu", (unsigned long long)peak);
-    cr_expect_eq(diag(good, "Subscriptions.MonitoredItems"), FLOOD_ITEMS);
+    cr_expect_eq(env_diag(good, "Subscriptions.MonitoredItems"), FLOOD_ITEMS);
     /* A second client is served: reads, and a session of its own. */
     mem_expect_reads(good);
     env_check_alive(&e);
 
     /* The client reads again and deletes its subscription: every byte of
      * its queues goes back (a few batches of credit may stay per loop). */
-    cr_assert_eq(delete_sub(hostile, sub), UAS_GOOD);
+    cr_assert_eq(env_delete_sub(hostile, sub), UAS_GOOD);
     size_t credit = 2 * e.threads * (128u << 10);
     cr_expect(mem_wait_for(&e, queue_bytes_at_most, &credit, ENV_WAIT_MS),
               "the queues kept their bytes");
-    cr_expect_leq(diag(good, "MemoryBudget.SubscriptionQueueBytes"), credit);
-    cr_expect_eq(diag(good, "Subscriptions.MonitoredItems"), 0);
+    cr_expect_leq(env_diag(good, "MemoryBudget.SubscriptionQueueBytes"), credit);
+    cr_expect_eq(env_diag(good, "Subscriptions.MonitoredItems"), 0);
     /* Queues still full when the server stops are released with it. */
-    cr_assert_eq(create_sub(hostile, &sub), UAS_GOOD);
-    cr_assert_eq(create_items(hostile, sub, true, 2, FLOOD_QUEUE, st, NULL), UAS_GOOD);
+    cr_assert_eq(env_create_sub(hostile, 100, 6000, &sub), UAS_GOOD);
+    cr_assert_eq(env_create_items(hostile, sub, &(env_items){true, 2, FLOOD_QUEUE, NULL}, st, NULL),
+                 UAS_GOOD);
     for (int i = 0; i < 1000; i++)
         cr_assert_eq(uas_server_report_event(e.server, &ev), UAS_GOOD);
     env_client_close(good);
@@ -288,64 +163,66 @@ Test(budget_queues, limit_usage_is_live_in_the_address_space, .timeout = 60)
     env_options o = {.threads = 2, .configure = diag_config};
     env_start(&e, &o);
     uas_client *c = client_from(&e, NULL, "127.0.0.2");
-    cr_expect_eq(diag(c, "MemoryBudget.Limit"), 64u << 20);
-    cr_expect_geq(diag(c, "Connections.Current"), 1);
-    cr_expect_eq(diag(c, "Subscriptions.MonitoredItems"), 0);
-    cr_expect_eq(diag(c, "Subscriptions.QueuedNotifications"), 0);
-    cr_expect_eq(diag(c, "Subscriptions.OrphanedSubscriptions"), 0);
-    cr_expect_eq(diag(c, "Connections.RefusedPerAddress"), 0);
-    uint64_t queue_bytes0 = diag(c, "MemoryBudget.SubscriptionQueueBytes");
+    cr_expect_eq(env_diag(c, "MemoryBudget.Limit"), 64u << 20);
+    cr_expect_geq(env_diag(c, "Connections.Current"), 1);
+    cr_expect_eq(env_diag(c, "Subscriptions.MonitoredItems"), 0);
+    cr_expect_eq(env_diag(c, "Subscriptions.QueuedNotifications"), 0);
+    cr_expect_eq(env_diag(c, "Subscriptions.OrphanedSubscriptions"), 0);
+    cr_expect_eq(env_diag(c, "Connections.RefusedPerAddress"), 0);
+    uint64_t queue_bytes0 = env_diag(c, "MemoryBudget.SubscriptionQueueBytes");
 
     /* Monitored items and their queues show as they come and go. */
     uint32_t sub;
-    cr_assert_eq(create_sub(c, &sub), UAS_GOOD);
+    cr_assert_eq(env_create_sub(c, 100, 6000, &sub), UAS_GOOD);
     uas_status st[50];
     uint32_t rq[50];
-    cr_assert_eq(create_items(c, sub, false, 50, 20, st, rq), UAS_GOOD);
+    cr_assert_eq(env_create_items(c, sub, &(env_items){false, 50, 20, NULL}, st, rq), UAS_GOOD);
     uint64_t slots = 0;
     for (int i = 0; i < 50; i++) {
         cr_assert_eq(st[i], UAS_GOOD);
         slots += rq[i];
     }
-    cr_expect_eq(diag(c, "Subscriptions.MonitoredItems"), 50);
-    cr_expect_eq(diag(c, "Subscriptions.QueuedNotifications"), slots);
-    cr_expect_gt(diag(c, "MemoryBudget.SubscriptionQueueBytes"), queue_bytes0);
-    cr_expect_gt(diag(c, "MemoryBudget.InUse"), 0);
-    cr_assert_eq(delete_sub(c, sub), UAS_GOOD);
-    cr_expect_eq(diag(c, "Subscriptions.MonitoredItems"), 0);
-    cr_expect_eq(diag(c, "Subscriptions.QueuedNotifications"), 0);
+    cr_expect_eq(env_diag(c, "Subscriptions.MonitoredItems"), 50);
+    cr_expect_eq(env_diag(c, "Subscriptions.QueuedNotifications"), slots);
+    cr_expect_gt(env_diag(c, "MemoryBudget.SubscriptionQueueBytes"), queue_bytes0);
+    cr_expect_gt(env_diag(c, "MemoryBudget.InUse"), 0);
+    cr_assert_eq(env_delete_sub(c, sub), UAS_GOOD);
+    cr_expect_eq(env_diag(c, "Subscriptions.MonitoredItems"), 0);
+    cr_expect_eq(env_diag(c, "Subscriptions.QueuedNotifications"), 0);
 
     /* Connections from one address past its cap are refused and counted. */
     int fds[PER_ADDRESS + 2];
     for (int i = 0; i < PER_ADDRESS; i++)
         fds[i] = raw_connect(&e);
     unsigned want = PER_ADDRESS + 1;
-    for (int i = 0; i < 100 && diag(c, "Connections.Current") < want; i++)
+    for (int i = 0; i < 100 && env_diag(c, "Connections.Current") < want; i++)
         mem_run_for(&e, 20);
-    cr_expect_eq(diag(c, "Connections.Current"), want);
+    cr_expect_eq(env_diag(c, "Connections.Current"), want);
     for (int i = PER_ADDRESS; i < PER_ADDRESS + 2; i++) {
         fds[i] = raw_connect(&e);
         raw_expect_err(fds[i], UAS_BAD_TCP_NOT_ENOUGH_RESOURCES);
     }
-    cr_expect_eq(diag(c, "Connections.RefusedPerAddress"), 2);
+    cr_expect_eq(env_diag(c, "Connections.RefusedPerAddress"), 2);
     for (int i = 0; i < PER_ADDRESS + 2; i++)
         close(fds[i]);
 
     /* An orphan appears when a session closes and keeps its subscription. */
     uas_client *d = client_from(&e, NULL, "127.0.0.4");
-    cr_assert_eq(create_sub(d, &sub), UAS_GOOD);
+    cr_assert_eq(env_create_sub(d, 100, 6000, &sub), UAS_GOOD);
     uas_close_session_request creq;
     memset(&creq, 0, sizeof(creq));
     creq.delete_subscriptions = false;
     uas_close_session_response cresp;
-    arena_mem m;
+    env_arena m;
     cr_assert_eq(uas_client_call_sync(d, &creq, UAS_TYPE(CLOSE_SESSION_REQUEST), &cresp,
-                                      UAS_TYPE(CLOSE_SESSION_RESPONSE), arena(&m), ENV_WAIT_MS),
+                                      UAS_TYPE(CLOSE_SESSION_RESPONSE), env_arena_init(&m),
+                                      ENV_WAIT_MS),
                  UAS_GOOD);
     uas_arena_free(&m.a);
     uas_client_delete(d);
     uint64_t orphans = 0;
-    for (int i = 0; i < 100 && (orphans = diag(c, "Subscriptions.OrphanedSubscriptions")) < 1; i++)
+    for (int i = 0; i < 100 && (orphans = env_diag(c, "Subscriptions.OrphanedSubscriptions")) < 1;
+         i++)
         mem_run_for(&e, 20);
     cr_expect_eq(orphans, 1);
     env_client_close(c);

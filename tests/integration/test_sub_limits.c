@@ -16,10 +16,8 @@
 #include <ua/nodeids.h>
 #include <ua/pki.h>
 
-#include "helper_env.h"
+#include "helper_sub.h"
 #include "sub_diag.h"
-
-enum { ATTR_EVENT_NOTIFIER = 12, ATTR_VALUE = 13 };
 
 static double rss_mib(void)
 {
@@ -51,113 +49,16 @@ static uas_subs_figures settle_orphans(env *e, uint32_t want)
     return figures(e);
 }
 
-typedef struct arena_mem {
-    uint8_t mem[8192];
-    uas_arena a;
-} arena_mem;
-
-static uas_arena *arena(arena_mem *m)
-{
-    uas_arena_init(&m->a, m->mem, sizeof(m->mem), 32u << 20);
-    return &m->a;
-}
-
-/* CreateSubscription: the status; *id the subscription. */
-static uas_status create_sub(uas_client *c, uint32_t lifetime, uint32_t *id)
-{
-    uas_create_subscription_request req;
-    memset(&req, 0, sizeof(req));
-    req.requested_publishing_interval = 100;
-    req.requested_lifetime_count = lifetime;
-    req.requested_max_keep_alive_count = 10;
-    req.publishing_enabled = true;
-    uas_create_subscription_response resp;
-    arena_mem m;
-    uas_status st =
-        uas_client_call_sync(c, &req, UAS_TYPE(CREATE_SUBSCRIPTION_REQUEST), &resp,
-                             UAS_TYPE(CREATE_SUBSCRIPTION_RESPONSE), arena(&m), ENV_WAIT_MS);
-    uas_arena_free(&m.a);
-    *id = st == UAS_GOOD ? resp.subscription_id : 0;
-    return st;
-}
-
-static uas_event_filter message_filter(uas_qualifiedname *path, uas_simple_attribute_operand *sel)
-{
-    *path = (uas_qualifiedname){0, uas_string_from("EventType")};
-    memset(sel, 0, sizeof(*sel));
-    sel->type_definition_id = uas_nodeid_numeric(0, UAS_NS0ID_BASEEVENTTYPE);
-    sel->browse_path = path;
-    sel->browse_path_count = 1;
-    sel->attribute_id = ATTR_VALUE;
-    uas_event_filter f;
-    memset(&f, 0, sizeof(f));
-    f.select_clauses = sel;
-    f.select_clauses_count = 1;
-    return f;
-}
-
-/* n items (queue q) on contract nodes, or one event item on the Server
- * object when n is 0; the status of each in st (may be NULL). Returns the
- * service result. */
-static uas_status create_items(uas_client *c, uint32_t sub, uint32_t n, uint32_t q, uas_status *st,
-                               uint32_t *revised_queue)
-{
-    bool ev = n == 0;
-    uint32_t count = ev ? 1 : n;
-    uas_monitored_item_create_request it[200];
-    cr_assert_leq(count, 200);
-    memset(it, 0, sizeof(it));
-    uas_qualifiedname path;
-    uas_simple_attribute_operand sel;
-    uas_event_filter ef = message_filter(&path, &sel);
-    for (uint32_t i = 0; i < count; i++) {
-        it[i].item_to_monitor.node_id =
-            ev ? uas_nodeid_numeric(0, UAS_NS0ID_SERVER) : uas_nodeid_numeric(1, 1001 + i % 100);
-        it[i].item_to_monitor.attribute_id = ev ? ATTR_EVENT_NOTIFIER : ATTR_VALUE;
-        it[i].monitoring_mode = UAS_MONITORING_MODE_REPORTING;
-        it[i].requested_parameters.client_handle = i;
-        it[i].requested_parameters.sampling_interval = 100;
-        it[i].requested_parameters.queue_size = q;
-        it[i].requested_parameters.discard_oldest = true;
-        if (ev) {
-            it[i].requested_parameters.filter.encoding = UAS_EXTOBJ_DECODED;
-            it[i].requested_parameters.filter.content.decoded.type = UAS_TYPE(EVENT_FILTER);
-            it[i].requested_parameters.filter.content.decoded.data = &ef;
-        }
-    }
-    uas_create_monitored_items_request req;
-    memset(&req, 0, sizeof(req));
-    req.subscription_id = sub;
-    req.timestamps_to_return = UAS_TIMESTAMPS_TO_RETURN_BOTH;
-    req.items_to_create = it;
-    req.items_to_create_count = count;
-    uas_create_monitored_items_response resp;
-    arena_mem m;
-    uas_status s =
-        uas_client_call_sync(c, &req, UAS_TYPE(CREATE_MONITORED_ITEMS_REQUEST), &resp,
-                             UAS_TYPE(CREATE_MONITORED_ITEMS_RESPONSE), arena(&m), ENV_WAIT_MS);
-    if (s == UAS_GOOD) {
-        cr_assert_eq(resp.results_count, count);
-        for (uint32_t i = 0; i < count; i++) {
-            if (st)
-                st[i] = resp.results[i].status_code;
-            if (revised_queue)
-                revised_queue[i] = resp.results[i].revised_queue_size;
-        }
-    }
-    uas_arena_free(&m.a);
-    return s;
-}
-
 static uas_status close_session_keep_subscriptions(uas_client *c)
 {
     uas_close_session_request req;
     memset(&req, 0, sizeof(req));
     req.delete_subscriptions = false;
     uas_close_session_response resp;
-    arena_mem m;
-    uas_status st = uas_client_call_sync(c, &req, UAS_TYPE(CLOSE_SESSION_REQUEST), &resp,
-                                         UAS_TYPE(CLOSE_SESSION_RESPONSE), arena(&m), ENV_WAIT_MS);
+    env_arena m;
+    uas_status st =
+        uas_client_call_sync(c, &req, UAS_TYPE(CLOSE_SESSION_REQUEST), &resp,
+                             UAS_TYPE(CLOSE_SESSION_RESPONSE), env_arena_init(&m), ENV_WAIT_MS);
     uas_arena_free(&m.a);
     return st;
 }
@@ -170,10 +71,10 @@ static uas_status transfer(uas_client *c, uint32_t id)
     req.subscription_ids = &id;
     req.subscription_ids_count = 1;
     uas_transfer_subscriptions_response resp;
-    arena_mem m;
-    uas_status st =
-        uas_client_call_sync(c, &req, UAS_TYPE(TRANSFER_SUBSCRIPTIONS_REQUEST), &resp,
-                             UAS_TYPE(TRANSFER_SUBSCRIPTIONS_RESPONSE), arena(&m), ENV_WAIT_MS);
+    env_arena m;
+    uas_status st = uas_client_call_sync(c, &req, UAS_TYPE(TRANSFER_SUBSCRIPTIONS_REQUEST), &resp,
+                                         UAS_TYPE(TRANSFER_SUBSCRIPTIONS_RESPONSE),
+                                         env_arena_init(&m), ENV_WAIT_MS);
     if (st == UAS_GOOD) {
         cr_assert_eq(resp.results_count, 1);
         st = resp.results[0].status_code;
@@ -185,9 +86,9 @@ static uas_status transfer(uas_client *c, uint32_t id)
 static uint32_t read_u32(uas_client *c, uint32_t id)
 {
     uas_datavalue dv;
-    arena_mem m;
+    env_arena m;
     uas_nodeid n = uas_nodeid_numeric(0, id);
-    cr_assert_eq(env_read(c, &n, ATTR_VALUE, &dv, arena(&m)), UAS_GOOD);
+    cr_assert_eq(env_read(c, &n, ENV_ATTR_VALUE, &dv, env_arena_init(&m)), UAS_GOOD);
     cr_assert(dv.has_value && dv.value.type == UAS_TYPE(UINT32), "node %u", id);
     uint32_t v = *(uint32_t *)dv.value.data;
     uas_arena_free(&m.a);
@@ -217,9 +118,10 @@ Test(sub_limits, orphans_of_1000_sessions_are_capped_oldest_first, .timeout = 30
         for (unsigned k = 0; k < SUBS; k++) {
             uint32_t id;
             /* The longest lifetime a client may ask for. */
-            cr_assert_eq(create_sub(c, 30000, &id), UAS_GOOD);
+            cr_assert_eq(env_create_sub(c, 100, 30000, &id), UAS_GOOD);
             uas_status st[1];
-            cr_assert_eq(create_items(c, id, 1, 100, st, NULL), UAS_GOOD);
+            cr_assert_eq(env_create_items(c, id, &(env_items){false, 1, 100, NULL}, st, NULL),
+                         UAS_GOOD);
             cr_assert_eq(st[0], UAS_GOOD);
             if (!first)
                 first = id;
@@ -265,7 +167,7 @@ Test(sub_limits, an_orphan_lives_no_longer_than_max_orphan_lifetime, .timeout = 
     env_start(&e, &o);
     uas_client *c = env_client(&e, true, 0);
     uint32_t id;
-    cr_assert_eq(create_sub(c, 30000, &id), UAS_GOOD);
+    cr_assert_eq(env_create_sub(c, 100, 30000, &id), UAS_GOOD);
     cr_assert_eq(close_session_keep_subscriptions(c), UAS_GOOD);
     uas_client_delete(c);
     cr_expect_eq(settle_orphans(&e, 1).orphans, 1);
@@ -298,21 +200,22 @@ Test(sub_limits, a_session_cannot_pass_its_caps, .timeout = 60)
     uas_client *c = env_client(&e, true, 0);
     uint32_t ids[5], id;
     for (int i = 0; i < 5; i++)
-        cr_assert_eq(create_sub(c, 0, &ids[i]), UAS_GOOD);
-    cr_expect_eq(create_sub(c, 0, &id), UAS_BAD_TOO_MANY_SUBSCRIPTIONS);
+        cr_assert_eq(env_create_sub(c, 100, 0, &ids[i]), UAS_GOOD);
+    cr_expect_eq(env_create_sub(c, 100, 0, &id), UAS_BAD_TOO_MANY_SUBSCRIPTIONS);
     /* 60 per subscription... */
     uas_status st[200];
     uint32_t q[200];
-    cr_assert_eq(create_items(c, ids[0], 61, 1, st, NULL), UAS_GOOD);
+    cr_assert_eq(env_create_items(c, ids[0], &(env_items){false, 61, 1, NULL}, st, NULL), UAS_GOOD);
     cr_expect_eq(st[59], UAS_GOOD);
     cr_expect_eq(st[60], UAS_BAD_TOO_MANY_MONITORED_ITEMS);
     /* ... 100 per session... */
-    cr_assert_eq(create_items(c, ids[1], 50, 1, st, NULL), UAS_GOOD);
+    cr_assert_eq(env_create_items(c, ids[1], &(env_items){false, 50, 1, NULL}, st, NULL), UAS_GOOD);
     cr_expect_eq(st[39], UAS_GOOD);
     cr_expect_eq(st[40], UAS_BAD_TOO_MANY_MONITORED_ITEMS);
     cr_expect_eq(figures(&e).monitored_items, 100);
     /* ... and queue slots per subscription: 4 x 80 asked, 200 given. */
-    cr_assert_eq(create_items(c, ids[2], 0, 0, st, NULL), UAS_GOOD); /* event item, queue 100 */
+    cr_assert_eq(env_create_items(c, ids[2], &(env_items){true, 1, 0, "EventType"}, st, NULL),
+                 UAS_GOOD); /* event item, queue 100 */
     cr_expect_eq(st[0], UAS_BAD_TOO_MANY_MONITORED_ITEMS, "the session has 100 items");
 #ifndef UAS_TEST_NS0_REDUCED /* the reduced namespace 0 has no such nodes */
     /* The caps are advertised. */
@@ -326,8 +229,8 @@ Test(sub_limits, a_session_cannot_pass_its_caps, .timeout = 60)
      * subscriptions in all, whichever loop serves them. */
     uas_client *d = env_client(&e, true, 0);
     uint32_t dsub;
-    cr_assert_eq(create_sub(d, 0, &dsub), UAS_GOOD);
-    cr_assert_eq(create_items(d, dsub, 4, 80, st, q), UAS_GOOD);
+    cr_assert_eq(env_create_sub(d, 100, 0, &dsub), UAS_GOOD);
+    cr_assert_eq(env_create_items(d, dsub, &(env_items){false, 4, 80, NULL}, st, q), UAS_GOOD);
     cr_expect_eq(q[0], 80);
     cr_expect_eq(q[1], 80);
     cr_expect_eq(q[2], 40, "revised to the 200 slots of the subscription");
@@ -337,7 +240,7 @@ Test(sub_limits, a_session_cannot_pass_its_caps, .timeout = 60)
     for (int i = 0; i < 6; i++) {
         more[i] = env_client(&e, true, 0);
         for (int k = 0; k < 2; k++)
-            created += create_sub(more[i], 0, &id) == UAS_GOOD;
+            created += env_create_sub(more[i], 100, 0, &id) == UAS_GOOD;
     }
     cr_expect_eq(created, 12, "%u subscriptions on 2 loops", created);
     cr_expect_eq(figures(&e).current, 12);
@@ -373,9 +276,11 @@ static void hostile_start(env *e, hostile *h)
     cr_assert(h->c);
     cr_assert_eq(uas_client_connect(h->c), UAS_GOOD);
     cr_assert_eq(uas_client_wait_state(h->c, UAS_CLIENT_SESSION_ACTIVE, ENV_WAIT_MS), UAS_GOOD);
-    cr_assert_eq(create_sub(h->c, 600, &h->sub), UAS_GOOD);
+    cr_assert_eq(env_create_sub(h->c, 100, 600, &h->sub), UAS_GOOD);
     uas_status st[1];
-    cr_assert_eq(create_items(h->c, h->sub, 0, 10000, st, NULL), UAS_GOOD);
+    cr_assert_eq(
+        env_create_items(h->c, h->sub, &(env_items){true, 1, 10000, "EventType"}, st, NULL),
+        UAS_GOOD);
     cr_assert_eq(st[0], UAS_GOOD);
 }
 
@@ -422,9 +327,9 @@ static uas_status call1(uas_client *c, uas_call_method_request *m)
     req.methods_to_call = m;
     req.methods_to_call_count = 1;
     uas_call_response resp;
-    arena_mem mm;
+    env_arena mm;
     uas_status st = uas_client_call_sync(c, &req, UAS_TYPE(CALL_REQUEST), &resp,
-                                         UAS_TYPE(CALL_RESPONSE), arena(&mm), ENV_WAIT_MS);
+                                         UAS_TYPE(CALL_RESPONSE), env_arena_init(&mm), ENV_WAIT_MS);
     if (st == UAS_GOOD) {
         cr_assert_eq(resp.results_count, 1);
         st = resp.results[0].status_code;
@@ -467,9 +372,10 @@ Test(sub_limits, condition_refresh_storm_without_reading_stays_bounded, .timeout
      * until its events went out with a Publish. */
     uas_client *c = env_client(&e, true, 0);
     uint32_t sub;
-    cr_assert_eq(create_sub(c, 600, &sub), UAS_GOOD);
+    cr_assert_eq(env_create_sub(c, 100, 600, &sub), UAS_GOOD);
     uas_status st[1];
-    cr_assert_eq(create_items(c, sub, 0, 10, st, NULL), UAS_GOOD);
+    cr_assert_eq(env_create_items(c, sub, &(env_items){true, 1, 10, "EventType"}, st, NULL),
+                 UAS_GOOD);
     uas_variant_set_scalar(&arg, &sub, UAS_TYPE(UINT32));
     m = method(UAS_NS0ID_CONDITIONTYPE, UAS_NS0ID_CONDITIONTYPE_CONDITIONREFRESH, &arg, 1);
     cr_expect_eq(call1(c, &m), UAS_GOOD);
@@ -477,11 +383,12 @@ Test(sub_limits, condition_refresh_storm_without_reading_stays_bounded, .timeout
     uas_publish_request preq;
     memset(&preq, 0, sizeof(preq));
     uas_publish_response presp;
-    arena_mem pm;
+    env_arena pm;
     bool seen_start = false, seen_end = false;
     for (int i = 0; i < 5 && !seen_end; i++) {
         cr_assert_eq(uas_client_call_sync(c, &preq, UAS_TYPE(PUBLISH_REQUEST), &presp,
-                                          UAS_TYPE(PUBLISH_RESPONSE), arena(&pm), ENV_WAIT_MS),
+                                          UAS_TYPE(PUBLISH_RESPONSE), env_arena_init(&pm),
+                                          ENV_WAIT_MS),
                      UAS_GOOD);
         const uas_notification_message *nm = &presp.notification_message;
         for (size_t k = 0; k < nm->notification_data_count; k++) {
@@ -597,13 +504,13 @@ Test(sub_limits, orphans_of_one_user_are_capped_and_still_transferable, .timeout
     /* An anonymous session's orphan is another owner's: it stays. */
     uas_client *anon = env_client(&w.e, true, 0);
     uint32_t anon_id, ids[10];
-    cr_assert_eq(create_sub(anon, 30000, &anon_id), UAS_GOOD);
+    cr_assert_eq(env_create_sub(anon, 100, 30000, &anon_id), UAS_GOOD);
     cr_assert_eq(close_session_keep_subscriptions(anon), UAS_GOOD);
     uas_client_delete(anon);
     for (int i = 0; i < 5; i++) {
         uas_client *c = bob(&w.e);
-        cr_assert_eq(create_sub(c, 30000, &ids[2 * i]), UAS_GOOD);
-        cr_assert_eq(create_sub(c, 30000, &ids[2 * i + 1]), UAS_GOOD);
+        cr_assert_eq(env_create_sub(c, 100, 30000, &ids[2 * i]), UAS_GOOD);
+        cr_assert_eq(env_create_sub(c, 100, 30000, &ids[2 * i + 1]), UAS_GOOD);
         cr_assert_eq(close_session_keep_subscriptions(c), UAS_GOOD);
         uas_client_delete(c);
         settle_orphans(&w.e, (uint32_t)(i < 1 ? 3 : 4));

@@ -13,20 +13,9 @@
 #include <stdatomic.h>
 #include <string.h>
 
-#include "helper_env.h"
+#include "helper_sub.h"
 
-enum { ATTR_VALUE = 13, PER_WRITER = 150, WRITERS = 2, NODE = 1001 };
-
-typedef struct arena_mem {
-    uint8_t mem[8192];
-    uas_arena a;
-} arena_mem;
-
-static uas_arena *arena(arena_mem *m)
-{
-    uas_arena_init(&m->a, m->mem, sizeof(m->mem), 32u << 20);
-    return &m->a;
-}
+enum { PER_WRITER = 150, WRITERS = 2, NODE = 1001 };
 
 typedef struct writer_arg {
     env *e;
@@ -78,9 +67,9 @@ Test(write_inbox, every_interleaved_write_reaches_a_monitored_item_in_order)
     sreq.max_notifications_per_publish = 0;
     sreq.publishing_enabled = true;
     uas_create_subscription_response sresp;
-    arena_mem m;
+    env_arena m;
     cr_assert_eq(uas_client_call_sync(c, &sreq, UAS_TYPE(CREATE_SUBSCRIPTION_REQUEST), &sresp,
-                                      UAS_TYPE(CREATE_SUBSCRIPTION_RESPONSE), arena(&m),
+                                      UAS_TYPE(CREATE_SUBSCRIPTION_RESPONSE), env_arena_init(&m),
                                       ENV_WAIT_MS),
                  UAS_GOOD);
     uint32_t sub = sresp.subscription_id;
@@ -89,7 +78,7 @@ Test(write_inbox, every_interleaved_write_reaches_a_monitored_item_in_order)
     uas_monitored_item_create_request it;
     memset(&it, 0, sizeof(it));
     it.item_to_monitor.node_id = id;
-    it.item_to_monitor.attribute_id = ATTR_VALUE;
+    it.item_to_monitor.attribute_id = ENV_ATTR_VALUE;
     it.monitoring_mode = UAS_MONITORING_MODE_REPORTING;
     it.requested_parameters.client_handle = 7;
     it.requested_parameters.sampling_interval = 0;
@@ -103,7 +92,7 @@ Test(write_inbox, every_interleaved_write_reaches_a_monitored_item_in_order)
     mreq.items_to_create_count = 1;
     uas_create_monitored_items_response mresp;
     cr_assert_eq(uas_client_call_sync(c, &mreq, UAS_TYPE(CREATE_MONITORED_ITEMS_REQUEST), &mresp,
-                                      UAS_TYPE(CREATE_MONITORED_ITEMS_RESPONSE), arena(&m),
+                                      UAS_TYPE(CREATE_MONITORED_ITEMS_RESPONSE), env_arena_init(&m),
                                       ENV_WAIT_MS),
                  UAS_GOOD);
     cr_assert_eq(mresp.results[0].status_code, UAS_GOOD);
@@ -136,7 +125,8 @@ Test(write_inbox, every_interleaved_write_reaches_a_monitored_item_in_order)
         memset(&preq, 0, sizeof(preq));
         uas_publish_response presp;
         cr_assert_eq(uas_client_call_sync(c, &preq, UAS_TYPE(PUBLISH_REQUEST), &presp,
-                                          UAS_TYPE(PUBLISH_RESPONSE), arena(&m), ENV_WAIT_MS),
+                                          UAS_TYPE(PUBLISH_RESPONSE), env_arena_init(&m),
+                                          ENV_WAIT_MS),
                      UAS_GOOD);
         const uas_notification_message *nm = &presp.notification_message;
         size_t before = n;
