@@ -11,6 +11,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <ftw.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -726,4 +727,15 @@ uas_status env_schan_call(env_schan *s, void *req, const uas_type *req_type, voi
                           const uas_type *resp_type, uas_arena *arena)
 {
     return env_schan_wait(s, env_schan_send(s, req, req_type), resp, resp_type, arena);
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    return remove(path);
+}
+
+bool env_rmtree(const char *dir)
+{
+    return nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS) == 0;
 }

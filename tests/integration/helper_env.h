@@ -93,6 +93,9 @@ bool env_log_has_bytes(const void *data, size_t len);
 /* A self-signed application instance certificate for uri, made in the PKI
  * store at dir (file name name) or loaded from it; cert and key (DER) are
  * released with uas_pki_bytes_free. */
+/* Removes a folder and everything below it; false when anything stayed. */
+bool env_rmtree(const char *dir);
+
 void env_make_cert(const char *dir, const char *name, const char *uri, uas_bytestring *cert,
                    uas_bytestring *key);
 

@@ -5,7 +5,6 @@
  * ours. */
 #include <criterion/criterion.h>
 
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,12 +26,6 @@ static void configure(uas_server_config *cfg, void *ud)
     cfg->security = "None, Basic256Sha256:SignAndEncrypt";
     cfg->pki_dir = w->server_pki;
     cfg->auto_accept = false; /* the client's certificate is not trusted */
-}
-
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st, (void)flag, (void)ftw;
-    return remove(path);
 }
 
 static uas_status refuse(void *ud, const uint8_t *der, size_t len)
@@ -101,5 +94,5 @@ Test(client_reason, server_refusing_our_certificate_is_the_servers_verdict)
 
     uas_clear(&server_cert, UAS_TYPE(BYTE_STRING));
     env_stop(&w.e);
-    cr_expect_eq(nftw(w.dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS), 0);
+    cr_expect(env_rmtree(w.dir));
 }

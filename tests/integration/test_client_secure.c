@@ -7,7 +7,6 @@
  * the configurations that must be refused. */
 #include <criterion/criterion.h>
 
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,12 +76,6 @@ static void senv_start(senv *s)
     cr_assert_gt(s->server_cert.length, 0);
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st, (void)flag, (void)ftw;
-    return remove(path);
-}
-
 static void senv_stop(senv *s)
 {
     uas_clear(&s->server_cert, UAS_TYPE(BYTE_STRING));
@@ -91,7 +84,7 @@ static void senv_stop(senv *s)
     for (int i = 0; i < 8; i++)
         uas_loop_run_once(s->e.loop, false);
     uas_loop_delete(s->e.loop);
-    cr_expect_eq(nftw(s->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS), 0);
+    cr_expect(env_rmtree(s->dir));
 }
 
 /* Accepts exactly the certificate of the endpoint (pinning). */

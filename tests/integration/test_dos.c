@@ -9,7 +9,6 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <ftw.h>
 #include <netinet/in.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -370,12 +369,6 @@ static void secured_only(uas_server_config *cfg, void *ud)
     cfg->auto_accept = true;
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st, (void)flag, (void)ftw;
-    return remove(path);
-}
-
 Test(dos, none_channel_serves_discovery_only, .timeout = 60)
 {
     snprintf(pki_root, sizeof(pki_root), "/tmp/uas-dos-XXXXXX");
@@ -451,6 +444,6 @@ Test(dos, none_channel_serves_discovery_only, .timeout = 60)
     uas_server_delete(e.server);
     e.server = NULL;
     env_stop(&e);
-    cr_expect_eq(nftw(pki_root, rm_entry, 16, FTW_DEPTH | FTW_PHYS), 0);
+    cr_expect(env_rmtree(pki_root));
 }
 #endif /* UAS_ENABLE_ENCRYPTION */

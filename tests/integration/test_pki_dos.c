@@ -9,7 +9,6 @@
 #include <criterion/criterion.h>
 
 #include <dirent.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,16 +72,10 @@ static void penv_start(penv *p)
     env_start(&p->e, &o);
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st, (void)flag, (void)ftw;
-    return remove(path);
-}
-
 static void penv_stop(penv *p)
 {
     env_stop(&p->e);
-    cr_expect_eq(nftw(p->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS), 0);
+    cr_expect(env_rmtree(p->dir));
     env_log_release();
 }
 

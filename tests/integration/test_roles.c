@@ -8,7 +8,6 @@
  * env_stop's fresh one) keeps being served. */
 #include <criterion/criterion.h>
 
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,19 +89,13 @@ static void renv_start(renv *r)
     cr_assert_eq(st, UAS_GOOD, "select_endpoint: %s", uas_status_name(st));
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st, (void)flag, (void)ftw;
-    return remove(path);
-}
-
 static void renv_stop(renv *r)
 {
     env_stop(&r->e);
     uas_clear(&r->server_cert, UAS_TYPE(BYTE_STRING));
     uas_pki_bytes_free(&r->user_cert);
     uas_pki_bytes_free(&r->user_key);
-    cr_expect_eq(nftw(r->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS), 0);
+    cr_expect(env_rmtree(r->dir));
 }
 
 static uas_status pin(void *ud, const uint8_t *der, size_t len)

@@ -9,7 +9,6 @@
  * (anonymous_endpoints) is checked from GetEndpoints to ActivateSession. */
 #include <criterion/criterion.h>
 
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +24,7 @@
 
 /* Password encryption as a client does it (public types only). */
 #include "../../stack/src/secpol_user.h"
-#include "helper_env.h"
+#include "helper_sec.h"
 
 #define POLICY         "http://opcfoundation.org/UA/SecurityPolicy#"
 #define B256           POLICY "Basic256Sha256"
@@ -34,8 +33,6 @@
 #define RSA_OAEP256    "http://opcfoundation.org/UA/security/rsa-oaep-sha2-256"
 #define NONE_URI       POLICY "None"
 #define AES256         POLICY "Aes256_Sha256_RsaPss"
-#define CLIENT_URI     "urn:uastack:test:client"
-#define PASSWORD       "correct horse battery staple"
 #define WRONG_PASSWORD "Tr0ub4dor&3"
 
 enum {
@@ -45,73 +42,25 @@ enum {
     ATTR_VALUE = 13,
 };
 
-typedef struct sec {
-    env e;
-    char dir[64]; /* temporary: server-pki/, client-pki/, users */
-    char server_pki[128];
-    char client_pki[128];
-    char users[128];
-    const char *anonymous; /* the server's anonymous_endpoints */
-    uas_bytestring server_cert;
-    uas_bytestring cert, key; /* the client's, for CLIENT_URI */
-    uas_arena arena;
-} sec;
+typedef env_sec sec;
 
 /* Set by a test before sec_start: another security list, a server-wide
  * login failure budget. */
 static const char *security_override;
 static uint32_t global_budget;
 
-static void configure(uas_server_config *cfg, void *ud)
+static void configure(uas_server_config *cfg, env_sec *s)
 {
-    sec *s = ud;
-    cfg->security = security_override ? security_override
-                                      : "None, Basic256Sha256:Sign, Basic256Sha256:SignAndEncrypt";
+    if (security_override)
+        cfg->security = security_override;
     cfg->login_global_max_failures = global_budget;
-    cfg->pki_dir = s->server_pki;
-    cfg->users_file = s->users;
-    cfg->auto_accept = true; /* the client's self-made certificate */
-    cfg->anonymous_endpoints = s->anonymous;
-    cfg->log_level = UAS_LOG_INFO; /* refusals are logged at info */
+    cfg->anonymous_endpoints = s->ud;
 }
 
+/* anonymous_endpoints: the server's (NULL: its default). */
 static void sec_start(sec *s, const char *anonymous_endpoints)
 {
-    memset(s, 0, sizeof(*s));
-    snprintf(s->dir, sizeof(s->dir), "/tmp/uas-ssec-XXXXXX");
-    cr_assert(mkdtemp(s->dir));
-    snprintf(s->server_pki, sizeof(s->server_pki), "%s/server-pki", s->dir);
-    snprintf(s->client_pki, sizeof(s->client_pki), "%s/client-pki", s->dir);
-    snprintf(s->users, sizeof(s->users), "%s/users", s->dir);
-    s->anonymous = anonymous_endpoints;
-    bool added = false;
-    cr_assert_eq(uas_user_add(s->users, "alice", PASSWORD, strlen(PASSWORD), NULL, &added),
-                 UAS_GOOD);
-    env_log_capture();
-    env_options o = {.configure = configure, .configure_ud = s};
-    env_start(&s->e, &o);
-    uas_status st = uas_client_select_endpoint(s->e.loop, s->e.url, B256, ENCRYPT, ENV_WAIT_MS,
-                                               &s->server_cert, NULL);
-    cr_assert_eq(st, UAS_GOOD, "select_endpoint: %s", uas_status_name(st));
-    env_make_cert(s->client_pki, "client", CLIENT_URI, &s->cert, &s->key);
-    uas_arena_init(&s->arena, NULL, 0, 0);
-}
-
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st, (void)flag, (void)ftw;
-    return remove(path);
-}
-
-static void sec_stop(sec *s)
-{
-    env_stop(&s->e);
-    uas_clear(&s->server_cert, UAS_TYPE(BYTE_STRING));
-    uas_pki_bytes_free(&s->cert);
-    uas_pki_bytes_free(&s->key);
-    uas_arena_free(&s->arena);
-    cr_expect_eq(nftw(s->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS), 0);
-    env_log_release();
+    env_sec_start(s, "ssec", configure, (void *)anonymous_endpoints);
 }
 
 static void open_channel(sec *s, env_schan *c, int32_t mode)
@@ -238,7 +187,7 @@ static uas_status read_state(sec *s, env_schan *c, const uas_nodeid *token)
 static void session_works(sec *s, env_schan *c)
 {
     uas_create_session_response cs;
-    uas_status st = create_session(s, c, &s->cert, CLIENT_URI, 32, &cs);
+    uas_status st = create_session(s, c, &s->cert, ENV_CLIENT_URI, 32, &cs);
     cr_assert_eq(st, UAS_GOOD, "CreateSession: %s", uas_status_name(st));
     uas_activate_session_response as;
     st = activate(s, c, &cs, &cs.server_nonce, SIG_GOOD, NULL, &as);
@@ -255,22 +204,24 @@ Test(session_security, create_session_refuses_short_nonce_foreign_certificate_an
     sec_start(&s, NULL);
     /* Another valid certificate for the same ApplicationUri. */
     uas_bytestring other = {0, NULL}, other_key = {0, NULL};
-    env_make_cert(s.client_pki, "other", CLIENT_URI, &other, &other_key);
+    env_make_cert(s.client_pki, "other", ENV_CLIENT_URI, &other, &other_key);
     const int32_t modes[] = {SIGN, ENCRYPT};
     for (size_t m = 0; m < 2; m++) {
         env_schan c;
         open_channel(&s, &c, modes[m]);
         uas_create_session_response r;
         /* Part 4 Table 16: the nonce is 32..128 bytes. */
-        cr_expect_eq(create_session(&s, &c, &s.cert, CLIENT_URI, 16, &r), UAS_BAD_NONCE_INVALID);
-        cr_expect_eq(create_session(&s, &c, &s.cert, CLIENT_URI, 0, &r), UAS_BAD_NONCE_INVALID);
-        cr_expect_eq(create_session(&s, &c, &s.cert, CLIENT_URI, 129, &r), UAS_BAD_NONCE_INVALID);
+        cr_expect_eq(create_session(&s, &c, &s.cert, ENV_CLIENT_URI, 16, &r),
+                     UAS_BAD_NONCE_INVALID);
+        cr_expect_eq(create_session(&s, &c, &s.cert, ENV_CLIENT_URI, 0, &r), UAS_BAD_NONCE_INVALID);
+        cr_expect_eq(create_session(&s, &c, &s.cert, ENV_CLIENT_URI, 129, &r),
+                     UAS_BAD_NONCE_INVALID);
         /* The channel's certificate is what counts (5.6.2.2: the same
          * certificate as the SecureChannel's). */
-        cr_expect_eq(create_session(&s, &c, &other, CLIENT_URI, 32, &r),
+        cr_expect_eq(create_session(&s, &c, &other, ENV_CLIENT_URI, 32, &r),
                      UAS_BAD_SECURITY_CHECKS_FAILED);
         uas_bytestring none = {0, NULL};
-        cr_expect_eq(create_session(&s, &c, &none, CLIENT_URI, 32, &r),
+        cr_expect_eq(create_session(&s, &c, &none, ENV_CLIENT_URI, 32, &r),
                      UAS_BAD_SECURITY_CHECKS_FAILED);
         /* An applicationUri its certificate does not carry. */
         cr_expect_eq(create_session(&s, &c, &s.cert, "urn:somebody:else", 32, &r),
@@ -283,7 +234,7 @@ Test(session_security, create_session_refuses_short_nonce_foreign_certificate_an
     env_schan c;
     env_schan_open(&s.e, &c, B256, ENCRYPT, &other, &other_key, &s.server_cert);
     uas_create_session_response r;
-    cr_expect_eq(create_session(&s, &c, &s.cert, CLIENT_URI, 32, &r),
+    cr_expect_eq(create_session(&s, &c, &s.cert, ENV_CLIENT_URI, 32, &r),
                  UAS_BAD_SECURITY_CHECKS_FAILED);
     env_schan_close(&c);
     cr_expect(env_log_has("CreateSession refused: client nonce of 16 bytes"));
@@ -292,7 +243,7 @@ Test(session_security, create_session_refuses_short_nonce_foreign_certificate_an
     cr_expect(env_log_has("BadCertificateUriInvalid"));
     uas_pki_bytes_free(&other);
     uas_pki_bytes_free(&other_key);
-    sec_stop(&s);
+    env_sec_stop(&s);
 }
 
 /* ---- ActivateSession (Part 4, 5.6.3) ---- */
@@ -306,7 +257,7 @@ Test(session_security, activate_session_refuses_wrong_client_signatures, .timeou
         env_schan c;
         open_channel(&s, &c, modes[m]);
         uas_create_session_response cs;
-        cr_assert_eq(create_session(&s, &c, &s.cert, CLIENT_URI, 32, &cs), UAS_GOOD);
+        cr_assert_eq(create_session(&s, &c, &s.cert, ENV_CLIENT_URI, 32, &cs), UAS_GOOD);
         uas_activate_session_response as;
         for (sig_kind k = SIG_WRONG_DATA; k < SIG_KINDS; k++) {
             uas_status st = activate(&s, &c, &cs, &cs.server_nonce, k, NULL, &as);
@@ -321,7 +272,7 @@ Test(session_security, activate_session_refuses_wrong_client_signatures, .timeou
          * refused too, and the client starts a new session. */
         cr_expect_eq(activate(&s, &c, &cs, &cs.server_nonce, SIG_GOOD, NULL, &as),
                      UAS_BAD_APPLICATION_SIGNATURE_INVALID);
-        cr_assert_eq(create_session(&s, &c, &s.cert, CLIENT_URI, 32, &cs), UAS_GOOD);
+        cr_assert_eq(create_session(&s, &c, &s.cert, ENV_CLIENT_URI, 32, &cs), UAS_GOOD);
         cr_assert_eq(activate(&s, &c, &cs, &cs.server_nonce, SIG_GOOD, NULL, &as), UAS_GOOD);
         cr_expect_eq(read_state(&s, &c, &cs.authentication_token), UAS_GOOD);
         /* The new serverNonce is accepted; a used one is not accepted
@@ -335,7 +286,7 @@ Test(session_security, activate_session_refuses_wrong_client_signatures, .timeou
         env_schan_close(&c);
     }
     cr_expect(env_log_has("ActivateSession refused: BadApplicationSignatureInvalid"));
-    sec_stop(&s);
+    env_sec_stop(&s);
 }
 
 /* A UserNameIdentityToken with password encrypted for the server
@@ -366,7 +317,7 @@ static uas_extensionobject user_token(sec *s, uas_user_name_identity_token *t, c
 /* Neither password reached the log or the answer just received. */
 static void no_secret_in(env_schan *c)
 {
-    static const char *const secrets[] = {PASSWORD, WRONG_PASSWORD};
+    static const char *const secrets[] = {ENV_PASSWORD, WRONG_PASSWORD};
     for (size_t i = 0; i < 2; i++) {
         cr_expect_not(env_log_has(secrets[i]), "a password is in the log");
         cr_expect_null(memmem(c->answer, c->answer_len, secrets[i], strlen(secrets[i])),
@@ -383,7 +334,7 @@ Test(session_security, user_name_tokens_wrong_password_wrong_nonce_unknown_user,
         env_schan c;
         open_channel(&s, &c, modes[m]);
         uas_create_session_response cs;
-        cr_assert_eq(create_session(&s, &c, &s.cert, CLIENT_URI, 32, &cs), UAS_GOOD);
+        cr_assert_eq(create_session(&s, &c, &s.cert, ENV_CLIENT_URI, 32, &cs), UAS_GOOD);
         uas_activate_session_response as;
         uas_user_name_identity_token t;
         uint8_t cipher[1024];
@@ -395,34 +346,34 @@ Test(session_security, user_name_tokens_wrong_password_wrong_nonce_unknown_user,
                      UAS_BAD_USER_ACCESS_DENIED);
         no_secret_in(&c);
         /* A refusal renews the nonce: each attempt gets a new session. */
-        cr_assert_eq(create_session(&s, &c, &s.cert, CLIENT_URI, 32, &cs), UAS_GOOD);
-        tok = user_token(&s, &t, "mallory", PASSWORD, &cs.server_nonce, cipher, sizeof(cipher));
+        cr_assert_eq(create_session(&s, &c, &s.cert, ENV_CLIENT_URI, 32, &cs), UAS_GOOD);
+        tok = user_token(&s, &t, "mallory", ENV_PASSWORD, &cs.server_nonce, cipher, sizeof(cipher));
         cr_expect_eq(activate(&s, &c, &cs, &cs.server_nonce, SIG_GOOD, &tok, &as),
                      UAS_BAD_USER_ACCESS_DENIED);
         no_secret_in(&c);
-        cr_assert_eq(create_session(&s, &c, &s.cert, CLIENT_URI, 32, &cs), UAS_GOOD);
+        cr_assert_eq(create_session(&s, &c, &s.cert, ENV_CLIENT_URI, 32, &cs), UAS_GOOD);
         /* The right password bound to another nonce: a replayed or forged
          * secret, BadIdentityTokenInvalid. */
         uint8_t stale[32];
         memset(stale, 0x5a, sizeof(stale));
         uas_bytestring stale_nonce = {sizeof(stale), stale};
-        tok = user_token(&s, &t, "alice", PASSWORD, &stale_nonce, cipher, sizeof(cipher));
+        tok = user_token(&s, &t, "alice", ENV_PASSWORD, &stale_nonce, cipher, sizeof(cipher));
         cr_expect_eq(activate(&s, &c, &cs, &cs.server_nonce, SIG_GOOD, &tok, &as),
                      UAS_BAD_IDENTITY_TOKEN_INVALID);
         no_secret_in(&c);
-        cr_assert_eq(create_session(&s, &c, &s.cert, CLIENT_URI, 32, &cs), UAS_GOOD);
+        cr_assert_eq(create_session(&s, &c, &s.cert, ENV_CLIENT_URI, 32, &cs), UAS_GOOD);
         /* A password in the clear is never taken. */
-        t.password.data = (uint8_t *)PASSWORD;
-        t.password.length = strlen(PASSWORD);
+        t.password.data = (uint8_t *)ENV_PASSWORD;
+        t.password.length = strlen(ENV_PASSWORD);
         t.encryption_algorithm = uas_string_from("");
         cr_expect_eq(activate(&s, &c, &cs, &cs.server_nonce, SIG_GOOD, &tok, &as),
                      UAS_BAD_IDENTITY_TOKEN_INVALID);
         no_secret_in(&c);
         cr_expect_eq(read_state(&s, &c, &cs.authentication_token), UAS_BAD_SESSION_NOT_ACTIVATED);
-        cr_assert_eq(create_session(&s, &c, &s.cert, CLIENT_URI, 32, &cs), UAS_GOOD);
+        cr_assert_eq(create_session(&s, &c, &s.cert, ENV_CLIENT_URI, 32, &cs), UAS_GOOD);
         /* Then the right one: the failures above (3 per mode) stay below
          * the throttling limit. */
-        tok = user_token(&s, &t, "alice", PASSWORD, &cs.server_nonce, cipher, sizeof(cipher));
+        tok = user_token(&s, &t, "alice", ENV_PASSWORD, &cs.server_nonce, cipher, sizeof(cipher));
         cr_expect_eq(activate(&s, &c, &cs, &cs.server_nonce, SIG_GOOD, &tok, &as), UAS_GOOD);
         no_secret_in(&c);
         cr_expect_eq(read_state(&s, &c, &cs.authentication_token), UAS_GOOD);
@@ -434,7 +385,7 @@ Test(session_security, user_name_tokens_wrong_password_wrong_nonce_unknown_user,
     /* Failed logins name the client, not the user (people type passwords
      * into the user name field). */
     cr_expect_not(env_log_has("mallory"));
-    sec_stop(&s);
+    env_sec_stop(&s);
 }
 
 /* ---- chunks (Part 6, 6.7) ---- */
@@ -557,7 +508,7 @@ Test(session_security, oversized_and_malformed_opn_get_err_and_close, .timeout =
     cr_expect(env_log_has("refused: BadCertificateInvalid"));
     free(buf);
     env_client_close(other);
-    sec_stop(&s);
+    env_sec_stop(&s);
 }
 
 /* A real OPN of Basic256Sha256 SignAndEncrypt, held back unsent; returns
@@ -603,7 +554,7 @@ Test(session_security, tampered_opn_is_refused, .timeout = 60)
     env_schan_close(&c);
     cr_expect(env_log_has("closed: BadSecurityChecksFailed"));
     env_client_close(other);
-    sec_stop(&s);
+    env_sec_stop(&s);
 }
 
 /* Part 6 6.7.7: "The receiver shall verify the ReceiverCertificateThumbprint
@@ -618,7 +569,7 @@ Test(session_security, opn_for_another_receiver_is_certificate_invalid, .timeout
     raw_send(c.fd, c.held[0].data, c.held[0].len);
     expect_err_close(dup(c.fd), UAS_BAD_CERTIFICATE_INVALID);
     env_schan_close(&c);
-    sec_stop(&s);
+    env_sec_stop(&s);
 }
 
 /* A session-less request (FindServers) secured into one chunk and held. */
@@ -694,7 +645,7 @@ Test(session_security, replayed_and_reordered_chunks_close_the_channel, .timeout
      * it is. */
     cr_expect(env_log_has("BadSequenceNumberInvalid"));
     env_client_close(other);
-    sec_stop(&s);
+    env_sec_stop(&s);
 }
 
 Test(session_security, tampered_chunks_get_one_answer, .timeout = 60)
@@ -734,7 +685,7 @@ Test(session_security, tampered_chunks_get_one_answer, .timeout = 60)
     }
     cr_expect(env_log_has("closed: BadSecurityChecksFailed"));
     env_client_close(other);
-    sec_stop(&s);
+    env_sec_stop(&s);
 }
 
 /* ---- anonymous access per endpoint ---- */
@@ -798,7 +749,7 @@ static uas_status anonymous_session(sec *s, int32_t mode)
     env_schan c;
     open_channel(s, &c, mode);
     uas_create_session_response cs;
-    cr_assert_eq(create_session(s, &c, &s->cert, CLIENT_URI, 32, &cs), UAS_GOOD);
+    cr_assert_eq(create_session(s, &c, &s->cert, ENV_CLIENT_URI, 32, &cs), UAS_GOOD);
     uas_activate_session_response as;
     uas_status st = activate(s, &c, &cs, &cs.server_nonce, SIG_GOOD, NULL, &as);
     if (st == UAS_GOOD)
@@ -829,7 +780,7 @@ Test(session_security, anonymous_only_on_the_sign_and_encrypt_endpoint, .timeout
     env_schan c;
     open_channel(&s, &c, ENCRYPT);
     uas_create_session_response cs;
-    cr_assert_eq(create_session(&s, &c, &s.cert, CLIENT_URI, 32, &cs), UAS_GOOD);
+    cr_assert_eq(create_session(&s, &c, &s.cert, ENV_CLIENT_URI, 32, &cs), UAS_GOOD);
     uas_activate_session_response as;
     cr_assert_eq(activate(&s, &c, &cs, &cs.server_nonce, SIG_GOOD, NULL, &as), UAS_GOOD);
     env_schan d;
@@ -847,7 +798,7 @@ Test(session_security, anonymous_only_on_the_sign_and_encrypt_endpoint, .timeout
     uas_server_stop(s.e.server);
     uas_server_delete(s.e.server);
     s.e.server = NULL;
-    sec_stop(&s);
+    env_sec_stop(&s);
 }
 
 Test(session_security, anonymous_everywhere_but_sign_and_encrypt, .timeout = 60)
@@ -866,16 +817,16 @@ Test(session_security, anonymous_everywhere_but_sign_and_encrypt, .timeout = 60)
     env_schan c;
     open_channel(&s, &c, ENCRYPT);
     uas_create_session_response cs;
-    cr_assert_eq(create_session(&s, &c, &s.cert, CLIENT_URI, 32, &cs), UAS_GOOD);
+    cr_assert_eq(create_session(&s, &c, &s.cert, ENV_CLIENT_URI, 32, &cs), UAS_GOOD);
     uas_user_name_identity_token t;
     uint8_t cipher[1024];
     uas_extensionobject tok =
-        user_token(&s, &t, "alice", PASSWORD, &cs.server_nonce, cipher, sizeof(cipher));
+        user_token(&s, &t, "alice", ENV_PASSWORD, &cs.server_nonce, cipher, sizeof(cipher));
     uas_activate_session_response as;
     cr_expect_eq(activate(&s, &c, &cs, &cs.server_nonce, SIG_GOOD, &tok, &as), UAS_GOOD);
     cr_expect_eq(read_state(&s, &c, &cs.authentication_token), UAS_GOOD);
     env_schan_close(&c);
-    sec_stop(&s);
+    env_sec_stop(&s);
 }
 
 /* ---- user tokens as other stacks send them (issue #19) and the attacks
@@ -968,7 +919,7 @@ static uas_extensionobject legacy_token(sec *s, const legacy *l, const uas_bytes
 static uas_status legacy_login(sec *s, env_schan *c, const legacy *l, uas_nodeid *token)
 {
     uas_create_session_response cs;
-    cr_assert_eq(create_session(s, c, &s->cert, CLIENT_URI, 32, &cs), UAS_GOOD);
+    cr_assert_eq(create_session(s, c, &s->cert, ENV_CLIENT_URI, 32, &cs), UAS_GOOD);
     uas_user_name_identity_token t;
     uint8_t cipher[8192];
     uas_extensionobject tok = legacy_token(s, l, &cs.server_nonce, &t, cipher, sizeof(cipher));
@@ -979,7 +930,7 @@ static uas_status legacy_login(sec *s, env_schan *c, const legacy *l, uas_nodeid
 }
 
 static const legacy open62541 = {
-    "username_Basic256Sha256", RSA_OAEP, PASSWORD, 0, false, false, false, 1};
+    "username_Basic256Sha256", RSA_OAEP, ENV_PASSWORD, 0, false, false, false, 1};
 
 Test(session_security, open62541_legacy_secret_is_accepted_and_each_wrong_field_refused,
      .timeout = 60)
@@ -1025,7 +976,7 @@ Test(session_security, open62541_legacy_secret_is_accepted_and_each_wrong_field_
     /* The five counted failures blocked this client; another one (its own
      * certificate) is served. */
     uas_bytestring other = {0, NULL}, other_key = {0, NULL};
-    env_make_cert(s.client_pki, "other", CLIENT_URI, &other, &other_key);
+    env_make_cert(s.client_pki, "other", ENV_CLIENT_URI, &other, &other_key);
     env_schan_open(&s.e, &c, B256, ENCRYPT, &other, &other_key, &s.server_cert);
     uas_bytestring keep = s.cert;
     s.cert = other;
@@ -1035,7 +986,7 @@ Test(session_security, open62541_legacy_secret_is_accepted_and_each_wrong_field_
     env_schan_close(&c);
     uas_pki_bytes_free(&other);
     uas_pki_bytes_free(&other_key);
-    sec_stop(&s);
+    env_sec_stop(&s);
 }
 
 /* Issue #18, 4: a token that does not decrypt counts as a failed login,
@@ -1063,7 +1014,7 @@ Test(session_security, undecryptable_tokens_are_throttled_before_rsa, .timeout =
     /* Another client is served meanwhile. */
     cr_expect_eq(none_anonymous_session(&s), UAS_GOOD);
     env_schan_close(&c);
-    sec_stop(&s);
+    env_sec_stop(&s);
 }
 
 /* Issue #18, 10: the server-wide budget refuses every login once spent. */
@@ -1083,7 +1034,7 @@ Test(session_security, server_wide_failure_budget_stops_logins_for_everyone, .ti
     cr_expect(env_log_has("3 failed logins server-wide"));
     /* Another client with its own certificate and the right password. */
     uas_bytestring other = {0, NULL}, other_key = {0, NULL};
-    env_make_cert(s.client_pki, "other", CLIENT_URI, &other, &other_key);
+    env_make_cert(s.client_pki, "other", ENV_CLIENT_URI, &other, &other_key);
     env_schan_open(&s.e, &c, B256, ENCRYPT, &other, &other_key, &s.server_cert);
     uas_bytestring keep = s.cert;
     s.cert = other;
@@ -1096,7 +1047,7 @@ Test(session_security, server_wide_failure_budget_stops_logins_for_everyone, .ti
     uas_pki_bytes_free(&other);
     uas_pki_bytes_free(&other_key);
     global_budget = 0;
-    sec_stop(&s);
+    env_sec_stop(&s);
 }
 
 /* Issue #18, 13: a token policy of another endpoint is refused. */
@@ -1121,7 +1072,7 @@ Test(session_security, token_policy_must_be_the_endpoints, .timeout = 60)
     cr_expect_eq(read_state(&s, &c, &token), UAS_GOOD);
     env_schan_close(&c);
     security_override = NULL;
-    sec_stop(&s);
+    env_sec_stop(&s);
 }
 
 /* ---- None channels: what a sniffed authenticationToken is worth ---- */
@@ -1136,7 +1087,7 @@ static void open_none(sec *s, env_schan *c)
 static uas_status none_session(sec *s, env_schan *c, const char *password,
                                uas_create_session_response *cs, uas_activate_session_response *as)
 {
-    cr_assert_eq(create_session(s, c, &s->cert, CLIENT_URI, 32, cs), UAS_GOOD);
+    cr_assert_eq(create_session(s, c, &s->cert, ENV_CLIENT_URI, 32, cs), UAS_GOOD);
     uas_user_name_identity_token t;
     uint8_t cipher[1024];
     uas_extensionobject tok;
@@ -1156,12 +1107,12 @@ Test(session_security, session_moves_only_with_its_proven_identity, .timeout = 6
     open_none(&s, &m); /* mallory, who saw alice's token on the wire */
     uas_create_session_response cs;
     uas_activate_session_response as;
-    cr_assert_eq(none_session(&s, &a, PASSWORD, &cs, &as), UAS_GOOD);
+    cr_assert_eq(none_session(&s, &a, ENV_PASSWORD, &cs, &as), UAS_GOOD);
     /* Alice moves her session to b with her password. */
     uas_user_name_identity_token t;
     uint8_t cipher[1024];
     uas_extensionobject tok =
-        user_token(&s, &t, "alice", PASSWORD, &as.server_nonce, cipher, sizeof(cipher));
+        user_token(&s, &t, "alice", ENV_PASSWORD, &as.server_nonce, cipher, sizeof(cipher));
     uas_activate_session_response as2;
     cr_expect_eq(activate(&s, &b, &cs, &as.server_nonce, SIG_MISSING, &tok, &as2), UAS_GOOD);
     cr_expect_eq(read_state(&s, &b, &cs.authentication_token), UAS_GOOD);
@@ -1184,7 +1135,7 @@ Test(session_security, session_moves_only_with_its_proven_identity, .timeout = 6
     env_schan_close(&a);
     env_schan_close(&b);
     env_schan_close(&m);
-    sec_stop(&s);
+    env_sec_stop(&s);
 }
 
 /* Issue #18, 12: anonymous None sessions do not take each other's
@@ -1234,5 +1185,5 @@ Test(session_security, anonymous_none_sessions_keep_their_subscriptions, .timeou
     cr_expect_eq(read_state(&s, &a, &cs.authentication_token), UAS_GOOD);
     env_schan_close(&a);
     env_schan_close(&m);
-    sec_stop(&s);
+    env_sec_stop(&s);
 }

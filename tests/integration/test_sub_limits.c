@@ -7,7 +7,6 @@
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
 
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -465,12 +464,6 @@ static void user_caps(uas_server_config *cfg, void *ud)
     cfg->log_level = UAS_LOG_ERROR;
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st, (void)flag, (void)ftw;
-    return remove(path);
-}
-
 static uas_client *bob(env *e)
 {
     uas_client_config cfg;
@@ -527,6 +520,6 @@ Test(sub_limits, orphans_of_one_user_are_capped_and_still_transferable, .timeout
     cr_expect_eq(figures(&w.e).orphans, 3);
     env_client_close(c);
     env_stop(&w.e);
-    cr_expect_eq(nftw(w.dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS), 0);
+    cr_expect(env_rmtree(w.dir));
 }
 #endif

@@ -8,7 +8,6 @@
  * waits in the queue, or the queue is provably full. */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
-#include <ftw.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -22,82 +21,37 @@
 #include <ua/security.h>
 
 #include "../../stack/src/secpol_user.h"
-#include "helper_env.h"
+#include "helper_sec.h"
 #include "server_internal.h"
 #include "workpool.h"
 
 #define POLICY         "http://opcfoundation.org/UA/SecurityPolicy#"
 #define B256           POLICY "Basic256Sha256"
 #define RSA_OAEP       "http://www.w3.org/2001/04/xmlenc#rsa-oaep"
-#define CLIENT_URI     "urn:uastack:test:client"
-#define PASSWORD       "correct horse battery staple"
 #define WRONG_PASSWORD "Tr0ub4dor&3"
 
 enum { ENCRYPT = UAS_MESSAGE_SECURITY_MODE_SIGN_AND_ENCRYPT };
 
-typedef struct sec {
-    env e;
-    char dir[64];
-    char server_pki[128];
-    char client_pki[128];
-    char users[128];
-    unsigned workers, queue;
-    uas_bytestring server_cert;
-    uas_bytestring cert, key;
-    uas_arena arena;
-} sec;
+typedef env_sec sec;
 
-static void configure(uas_server_config *cfg, void *ud)
+static struct {
+    unsigned workers, queue;
+} pool;
+
+static void configure(uas_server_config *cfg, env_sec *s)
 {
-    sec *s = ud;
+    (void)s;
     cfg->security = "None, Basic256Sha256:SignAndEncrypt";
-    cfg->pki_dir = s->server_pki;
-    cfg->users_file = s->users;
-    cfg->auto_accept = true;
-    cfg->log_level = UAS_LOG_INFO;
-    cfg->worker_threads = s->workers;
-    cfg->worker_queue = s->queue;
+    cfg->worker_threads = pool.workers;
+    cfg->worker_queue = pool.queue;
 }
 
 static void sec_start(sec *s, unsigned workers, unsigned queue)
 {
-    memset(s, 0, sizeof(*s));
-    s->workers = workers;
-    s->queue = queue;
-    snprintf(s->dir, sizeof(s->dir), "/tmp/uas-wpool-XXXXXX");
-    cr_assert(mkdtemp(s->dir));
-    snprintf(s->server_pki, sizeof(s->server_pki), "%s/server-pki", s->dir);
-    snprintf(s->client_pki, sizeof(s->client_pki), "%s/client-pki", s->dir);
-    snprintf(s->users, sizeof(s->users), "%s/users", s->dir);
-    bool added = false;
-    cr_assert_eq(uas_user_add(s->users, "alice", PASSWORD, strlen(PASSWORD), NULL, &added),
-                 UAS_GOOD);
-    env_log_capture();
-    env_options o = {.configure = configure, .configure_ud = s};
-    env_start(&s->e, &o);
+    pool.workers = workers;
+    pool.queue = queue;
+    env_sec_start(s, "wpool", configure, NULL);
     cr_assert_eq(uas_workpool_threads(s->e.server->pool), workers);
-    uas_status st = uas_client_select_endpoint(s->e.loop, s->e.url, B256, ENCRYPT, ENV_WAIT_MS,
-                                               &s->server_cert, NULL);
-    cr_assert_eq(st, UAS_GOOD, "select_endpoint: %s", uas_status_name(st));
-    env_make_cert(s->client_pki, "client", CLIENT_URI, &s->cert, &s->key);
-    uas_arena_init(&s->arena, NULL, 0, 0);
-}
-
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st, (void)flag, (void)ftw;
-    return remove(path);
-}
-
-static void sec_stop(sec *s)
-{
-    env_stop(&s->e);
-    uas_clear(&s->server_cert, UAS_TYPE(BYTE_STRING));
-    uas_pki_bytes_free(&s->cert);
-    uas_pki_bytes_free(&s->key);
-    uas_arena_free(&s->arena);
-    cr_expect_eq(nftw(s->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS), 0);
-    env_log_release();
 }
 
 static void sleep_ms(int ms)
@@ -177,7 +131,7 @@ static uint32_t send_create(sec *s, env_schan *c)
         nonce[i] = (uint8_t)rand();
     uas_create_session_request req;
     memset(&req, 0, sizeof(req));
-    req.client_description.application_uri = uas_string_from(CLIENT_URI);
+    req.client_description.application_uri = uas_string_from(ENV_CLIENT_URI);
     req.client_description.application_type = UAS_APPLICATION_TYPE_CLIENT;
     req.client_description.application_name.text = uas_string_from("workpool test");
     req.endpoint_url = uas_string_from(s->e.url);
@@ -218,7 +172,7 @@ static uint32_t send_activate(sec *s, env_schan *c, const uas_create_session_res
         uas_string_from(uas_security_policy_signature_uri(uas_channel_policy(c->ch)));
     req.client_signature.signature.data = sig;
     req.client_signature.signature.length = len;
-    const char *pw = bad_password ? WRONG_PASSWORD : PASSWORD;
+    const char *pw = bad_password ? WRONG_PASSWORD : ENV_PASSWORD;
     size_t clen = 0;
     cr_assert_eq(uas_secpol_user_encrypt(s->server_cert.data, s->server_cert.length,
                                          uas_security_policy(B256, false), (const uint8_t *)pw,
@@ -299,7 +253,7 @@ Test(workpool, full_queue_refuses_handshakes_with_status_and_log, .timeout = 120
     env_schan_close(&c1);
     env_schan_close(&c2);
     env_client_close(reader);
-    sec_stop(&s);
+    env_sec_stop(&s);
 }
 
 /* Clients that leave while their work waits for a worker: an OPN (RSA), an
@@ -357,7 +311,7 @@ Test(workpool, client_leaving_while_its_job_is_queued_leaves_nothing, .timeout =
     cr_expect_eq(env_schan_wait(&c4, id, &ar, UAS_TYPE(ACTIVATE_SESSION_RESPONSE), &s.arena),
                  UAS_GOOD);
     env_schan_close(&c4);
-    sec_stop(&s);
+    env_sec_stop(&s);
 }
 
 /* Requests that arrive while an ActivateSession waits for a worker: the
@@ -411,7 +365,7 @@ Test(workpool, requests_behind_a_parked_activation_are_all_answered, .timeout = 
         cr_assert(rr.results[i].has_value && *(int32_t *)rr.results[i].value.data == i);
     cr_expect_not(env_log_has("too much input while a request is parked"));
     env_schan_close(&c);
-    sec_stop(&s);
+    env_sec_stop(&s);
 }
 
 /* ---- a login storm ---- */
@@ -510,5 +464,5 @@ Test(workpool, login_storm_leaves_reader_served, .timeout = 300)
     cr_expect_gt(reads, 0, "the reader was served during the storm");
     cr_expect(env_log_has("ActivateSession refused"));
     env_client_close(reader);
-    sec_stop(&s);
+    env_sec_stop(&s);
 }
