@@ -20,6 +20,12 @@
 
 #include "secpol.h"
 
+/* A little-endian u32 of the input. */
+static inline uint32_t fz_u32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
 enum { FZ_CHANNEL_ID = 7, FZ_BUF = 8192, FZ_MAX_MSG = 65536, FZ_MAX_CHUNKS = 16 };
 
 /* An RSA key with a self-signed certificate, made with OpenSSL's EVP and

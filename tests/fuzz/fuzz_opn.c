@@ -62,11 +62,6 @@ static const uas_secpol *policies[4];
 static uas_channel_offer offers[9];
 static fz_run run;
 
-static uint32_t u32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
 /* Key generation before libFuzzer's clock runs, so it never counts
  * against the first input's timeout. */
 int LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -172,7 +167,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             const uint8_t *thumb =
                 (hf & 2) ? wrong_thumb : uas_secpol_cred_thumbprint(wd->server.cred);
             size_t n =
-                fz_seal_opn(pol, from, &wd->server, u32(f + 2),
+                fz_seal_opn(pol, from, &wd->server, fz_u32(f + 2),
                             (hf & 8) ? UAS_SECPOL_NONE_URI : pol->uri, (hf & 1) ? NULL : from->cert,
                             from->cert_len, thumb, f + 6, len - 6, (hf & 4) != 0, out, sizeof(out));
             alive = fz_feed(ch, out, n, pieces, now);

@@ -37,11 +37,6 @@ static fz_sym client_keys[2];        /* [Sign, SignAndEncrypt] */
 static fz_keyslot server_keys[2][2]; /* [SignAndEncrypt][renewed] */
 static fz_run run;
 
-static uint32_t u32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
 /* Key generation before libFuzzer's clock runs, so it never counts
  * against the first input's timeout. The server's keys and the pool are
  * made once too (fz_keyslot): per input they cost more than the input. */
@@ -97,7 +92,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             alive = fz_feed(ch, f + 1, len - 1, pieces, now);
         } else {
             size_t n = fz_seal(sym, (f[1] & 1) ? "CLO" : "MSG", (char)f[2],
-                               (f[0] & 2) ? FZ_CHANNEL_ID + 1 : FZ_CHANNEL_ID, u32(f + 3), f + 7,
+                               (f[0] & 2) ? FZ_CHANNEL_ID + 1 : FZ_CHANNEL_ID, fz_u32(f + 3), f + 7,
                                len - 7, (f[0] & 4) != 0, out, sizeof(out));
             alive = fz_feed(ch, out, n, pieces, now);
         }
