@@ -28,16 +28,23 @@ static void teardown(void)
 
 TestSuite(nodemgmt, .init = setup, .fini = teardown);
 
-static uas_status add_object(const char *id, const char *name)
+/* One AddNodes item; attrs of type at (NULL: none). */
+static uas_status add_node(uint32_t cls, const char *id, uas_nodeid parent, uint32_t reftype,
+                           const char *name, uas_nodeid td, const uas_type *at, void *attrs)
 {
     uas_add_nodes_item it;
     memset(&it, 0, sizeof(it));
-    it.parent_node_id = X(N0(85));
-    it.reference_type_id = N0(35);
+    it.parent_node_id = X(parent);
+    it.reference_type_id = N0(reftype);
     it.requested_new_node_id = X(S1(id));
     it.browse_name = QN(1, name);
-    it.node_class = UAS_NODE_CLASS_OBJECT;
-    it.type_definition = X(N0(58));
+    it.node_class = cls;
+    it.type_definition = X(td);
+    if (at) {
+        it.node_attributes.encoding = UAS_EXTOBJ_DECODED;
+        it.node_attributes.content.decoded.type = at;
+        it.node_attributes.content.decoded.data = attrs;
+    }
     uas_add_nodes_request rq;
     memset(&rq, 0, sizeof(rq));
     rq.nodes_to_add = &it;
@@ -46,6 +53,12 @@ static uas_status add_object(const char *id, const char *name)
     uas_svc_add_nodes(&f.ctx, &rq, rs);
     cr_assert_eq(rs->response_header.service_result, UAS_GOOD);
     return rs->results[0].status_code;
+}
+
+/* An Object below Objects (Organizes, BaseObjectType). */
+static uas_status add_object(const char *id, const char *name)
+{
+    return add_node(UAS_NODE_CLASS_OBJECT, id, N0(85), 35, name, N0(58), NULL, NULL);
 }
 
 static uas_status delete_node_refs(uas_nodeid id, bool delete_target_references)
@@ -202,33 +215,6 @@ Test(nodemgmt, delete_target_references_decides_about_references_pointing_to_the
 }
 
 /* ---- type and view nodes ---- */
-
-/* One AddNodes item; attrs of type at (NULL: none). */
-static uas_status add_node(uint32_t cls, const char *id, uas_nodeid parent, uint32_t reftype,
-                           const char *name, uas_nodeid td, const uas_type *at, void *attrs)
-{
-    uas_add_nodes_item it;
-    memset(&it, 0, sizeof(it));
-    it.parent_node_id = X(parent);
-    it.reference_type_id = N0(reftype);
-    it.requested_new_node_id = X(S1(id));
-    it.browse_name = QN(1, name);
-    it.node_class = cls;
-    it.type_definition = X(td);
-    if (at) {
-        it.node_attributes.encoding = UAS_EXTOBJ_DECODED;
-        it.node_attributes.content.decoded.type = at;
-        it.node_attributes.content.decoded.data = attrs;
-    }
-    uas_add_nodes_request rq;
-    memset(&rq, 0, sizeof(rq));
-    rq.nodes_to_add = &it;
-    rq.nodes_to_add_count = 1;
-    uas_add_nodes_response *rs = uas_arena_calloc(&f.arena, 1, sizeof(*rs));
-    uas_svc_add_nodes(&f.ctx, &rq, rs);
-    cr_assert_eq(rs->response_header.service_result, UAS_GOOD);
-    return rs->results[0].status_code;
-}
 
 static bool read_bool(uas_nodeid id, uint32_t attr)
 {
