@@ -99,8 +99,8 @@ static uas_status array_dims(const as_nv *nv, uas_variant *v, uas_arena *arena)
         src = uas_ns0_u32 + nv->s->array_dimensions;
         n = nv->s->array_dimensions_count;
     } else {
-        src = nv->d->array_dims;
-        n = nv->d->array_dims_count;
+        src = as_var_of(nv->d)->array_dims;
+        n = as_var_of(nv->d)->array_dims_count;
     }
     if (n == 0) {
         /* No dimensions (scalars, or unknown lengths): a null value, as
@@ -152,7 +152,7 @@ uas_status as_read_attr(uas_aspace *as, const as_nv *nv, uint32_t attr, uint32_t
         return scalar(v, arena, UAS_TYPE(LOCALIZED_TEXT), &t);
     }
     case AS_ATTR_DESCRIPTION: {
-        uas_localizedtext t = s ? static_text(s->description) : d->description;
+        uas_localizedtext t = s ? static_text(s->description) : as_node_desc(d);
         return scalar(v, arena, UAS_TYPE(LOCALIZED_TEXT), &t);
     }
     case AS_ATTR_WRITE_MASK:
@@ -194,7 +194,8 @@ uas_status as_read_attr(uas_aspace *as, const as_nv *nv, uint32_t attr, uint32_t
         return scalar(v, arena, UAS_TYPE(BYTE), &a);
     }
     case AS_ATTR_USER_ACCESS_LEVEL: {
-        uint8_t a = s ? s->access_level : (uint8_t)(d->access_level & d->user_access_level);
+        uint8_t a = s ? s->access_level
+                      : (uint8_t)(as_var_of(d)->access_level & as_var_of(d)->user_access_level);
         a = as_user_access_level(a, perms);
         return scalar(v, arena, UAS_TYPE(BYTE), &a);
     }
@@ -203,18 +204,20 @@ uas_status as_read_attr(uas_aspace *as, const as_nv *nv, uint32_t attr, uint32_t
         return scalar(v, arena, UAS_TYPE(UINT32), &a);
     }
     case AS_ATTR_MINIMUM_SAMPLING_INTERVAL: {
-        double m = s ? (double)s->minimum_sampling_interval : d->min_sampling;
+        double m = s ? (double)s->minimum_sampling_interval : as_var_of(d)->min_sampling;
         return scalar(v, arena, UAS_TYPE(DOUBLE), &m);
     }
     case AS_ATTR_HISTORIZING:
-        return boolean(v, arena, s ? (s->flags & UAS_NS0_HISTORIZING) != 0 : d->historizing);
+        return boolean(v, arena,
+                       s ? (s->flags & UAS_NS0_HISTORIZING) != 0 : as_var_of(d)->historizing);
     case AS_ATTR_EXECUTABLE:
-        return boolean(v, arena, d ? d->executable : (s->flags & UAS_NS0_EXECUTABLE) != 0);
+        return boolean(v, arena,
+                       d ? as_meth_of(d)->executable : (s->flags & UAS_NS0_EXECUTABLE) != 0);
     case AS_ATTR_USER_EXECUTABLE:
-        return boolean(
-            v, arena,
-            (d ? d->executable && d->user_executable : (s->flags & UAS_NS0_EXECUTABLE) != 0) &&
-                (perms & UAS_PERMISSION_TYPE_CALL));
+        return boolean(v, arena,
+                       (d ? as_meth_of(d)->executable && as_meth_of(d)->user_executable
+                          : (s->flags & UAS_NS0_EXECUTABLE) != 0) &&
+                           (perms & UAS_PERMISSION_TYPE_CALL));
     case AS_ATTR_DATA_TYPE_DEFINITION: {
         size_t len;
         const uint8_t *p = s ? uas_ns0_definition(s, &len) : NULL;
@@ -250,7 +253,7 @@ static bool vfast_fits(const uas_variant *v)
     return v->type && !v->is_array && v->data && v->type->pointer_free && v->type->size <= 8;
 }
 
-static void vfast_set(as_node *d, const uas_variant *value, uas_status status, uas_datetime src_ts,
+static void vfast_set(as_var *d, const uas_variant *value, uas_status status, uas_datetime src_ts,
                       uas_datetime srv_ts)
 {
     const uas_type *t = value && vfast_fits(value) ? value->type : NULL;
@@ -271,8 +274,9 @@ static void vfast_set(as_node *d, const uas_variant *value, uas_status status, u
     atomic_store_explicit(&d->vseq, q + 2, memory_order_release);
 }
 
-void as_vfast_publish(as_node *d)
+void as_vfast_publish(as_node *n)
 {
+    as_var *d = as_var_of(n);
     as_vsnap *v = atomic_load_explicit(&d->vsnap, memory_order_acquire);
     if (v)
         vfast_set(d, &v->value, v->status, v->source_ts, v->server_ts);
@@ -284,7 +288,7 @@ void as_vfast_publish(as_node *d)
  * was one. A writer holds the sequence odd for a few stores; a reader that
  * keeps finding it odd or changed (the writer was preempted in between)
  * gives up after some tries and copies the value snapshot instead. */
-static bool vfast_read(as_node *d, uas_datavalue *dv, uas_arena *arena, uas_status *st)
+static bool vfast_read(as_var *d, uas_datavalue *dv, uas_arena *arena, uas_status *st)
 {
     for (int tries = 0; tries < 100; tries++) {
         uint32_t s1 = atomic_load_explicit(&d->vseq, memory_order_acquire);
@@ -350,24 +354,25 @@ uas_status as_read_value_ex(uas_aspace *as, const as_nv *nv, const as_range *ran
     }
     bool stored = false;
     uas_status fast_st;
-    if (d && !range->dims && vfast_read(d, dv, arena, &fast_st)) {
+    as_var *var = as_var_of(d);
+    if (var && !range->dims && vfast_read(var, dv, arena, &fast_st)) {
         AS_TRY(fast_st);
         stored = true;
-    } else if (d) {
+    } else if (var) {
         /* The current snapshot, copied into the arena: it is freed only
          * after this reader's next quiescent point, the copy lives on. */
-        as_vsnap *v = atomic_load_explicit(&d->vsnap, memory_order_acquire);
+        as_vsnap *v = atomic_load_explicit(&var->vsnap, memory_order_acquire);
         if (v) {
             stored = true;
             AS_TRY(as_range_read(&v->value, range, &dv->value, arena, true));
             dv->status = v->status;
             dv->source_timestamp = v->source_ts;
             dv->server_timestamp = v->server_ts;
-        } else if ((stored = d->has_value)) {
-            AS_TRY(as_range_read(&d->value, range, &dv->value, arena, true));
-            dv->status = d->status;
-            dv->source_timestamp = d->source_ts;
-            dv->server_timestamp = d->server_ts;
+        } else if ((stored = var->has_value)) {
+            AS_TRY(as_range_read(&var->value, range, &dv->value, arena, true));
+            dv->status = var->status;
+            dv->source_timestamp = var->source_ts;
+            dv->server_timestamp = var->server_ts;
         }
     }
     if (!stored && nv->s) {
@@ -492,10 +497,12 @@ uas_status as_swap_value(uas_aspace *as, as_node *d, uas_variant *v, uas_status 
     nv->source_ts = source_ts ? source_ts : now;
     nv->server_ts = now;
     memset(v, 0, sizeof(*v));
-    /* value_lock orders writers of this node; readers take no lock. */
-    UAS_LOCK(&d->value_lock, UAS_LOCK_VALUE);
-    as_vsnap *old = atomic_exchange(&d->vsnap, nv);
-    vfast_set(d, &nv->value, nv->status, nv->source_ts, nv->server_ts);
+    /* The value lock orders writers of this node; readers take no lock. */
+    pthread_mutex_t *lock = as_value_lock(as, d);
+    UAS_LOCK(lock, UAS_LOCK_VALUE);
+    as_var *var = as_var_of(d);
+    as_vsnap *old = atomic_exchange(&var->vsnap, nv);
+    vfast_set(var, &nv->value, nv->status, nv->source_ts, nv->server_ts);
     if (as->on_value) {
         /* In write order: the hook queues a copy for each subscription
          * engine (svc_subscription.c), so the engines see every value in
@@ -512,7 +519,7 @@ uas_status as_swap_value(uas_aspace *as, as_node *d, uas_variant *v, uas_status 
         dv.has_server_timestamp = true;
         as->on_value(as->on_value_ud, &d->id, &dv);
     }
-    UAS_UNLOCK(&d->value_lock);
+    UAS_UNLOCK(lock);
     if (old)
         as_rcu_retire(&as->rcu, &old->rcu, vsnap_free_rcu);
     uas_aspace_value_fn vfn = as->on_value;

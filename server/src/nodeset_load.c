@@ -327,12 +327,11 @@ static uas_status check_refs(ns_load *l)
                     }
                 }
             }
-            uint8_t c = it->n->node_class;
-            if ((c == UAS_NODE_CLASS_VARIABLE || c == UAS_NODE_CLASS_VARIABLE_TYPE) &&
-                class_of(l, &it->n->data_type) != UAS_NODE_CLASS_DATA_TYPE)
+            const as_var *var = as_var_of(it->n);
+            if (var && class_of(l, &var->data_type) != UAS_NODE_CLASS_DATA_TYPE)
                 return ns_fail(l, f, it->line, UAS_BAD_TYPE_MISMATCH,
                                "DataType '%s' of '%s' is not a DataType",
-                               idtext(&it->n->data_type, b, sizeof(b)),
+                               idtext(&var->data_type, b, sizeof(b)),
                                idtext(&it->n->id, b + 48, 48));
         }
     }
@@ -395,11 +394,12 @@ static uas_status check_values(ns_load *l)
         ns_file *f = &l->files[fi];
         for (size_t i = 0; i < f->item_count; i++) {
             ns_item *it = &f->items[i];
-            if (it->value) {
-                AS_TRY(ns_build_value(l, it, &it->n->value));
-                it->n->has_value = true;
-                it->n->status = UAS_GOOD;
-                it->n->source_ts = it->n->server_ts = uas_datetime_now();
+            as_var *var = as_var_of(it->n);
+            if (it->value && var) { /* the parser keeps Values of variables only */
+                AS_TRY(ns_build_value(l, it, &var->value));
+                var->has_value = true;
+                var->status = UAS_GOOD;
+                var->source_ts = var->server_ts = uas_datetime_now();
             }
         }
     }
