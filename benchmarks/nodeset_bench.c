@@ -26,7 +26,7 @@
  * 8-byte chunk header is added per allocation). Values, definitions and
  * the rest are the difference to the measured total. */
 typedef struct cls_bytes {
-    size_t nodes, record, refs, strings, allocs;
+    size_t nodes, record, refs, strings, values, allocs;
 } cls_bytes;
 
 static size_t blk(const void *p, cls_bytes *c)
@@ -61,6 +61,30 @@ static void account(const as_node *n, cls_bytes *c)
     c->strings += str_blk(&n->browse_name.name, c);
     text_blk(n->display_name, &c->strings, c);
     text_blk(n->description, &c->strings, c);
+    const as_var *v = as_var_of(n);
+    if (v) {
+        /* The value's top-level block and, for arrays of strings, each
+         * element's (what the nine files hold), plus the DataType's. */
+        c->values += blk(v->array_dims, c);
+        if (v->data_type.kind == UAS_NODEID_STRING)
+            c->values += str_blk(&v->data_type.id.string, c);
+        const as_vsnap *sn = atomic_load(&((as_var *)v)->vsnap);
+        const uas_variant *x = sn ? &sn->value : NULL;
+        if (sn)
+            c->values += blk(sn, c);
+        if (x && x->type && x->data && x->data != UAS_EMPTY_ARRAY) {
+            size_t cnt = x->is_array ? x->array_length : 1;
+            c->values += blk(x->data, c);
+            if (x->type == UAS_TYPE(STRING))
+                for (size_t i = 0; i < cnt; i++)
+                    c->values += str_blk(&((const uas_string *)x->data)[i], c);
+            if (x->type == UAS_TYPE(LOCALIZED_TEXT))
+                for (size_t i = 0; i < cnt; i++) {
+                    c->values += str_blk(&((const uas_localizedtext *)x->data)[i].text, c);
+                    c->values += str_blk(&((const uas_localizedtext *)x->data)[i].locale, c);
+                }
+        }
+    }
 }
 
 static void breakdown(uas_server *s, size_t total_malloc)
@@ -85,21 +109,22 @@ static void breakdown(uas_server *s, size_t total_malloc)
         [1] = "Object",        [2] = "Variable",       [4] = "Method",    [8] = "ObjectType",
         [16] = "VariableType", [32] = "ReferenceType", [64] = "DataType", [128] = "View"};
     size_t sum = 0;
-    printf("%-14s %6s %8s %8s %8s %7s %6s\n", "class", "nodes", "record/n", "refs/n", "strs/n",
-           "allocs", "B/node");
+    printf("%-14s %6s %8s %8s %8s %8s %7s %6s\n", "class", "nodes", "record/n", "refs/n", "strs/n",
+           "values/n", "allocs", "B/node");
     for (int k = 0; k <= 129; k++) {
         cls_bytes *c = &cb[k];
         if (!c->nodes)
             continue;
         const char *nm = k == 129 ? "ns0 overlays" : names[k] ? names[k] : "?";
-        size_t tot = c->record + c->refs + c->strings;
+        size_t tot = c->record + c->refs + c->strings + c->values;
         sum += tot;
-        printf("%-14s %6zu %8.0f %8.0f %8.0f %7zu %6.0f\n", nm, c->nodes,
+        printf("%-14s %6zu %8.0f %8.0f %8.0f %8.0f %7zu %6.0f\n", nm, c->nodes,
                (double)c->record / c->nodes, (double)c->refs / c->nodes,
-               (double)c->strings / c->nodes, c->allocs, (double)tot / c->nodes);
+               (double)c->strings / c->nodes, (double)c->values / c->nodes, c->allocs,
+               (double)tot / c->nodes);
     }
-    printf("hash slots %zu B; overlays %zu; values, definitions and the rest %zd B\n", slots, ov,
-           (ssize_t)total_malloc - (ssize_t)sum - (ssize_t)slots);
+    printf("hash slots %zu B; overlays %zu; definitions, other values and the rest %zd B\n", slots,
+           ov, (ssize_t)total_malloc - (ssize_t)sum - (ssize_t)slots);
 }
 
 static double now_ms(void)
@@ -159,7 +184,10 @@ int main(int argc, char **argv)
         allocs[r] = (double)(b.allocs - b.frees) - (double)(a.allocs - a.frees);
         if (r == rounds - 1)
             breakdown(s, (size_t)mbytes[r]);
-        uas_server_delete(s);
+        /* NODESET_BENCH_KEEP: the last round's server stays, so a heap
+         * profiler's leak report lists what the load keeps. */
+        if (r < rounds - 1 || !getenv("NODESET_BENCH_KEEP"))
+            uas_server_delete(s);
     }
     /* The node count: the files' UA* node elements. */
     for (size_t i = 0; i < n; i++) {

@@ -246,7 +246,6 @@ static void node_free_now(as_node *n)
             uas_free(ds, sizeof(*ds));
         uas_clear(&v->data_type, UAS_TYPE(NODE_ID));
         uas_free(v->array_dims, v->array_dims_count * sizeof(uint32_t));
-        uas_clear(&v->value, UAS_TYPE(VARIANT));
         vsnap_free(atomic_load_explicit(&v->vsnap, memory_order_relaxed));
     }
     as_rp_free(n->rp);

@@ -274,16 +274,6 @@ static void vfast_set(as_var *d, const uas_variant *value, uas_status status, ua
     atomic_store_explicit(&d->vseq, q + 2, memory_order_release);
 }
 
-void as_vfast_publish(as_node *n)
-{
-    as_var *d = as_var_of(n);
-    as_vsnap *v = atomic_load_explicit(&d->vsnap, memory_order_acquire);
-    if (v)
-        vfast_set(d, &v->value, v->status, v->source_ts, v->server_ts);
-    else
-        vfast_set(d, d->has_value ? &d->value : NULL, d->status, d->source_ts, d->server_ts);
-}
-
 /* A consistent snapshot of the lock-free copy into dv: true when there
  * was one. A writer holds the sequence odd for a few stores; a reader that
  * keeps finding it odd or changed (the writer was preempted in between)
@@ -368,11 +358,6 @@ uas_status as_read_value_ex(uas_aspace *as, const as_nv *nv, const as_range *ran
             dv->status = v->status;
             dv->source_timestamp = v->source_ts;
             dv->server_timestamp = v->server_ts;
-        } else if ((stored = var->has_value)) {
-            AS_TRY(as_range_read(&var->value, range, &dv->value, arena, true));
-            dv->status = var->status;
-            dv->source_timestamp = var->source_ts;
-            dv->server_timestamp = var->server_ts;
         }
     }
     if (!stored && nv->s) {
@@ -481,6 +466,24 @@ static void vsnap_free_rcu(as_rcu_item *it)
     as_vsnap *v = (as_vsnap *)((char *)it - offsetof(as_vsnap, rcu));
     uas_clear(&v->value, UAS_TYPE(VARIANT));
     uas_free(v, sizeof(*v));
+}
+
+uas_status as_init_value(as_node *d, uas_variant *v, uas_datetime now)
+{
+    as_vsnap *nv = uas_calloc(1, sizeof(*nv));
+    if (!nv) {
+        uas_clear(v, UAS_TYPE(VARIANT));
+        return UAS_BAD_OUT_OF_MEMORY;
+    }
+    nv->value = *v;
+    nv->source_ts = nv->server_ts = now;
+    memset(v, 0, sizeof(*v));
+    as_var *var = as_var_of(d);
+    as_vsnap *old = atomic_exchange_explicit(&var->vsnap, nv, memory_order_relaxed);
+    if (old) /* not published: no reader has it */
+        vsnap_free_rcu(&old->rcu);
+    vfast_set(var, &nv->value, UAS_GOOD, now, now);
+    return UAS_GOOD;
 }
 
 uas_status as_swap_value(uas_aspace *as, as_node *d, uas_variant *v, uas_status status,

@@ -128,11 +128,6 @@ typedef struct as_var {
     uint8_t access_level;
     uint8_t user_access_level;
     bool historizing;
-    /* The value the node was created with (never changed once the node is
-     * published); false on an overlay means "the static value still
-     * holds". */
-    bool has_value;
-    uas_status status;
     /* The value again, when it is a scalar of a pointer-free builtin type
      * of at most 8 bytes (Boolean .. Double, DateTime, StatusCode: what
      * plants mostly read), published by writers under the node's value
@@ -145,11 +140,10 @@ typedef struct as_var {
     _Atomic(const uas_type *) vtype;
     _Atomic uint64_t vbits;
     _Atomic int64_t vsrc_ts, vsrv_ts;
-    uas_variant value; /* heap-owned */
-    uas_datetime source_ts;
-    uas_datetime server_ts;
-    /* The current value once anything wrote it, published with a release
-     * store, read with no lock. */
+    /* The current value (the one the node was created with until anything
+     * wrote it), published with a release store, read with no lock. NULL:
+     * none (a null value, Good), and on an overlay "the static value still
+     * holds". */
     _Atomic(as_vsnap *) vsnap;
     /* Data source callbacks: one record published with a release store
      * (a lock-free Read must see read and ud of the same call), replaced
@@ -543,10 +537,10 @@ uas_status as_check_value(const uas_nodeid *data_type, int32_t value_rank, const
  * BadOutOfMemory (*v is freed). */
 uas_status as_swap_value(uas_aspace *as, as_node *d, uas_variant *v, uas_status status,
                          uas_datetime source_ts, uas_datetime now);
-/* Refreshes the lock-free copy of d's value (see as_node.vseq) from
- * d->value, status and timestamps. Caller holds value_lock, or d is not
- * published yet. */
-void as_vfast_publish(as_node *d);
+/* Give d, not yet published, the value it is created with (taken over, *v
+ * is zeroed), Good, both timestamps now. Good or BadOutOfMemory (*v is
+ * freed). */
+uas_status as_init_value(as_node *d, uas_variant *v, uas_datetime now);
 /* The same with a deep copy of v. Good or BadOutOfMemory. */
 uas_status as_store_value(uas_aspace *as, as_node *d, const uas_variant *v, uas_status status,
                           uas_datetime source_ts, uas_datetime now);

@@ -250,11 +250,10 @@ uas_status as_variable_attrs(uas_aspace *as, as_node *n, const uas_variable_attr
     n->user_write_mask =
         SPEC(a, USER_WRITE_MASK, a->user_write_mask) ? a->user_write_mask : UINT32_MAX;
     uas_datetime now = uas_datetime_now();
-    x->source_ts = x->server_ts = now;
     if (has_value) {
-        AS_TRY(uas_copy(v, &x->value, UAS_TYPE(VARIANT)));
-        x->has_value = true;
-        as_vfast_publish(n); /* n is not in the map yet */
+        uas_variant copy;
+        AS_TRY(uas_copy(v, &copy, UAS_TYPE(VARIANT)));
+        AS_TRY(as_init_value(n, &copy, now)); /* n is not in the map yet */
     }
     return UAS_GOOD;
 }
@@ -335,11 +334,12 @@ static uas_status arg_property(uas_aspace *as, as_node *m, const char *name, siz
     if (st == UAS_GOOD) {
         pv->array_dims[0] = (uint32_t)count;
         pv->array_dims_count = 1;
-        st = uas_copy(&v, &pv->value, UAS_TYPE(VARIANT));
+        uas_variant copy;
+        st = uas_copy(&v, &copy, UAS_TYPE(VARIANT));
+        if (st == UAS_GOOD)
+            st = as_init_value(p, &copy, uas_datetime_now());
     }
     if (st == UAS_GOOD) {
-        pv->has_value = true;
-        pv->source_ts = pv->server_ts = uas_datetime_now();
         st = own_refs(as, p, &m->id, &hp, &pt);
     }
     if (st == UAS_GOOD) {

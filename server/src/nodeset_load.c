@@ -390,16 +390,17 @@ static uas_status check_values(ns_load *l)
             }
         }
     }
+    uas_datetime now = uas_datetime_now();
     for (size_t fi = 0; fi < l->file_count; fi++) {
         ns_file *f = &l->files[fi];
         for (size_t i = 0; i < f->item_count; i++) {
             ns_item *it = &f->items[i];
             as_var *var = as_var_of(it->n);
             if (it->value && var) { /* the parser keeps Values of variables only */
-                AS_TRY(ns_build_value(l, it, &var->value));
-                var->has_value = true;
-                var->status = UAS_GOOD;
-                var->source_ts = var->server_ts = uas_datetime_now();
+                uas_variant v;
+                AS_TRY(ns_build_value(l, it, &v));
+                if (as_init_value(it->n, &v, now) != UAS_GOOD)
+                    return ns_fail(l, f, it->line, UAS_BAD_OUT_OF_MEMORY, "out of memory");
             }
         }
     }

@@ -459,8 +459,8 @@ static void put_node(uas_aspace *as, buf *b, const as_node *n)
     PUTS(b, "    </References>\n");
     /* The stored value as a Read sees it (a data source's belongs to the
      * program, which gives it again after a restart). */
-    const as_var *var = as_var_of(n);
-    if (var && var->has_value && !as_node_dsrc(n)) {
+    as_var *var = as_var_of(n);
+    if (var && atomic_load_explicit(&var->vsnap, memory_order_acquire) && !as_node_dsrc(n)) {
         uas_arena a;
         uas_arena_init(&a, NULL, 0, 0);
         uas_datavalue dv;
