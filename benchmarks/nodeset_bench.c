@@ -72,6 +72,7 @@ static void account(const as_node *n, cls_bytes *c)
         const uas_variant *x = sn ? &sn->value : NULL;
         if (sn)
             c->values += blk(sn, c);
+        c->values += blk(atomic_load(&((as_var *)v)->fast), c);
         if (x && x->type && x->data && x->data != UAS_EMPTY_ARRAY) {
             size_t cnt = x->is_array ? x->array_length : 1;
             c->values += blk(x->data, c);

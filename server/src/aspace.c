@@ -247,6 +247,9 @@ static void node_free_now(as_node *n)
         uas_clear(&v->data_type, UAS_TYPE(NODE_ID));
         uas_free(v->array_dims, v->array_dims_count * sizeof(uint32_t));
         vsnap_free(atomic_load_explicit(&v->vsnap, memory_order_relaxed));
+        as_vfast *f = atomic_load_explicit(&v->fast, memory_order_relaxed);
+        if (f)
+            uas_free(f, sizeof(*f));
     }
     as_rp_free(n->rp);
     as_typex *tx = as_node_typex(n);

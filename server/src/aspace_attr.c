@@ -253,10 +253,19 @@ static bool vfast_fits(const uas_variant *v)
     return v->type && !v->is_array && v->data && v->type->pointer_free && v->type->size <= 8;
 }
 
-static void vfast_set(as_var *d, const uas_variant *value, uas_status status, uas_datetime src_ts,
+static void vfast_set(as_var *var, const uas_variant *value, uas_status status, uas_datetime src_ts,
                       uas_datetime srv_ts)
 {
     const uas_type *t = value && vfast_fits(value) ? value->type : NULL;
+    as_vfast *d = atomic_load_explicit(&var->fast, memory_order_relaxed);
+    bool fresh = false;
+    if (!d) {
+        /* Out of memory here only costs the fast path: the snapshot holds
+         * the same value. */
+        if (!t || !(d = uas_calloc(1, sizeof(*d))))
+            return;
+        fresh = true;
+    }
     uint64_t bits = 0;
     if (t)
         memcpy(&bits, value->data, t->size);
@@ -272,14 +281,19 @@ static void vfast_set(as_var *d, const uas_variant *value, uas_status status, ua
     atomic_store_explicit(&d->vsrc_ts, src_ts, memory_order_release);
     atomic_store_explicit(&d->vsrv_ts, srv_ts, memory_order_release);
     atomic_store_explicit(&d->vseq, q + 2, memory_order_release);
+    if (fresh) /* readers that find it see the fields above */
+        atomic_store_explicit(&var->fast, d, memory_order_release);
 }
 
 /* A consistent snapshot of the lock-free copy into dv: true when there
  * was one. A writer holds the sequence odd for a few stores; a reader that
  * keeps finding it odd or changed (the writer was preempted in between)
  * gives up after some tries and copies the value snapshot instead. */
-static bool vfast_read(as_var *d, uas_datavalue *dv, uas_arena *arena, uas_status *st)
+static bool vfast_read(as_var *var, uas_datavalue *dv, uas_arena *arena, uas_status *st)
 {
+    as_vfast *d = atomic_load_explicit(&var->fast, memory_order_acquire);
+    if (!d)
+        return false;
     for (int tries = 0; tries < 100; tries++) {
         uint32_t s1 = atomic_load_explicit(&d->vseq, memory_order_acquire);
         if (s1 & 1)

@@ -129,17 +129,8 @@ typedef struct as_var {
     uint8_t user_access_level;
     bool historizing;
     /* The value again, when it is a scalar of a pointer-free builtin type
-     * of at most 8 bytes (Boolean .. Double, DateTime, StatusCode: what
-     * plants mostly read), published by writers under the node's value
-     * lock (as_value_lock) and read with no lock through the seqlock vseq
-     * (odd while a writer updates; every field atomic, so readers never
-     * see a torn value and the sanitizers see no race). vtype NULL: no such
-     * copy, Reads use vsnap or value. */
-    _Atomic uint32_t vseq;
-    _Atomic uint32_t vstatus;
-    _Atomic(const uas_type *) vtype;
-    _Atomic uint64_t vbits;
-    _Atomic int64_t vsrc_ts, vsrv_ts;
+     * (as_vfast); NULL until the node first has such a value. */
+    _Atomic(struct as_vfast *) fast;
     /* The current value (the one the node was created with until anything
      * wrote it), published with a release store, read with no lock. NULL:
      * none (a null value, Good), and on an overlay "the static value still
@@ -150,6 +141,23 @@ typedef struct as_var {
      * records retired. NULL: none. */
     _Atomic(struct as_dsrc *) dsrc;
 } as_var;
+
+/* A variable's value again, when it is a scalar of a pointer-free builtin
+ * type of at most 8 bytes (Boolean .. Double, DateTime, StatusCode: what
+ * plants mostly read), published by writers under the node's value lock
+ * (as_value_lock) and read with no lock through the seqlock vseq (odd
+ * while a writer updates; every field atomic, so readers never see a torn
+ * value and the sanitizers see no race). vtype NULL: no such copy, Reads
+ * use the snapshot. Allocated for the first such value (a model's
+ * variables mostly hold arrays, strings or structures, or nothing) and
+ * kept until the node is freed. */
+typedef struct as_vfast {
+    _Atomic uint32_t vseq;
+    _Atomic uint32_t vstatus;
+    _Atomic(const uas_type *) vtype;
+    _Atomic uint64_t vbits;
+    _Atomic int64_t vsrc_ts, vsrv_ts;
+} as_vfast;
 
 /* The class part of Methods (dynamic, or overlays of static methods). */
 typedef struct as_meth {
