@@ -539,6 +539,8 @@ uas_status as_swap_value(uas_aspace *as, as_node *d, uas_variant *v, uas_status 
     UAS_UNLOCK(lock);
     if (old)
         as_rcu_retire(&as->rcu, &old->rcu, vsnap_free_rcu);
+    if (d->persist && as->server) /* the store writes current values */
+        uas_nodeset_store_touch(as->server);
     uas_aspace_value_fn vfn = as->on_value;
     void *vud = as->on_value_ud;
     uas_aspace_change_fn cfn = as->on_change;
