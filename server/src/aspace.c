@@ -265,14 +265,14 @@ static void node_free_rcu(as_rcu_item *it)
     node_free_now((as_node *)((char *)it - offsetof(as_node, rcu)));
 }
 
-void as_node_free(as_node *n)
+void as_node_free(uas_aspace *as, as_node *n)
 {
     if (!n)
         return;
     /* A node that was in the map (an add undone, a load rolled back) may
      * still be in a lock-free Read on another loop. */
-    if (n->published_in)
-        as_rcu_retire(&n->published_in->rcu, &n->rcu, node_free_rcu);
+    if (n->published)
+        as_rcu_retire(&as->rcu, &n->rcu, node_free_rcu);
     else
         node_free_now(n);
 }
@@ -412,7 +412,7 @@ uas_status as_insert(uas_aspace *as, as_node *n)
         return UAS_BAD_OUT_OF_MEMORY; /* a longer chain still works; give up late */
     t = atomic_load_explicit(&as->table, memory_order_relaxed);
     size_t k = (size_t)hash_nodeid(&n->id) & (t->count - 1);
-    n->published_in = as;
+    n->published = true;
     atomic_store_explicit(&n->next, atomic_load_explicit(&t->b[k], memory_order_relaxed),
                           memory_order_relaxed);
     /* The release store publishes everything written to n before. */
@@ -432,7 +432,6 @@ as_node *as_overlay(uas_aspace *as, as_nv *nv)
     if (!d)
         return NULL;
     d->id = uas_nodeid_numeric(0, nv->s->id);
-    d->ns0 = nv->s;
     as_meth *m = as_meth_of(d);
     if (m) {
         m->executable = (nv->s->flags & UAS_NS0_EXECUTABLE) != 0;

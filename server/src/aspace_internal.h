@@ -128,6 +128,9 @@ typedef struct as_var {
     uint8_t access_level;
     uint8_t user_access_level;
     bool historizing;
+    /* Four bytes of padding here: a per-variable 32-bit field (such as a
+     * count of the monitored items watching the value) fits at no cost;
+     * in as_node it would cost 8 bytes on every node. */
     /* The value again, when it is a scalar of a pointer-free builtin type
      * (as_vfast); NULL until the node first has such a value. */
     _Atomic(struct as_vfast *) fast;
@@ -174,7 +177,6 @@ typedef struct as_node as_node;
  * have none. A node's class never changes. */
 struct as_node {
     _Atomic(as_node *) next; /* hash chain (dynamic nodes only) */
-    const uas_ns0_node *ns0; /* the static row this overlays, or NULL */
     uas_nodeid id;           /* heap-owned */
     /* Base attributes of dynamic nodes (overlays use the static row). */
     uas_qualifiedname browse_name;
@@ -197,15 +199,12 @@ struct as_node {
     bool is_abstract;
     bool symmetric;
     bool contains_no_loops;
-    bool deleted; /* DeleteNodes: unlinked, kept until the server ends */
-    bool persist; /* written to the NodeManagement store (nodeset_store.c) */
-    /* One spare byte here; a per-node 4-byte counter costs 8 with the
-     * alignment, or nothing in as_var's layout if only variables need it. */
+    bool deleted;   /* DeleteNodes: unlinked, kept until the server ends */
+    bool persist;   /* written to the NodeManagement store (nodeset_store.c) */
+    bool published; /* was in the map: freeing it waits for readers */
     /* RolePermissions of the node's own (authz_node.h); NULL: the
      * NodeSet's for an overlay, else the namespace default. */
     struct as_rp *_Atomic rp; /* replaced via as_rp_publish */
-    /* Set once the node was in the map: freeing it waits for readers. */
-    struct uas_aspace *published_in;
     /* DeleteNodes' graveyard (not next, which a lock-free lookup still
      * walking through the deleted node must find unchanged), and later the
      * retire list: a node leaves the graveyard before it is retired. */
@@ -367,9 +366,9 @@ uas_status as_ref_set(as_ref *r, uint32_t type, const uas_expandednodeid *target
 bool as_ref_to(const as_ref *r, const uas_nodeid *id);
 /* Free what r owns. */
 void as_ref_clear(as_ref *r);
-/* Frees a published node after every reader moved on, an unpublished one
- * at once. */
-void as_node_free(as_node *n);
+/* Frees a published node after every reader of as moved on, an
+ * unpublished one at once (as may then be NULL). */
+void as_node_free(uas_aspace *as, as_node *n);
 /* A DisplayName whose text is the BrowseName's, without a locale, is
  * dropped: the node shows the BrowseName's text (nearly every node of a
  * model). The DisplayName of a heap node is never replaced afterwards. */

@@ -93,7 +93,7 @@ as_node *as_node_new(const uas_nodeid *id, uint8_t cls, const uas_qualifiedname 
     if (ok && desc)
         ok = as_node_set_text(&n->description, desc) == UAS_GOOD;
     if (!ok) {
-        as_node_free(n);
+        as_node_free(NULL, n); /* not published */
         return NULL;
     }
     return n;
@@ -145,7 +145,7 @@ uas_status as_add_built(uas_aspace *as, as_node *n, as_nv *pnv, const uas_nodeid
     if (st == UAS_GOOD)
         st = link_node(as, n, pnv, reftype);
     if (st != UAS_GOOD)
-        as_node_free(n);
+        as_node_free(as, n);
     return st;
 }
 
@@ -283,7 +283,7 @@ uas_status uas_server_add_variable(uas_server *s, const uas_nodeid *id, const ua
         if (!n)
             st = UAS_BAD_OUT_OF_MEMORY;
         else if ((st = as_variable_attrs(as, n, a)) != UAS_GOOD)
-            as_node_free(n);
+            as_node_free(as, n);
         else
             st = as_add_built(as, n, &pnv, parent, reference_type, &td);
     }
@@ -348,7 +348,7 @@ static uas_status arg_property(uas_aspace *as, as_node *m, const char *name, siz
         st = as_add_ref(as, &mnv, UAS_NS0ID_HASPROPERTY, &x, true);
     }
     if (st != UAS_GOOD) {
-        as_node_free(p);
+        as_node_free(as, p);
         return st;
     }
     *out = p;
@@ -411,9 +411,9 @@ uas_status uas_server_add_method(uas_server *s, const uas_nodeid *id, const uas_
             as_unlink(as, pin);
         if (out_linked)
             as_unlink(as, pout);
-        as_node_free(pin);
-        as_node_free(pout);
-        as_node_free(m);
+        as_node_free(as, pin);
+        as_node_free(as, pout);
+        as_node_free(as, m);
     }
     as_unlock(as);
     return st;

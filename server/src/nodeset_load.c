@@ -684,7 +684,7 @@ static void free_load(ns_load *l)
                 uas_clear(&it->refs[r].target, UAS_TYPE(NODE_ID));
             }
             uas_free(it->refs, it->ref_cap * sizeof(ns_sref));
-            as_node_free(it->n);
+            as_node_free(l->as, it->n);
         }
         uas_free(f->items, f->item_cap * sizeof(ns_item));
     }
