@@ -214,6 +214,13 @@ struct as_node {
     };
 };
 
+/* The class parts start right after the record, so it must keep their
+ * alignment. */
+_Static_assert(sizeof(as_node) % _Alignof(as_var) == 0 &&
+                   sizeof(as_node) % _Alignof(as_meth) == 0 &&
+                   sizeof(as_node) % _Alignof(as_typex) == 0,
+               "as_node's size must keep its class part aligned");
+
 /* The class part of a node of class cls: its size, and where it is. */
 size_t as_class_part_size(uint8_t cls);
 static inline as_var *as_var_of(const as_node *d)
