@@ -24,7 +24,8 @@
  * bucket table, role permissions, a node taken out again by an undo) is
  * freed through as_rcu_retire once every loop has passed a quiescent point.
  * Mutators still exclude each other: structure changes under the write
- * lock, values under the node's value_lock (which no reader takes). */
+ * lock, values under the node's value lock (as_value_lock; no reader
+ * takes it). */
 #ifndef UAS_ASPACE_INTERNAL_H
 #define UAS_ASPACE_INTERNAL_H
 
@@ -544,7 +545,7 @@ bool as_class_has_attr(uint8_t node_class, uint32_t attr);
  * Good or BadTypeMismatch. */
 uas_status as_check_value(const uas_nodeid *data_type, int32_t value_rank, const uas_variant *v);
 /* Replace the stored value by *v (heap-owned; taken over, *v is zeroed):
- * publishes a new snapshot (as_vsnap) under the node's value_lock, hands
+ * publishes a new snapshot (as_vsnap) under the node's value lock, hands
  * it to the value hook there (in write order), and retires the old one.
  * Without a value hook the change hook is called with the structure lock
  * dropped. Caller holds the read lock. source_ts 0: now. Good or
