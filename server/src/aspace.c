@@ -158,7 +158,12 @@ uas_aspace *uas_aspace_new(uas_server *s)
         uas_free(as, sizeof(*as));
         return NULL;
     }
-    if (pthread_rwlock_init(&as->lock, NULL) != 0) {
+    size_t nlocks = 0;
+    while (nlocks < AS_VLOCKS && pthread_mutex_init(&as->vlocks[nlocks], NULL) == 0)
+        nlocks++;
+    if (nlocks < AS_VLOCKS || pthread_rwlock_init(&as->lock, NULL) != 0) {
+        while (nlocks > 0)
+            pthread_mutex_destroy(&as->vlocks[--nlocks]);
         as_rcu_destroy(&as->rcu);
         free_tables(as);
         uas_free(as, sizeof(*as));
@@ -180,33 +185,79 @@ void as_dsrc_free_rcu(as_rcu_item *it)
     uas_free((char *)it - offsetof(as_dsrc, rcu), sizeof(as_dsrc));
 }
 
+size_t as_class_part_size(uint8_t cls)
+{
+    switch (cls) {
+    case UAS_NODE_CLASS_VARIABLE:
+    case UAS_NODE_CLASS_VARIABLE_TYPE:
+        return sizeof(as_var);
+    case UAS_NODE_CLASS_METHOD:
+        return sizeof(as_meth);
+    case UAS_NODE_CLASS_REFERENCE_TYPE:
+    case UAS_NODE_CLASS_DATA_TYPE:
+        return sizeof(as_typex);
+    default:
+        return 0;
+    }
+}
+
+as_node *as_node_alloc(uint8_t cls)
+{
+    as_node *n = uas_calloc(1, sizeof(as_node) + as_class_part_size(cls));
+    if (n)
+        n->node_class = cls;
+    return n;
+}
+
+uas_status as_node_set_text(uas_localizedtext **slot, const uas_localizedtext *t)
+{
+    uas_localizedtext *c = uas_malloc(sizeof(*c));
+    if (!c)
+        return UAS_BAD_OUT_OF_MEMORY;
+    if (uas_copy(t, c, UAS_TYPE(LOCALIZED_TEXT)) != UAS_GOOD) {
+        uas_free(c, sizeof(*c));
+        return UAS_BAD_OUT_OF_MEMORY;
+    }
+    *slot = c;
+    return UAS_GOOD;
+}
+
+static void text_free(uas_localizedtext *t)
+{
+    if (!t)
+        return;
+    uas_clear(t, UAS_TYPE(LOCALIZED_TEXT));
+    uas_free(t, sizeof(*t));
+}
+
 static void node_free_now(as_node *n)
 {
-    as_dsrc *ds = atomic_load_explicit(&n->dsrc, memory_order_relaxed);
-    if (ds)
-        uas_free(ds, sizeof(*ds));
     uas_clear(&n->id, UAS_TYPE(NODE_ID));
     uas_clear(&n->browse_name, UAS_TYPE(QUALIFIED_NAME));
-    if (n->dn_shared)
-        n->display_name.text = (uas_string){0, NULL};
-    uas_clear(&n->display_name, UAS_TYPE(LOCALIZED_TEXT));
-    uas_clear(&n->description, UAS_TYPE(LOCALIZED_TEXT));
+    text_free(n->display_name);
+    text_free(n->description);
     for (uint32_t i = 0; i < n->ref_count; i++)
         as_ref_clear(&n->refs[i]);
     uas_free(n->refs, n->ref_cap * sizeof(as_ref));
-    uas_clear(&n->data_type, UAS_TYPE(NODE_ID));
-    uas_free(n->array_dims, n->array_dims_count * sizeof(uint32_t));
-    uas_clear(&n->value, UAS_TYPE(VARIANT));
-    vsnap_free(atomic_load_explicit(&n->vsnap, memory_order_relaxed));
-    if (n->value_lock_init)
-        pthread_mutex_destroy(&n->value_lock);
-    as_rp_free(n->rp);
-    if (n->tx) {
-        uas_clear(&n->tx->inverse_name, UAS_TYPE(LOCALIZED_TEXT));
-        uas_clear(&n->tx->definition, UAS_TYPE(VARIANT));
-        uas_free(n->tx, sizeof(*n->tx));
+    as_var *v = as_var_of(n);
+    if (v) {
+        as_dsrc *ds = atomic_load_explicit(&v->dsrc, memory_order_relaxed);
+        if (ds)
+            uas_free(ds, sizeof(*ds));
+        uas_clear(&v->data_type, UAS_TYPE(NODE_ID));
+        uas_free(v->array_dims, v->array_dims_count * sizeof(uint32_t));
+        vsnap_free(atomic_load_explicit(&v->vsnap, memory_order_relaxed));
+        as_vfast *f = atomic_load_explicit(&v->fast, memory_order_relaxed);
+        if (f)
+            uas_free(f, sizeof(*f));
     }
-    uas_free(n, sizeof(*n));
+    as_rp_free(n->rp);
+    as_typex *tx = as_node_typex(n);
+    if (tx) {
+        uas_clear(&tx->inverse_name, UAS_TYPE(LOCALIZED_TEXT));
+        uas_clear(&tx->definition, UAS_TYPE(VARIANT));
+    }
+    uas_free(n, sizeof(*n) + as_class_part_size(n->node_class));
 }
 
 static void node_free_rcu(as_rcu_item *it)
@@ -214,14 +265,14 @@ static void node_free_rcu(as_rcu_item *it)
     node_free_now((as_node *)((char *)it - offsetof(as_node, rcu)));
 }
 
-void as_node_free(as_node *n)
+void as_node_free(uas_aspace *as, as_node *n)
 {
     if (!n)
         return;
     /* A node that was in the map (an add undone, a load rolled back) may
      * still be in a lock-free Read on another loop. */
-    if (n->published_in)
-        as_rcu_retire(&n->published_in->rcu, &n->rcu, node_free_rcu);
+    if (n->published)
+        as_rcu_retire(&as->rcu, &n->rcu, node_free_rcu);
     else
         node_free_now(n);
 }
@@ -250,6 +301,8 @@ void uas_aspace_delete(uas_aspace *as)
     as_rcu_destroy(&as->rcu);
     free_tables(as);
     pthread_rwlock_destroy(&as->lock);
+    for (size_t i = 0; i < AS_VLOCKS; i++)
+        pthread_mutex_destroy(&as->vlocks[i]);
     uas_free(as, sizeof(*as));
 }
 
@@ -359,7 +412,7 @@ uas_status as_insert(uas_aspace *as, as_node *n)
         return UAS_BAD_OUT_OF_MEMORY; /* a longer chain still works; give up late */
     t = atomic_load_explicit(&as->table, memory_order_relaxed);
     size_t k = (size_t)hash_nodeid(&n->id) & (t->count - 1);
-    n->published_in = as;
+    n->published = true;
     atomic_store_explicit(&n->next, atomic_load_explicit(&t->b[k], memory_order_relaxed),
                           memory_order_relaxed);
     /* The release store publishes everything written to n before. */
@@ -375,19 +428,15 @@ as_node *as_overlay(uas_aspace *as, as_nv *nv)
     as_node *made = atomic_load_explicit(&as->overlay[ns0_index(nv->s)], memory_order_acquire);
     if (made) /* made by another thread since the lookup */
         return nv->d = made;
-    as_node *d = uas_calloc(1, sizeof(*d));
+    as_node *d = as_node_alloc(nv->s->node_class);
     if (!d)
         return NULL;
     d->id = uas_nodeid_numeric(0, nv->s->id);
-    d->ns0 = nv->s;
-    d->node_class = nv->s->node_class;
-    d->executable = (nv->s->flags & UAS_NS0_EXECUTABLE) != 0;
-    d->user_executable = d->executable;
-    if (pthread_mutex_init(&d->value_lock, NULL) != 0) {
-        uas_free(d, sizeof(*d));
-        return NULL;
+    as_meth *m = as_meth_of(d);
+    if (m) {
+        m->executable = (nv->s->flags & UAS_NS0_EXECUTABLE) != 0;
+        m->user_executable = m->executable;
     }
-    d->value_lock_init = true;
     atomic_store(&as->overlay[ns0_index(nv->s)], d);
     nv->d = d;
     return d;
@@ -427,7 +476,7 @@ uas_localizedtext as_nv_display_name(const as_nv *nv)
             t.text = static_str(nv->s->browse_name);
         return t;
     }
-    return nv->d->display_name;
+    return as_node_dn(nv->d);
 }
 
 size_t as_nv_ref_count(const as_nv *nv)
@@ -468,17 +517,23 @@ uint8_t as_nv_access_level(const as_nv *nv)
 {
     if (nv->s)
         return nv->s->node_class == UAS_NODE_CLASS_VARIABLE ? nv->s->access_level : 0;
-    return nv->d->node_class == UAS_NODE_CLASS_VARIABLE ? nv->d->access_level : 0;
+    return nv->d->node_class == UAS_NODE_CLASS_VARIABLE ? as_var_of(nv->d)->access_level : 0;
 }
 
 int32_t as_nv_value_rank(const as_nv *nv)
 {
-    return nv->s ? nv->s->value_rank : nv->d->value_rank;
+    if (nv->s)
+        return nv->s->value_rank;
+    const as_var *v = as_var_of(nv->d);
+    return v ? v->value_rank : 0;
 }
 
 uas_nodeid as_nv_data_type(const as_nv *nv)
 {
-    return nv->s ? uas_nodeid_numeric(0, nv->s->data_type) : nv->d->data_type;
+    if (nv->s)
+        return uas_nodeid_numeric(0, nv->s->data_type);
+    const as_var *v = as_var_of(nv->d);
+    return v ? v->data_type : uas_nodeid_numeric(0, 0);
 }
 
 as_nv as_find_child(uas_aspace *as, const as_nv *nv, uint32_t reftype, const char *name)
@@ -546,23 +601,13 @@ uas_status as_add_ref(uas_aspace *as, as_nv *nv, uint32_t type, const uas_expand
 
 void as_node_share_dn(as_node *n)
 {
-    uas_string *t = &n->display_name.text, *b = &n->browse_name.name;
-    if (n->dn_shared || !b->data)
+    uas_localizedtext *t = n->display_name;
+    const uas_string *b = &n->browse_name.name;
+    if (!t || t->locale.length || !b->data || t->text.length != b->length ||
+        (b->length && memcmp(t->text.data, b->data, b->length) != 0))
         return;
-    if (t->data) {
-        if (t->length != b->length || memcmp(t->data, b->data, b->length) != 0)
-            return;
-        uas_clear(t, UAS_TYPE(STRING));
-    }
-    *t = *b;
-    n->dn_shared = true;
-}
-
-as_typex *as_node_typex(as_node *d)
-{
-    if (!d->tx)
-        d->tx = uas_calloc(1, sizeof(*d->tx));
-    return d->tx;
+    text_free(t);
+    n->display_name = NULL;
 }
 
 static bool inline_target(const uas_expandednodeid *x)

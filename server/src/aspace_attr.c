@@ -99,8 +99,8 @@ static uas_status array_dims(const as_nv *nv, uas_variant *v, uas_arena *arena)
         src = uas_ns0_u32 + nv->s->array_dimensions;
         n = nv->s->array_dimensions_count;
     } else {
-        src = nv->d->array_dims;
-        n = nv->d->array_dims_count;
+        src = as_var_of(nv->d)->array_dims;
+        n = as_var_of(nv->d)->array_dims_count;
     }
     if (n == 0) {
         /* No dimensions (scalars, or unknown lengths): a null value, as
@@ -152,7 +152,7 @@ uas_status as_read_attr(uas_aspace *as, const as_nv *nv, uint32_t attr, uint32_t
         return scalar(v, arena, UAS_TYPE(LOCALIZED_TEXT), &t);
     }
     case AS_ATTR_DESCRIPTION: {
-        uas_localizedtext t = s ? static_text(s->description) : d->description;
+        uas_localizedtext t = s ? static_text(s->description) : as_node_desc(d);
         return scalar(v, arena, UAS_TYPE(LOCALIZED_TEXT), &t);
     }
     case AS_ATTR_WRITE_MASK:
@@ -194,7 +194,8 @@ uas_status as_read_attr(uas_aspace *as, const as_nv *nv, uint32_t attr, uint32_t
         return scalar(v, arena, UAS_TYPE(BYTE), &a);
     }
     case AS_ATTR_USER_ACCESS_LEVEL: {
-        uint8_t a = s ? s->access_level : (uint8_t)(d->access_level & d->user_access_level);
+        uint8_t a = s ? s->access_level
+                      : (uint8_t)(as_var_of(d)->access_level & as_var_of(d)->user_access_level);
         a = as_user_access_level(a, perms);
         return scalar(v, arena, UAS_TYPE(BYTE), &a);
     }
@@ -203,18 +204,20 @@ uas_status as_read_attr(uas_aspace *as, const as_nv *nv, uint32_t attr, uint32_t
         return scalar(v, arena, UAS_TYPE(UINT32), &a);
     }
     case AS_ATTR_MINIMUM_SAMPLING_INTERVAL: {
-        double m = s ? (double)s->minimum_sampling_interval : d->min_sampling;
+        double m = s ? (double)s->minimum_sampling_interval : as_var_of(d)->min_sampling;
         return scalar(v, arena, UAS_TYPE(DOUBLE), &m);
     }
     case AS_ATTR_HISTORIZING:
-        return boolean(v, arena, s ? (s->flags & UAS_NS0_HISTORIZING) != 0 : d->historizing);
+        return boolean(v, arena,
+                       s ? (s->flags & UAS_NS0_HISTORIZING) != 0 : as_var_of(d)->historizing);
     case AS_ATTR_EXECUTABLE:
-        return boolean(v, arena, d ? d->executable : (s->flags & UAS_NS0_EXECUTABLE) != 0);
+        return boolean(v, arena,
+                       d ? as_meth_of(d)->executable : (s->flags & UAS_NS0_EXECUTABLE) != 0);
     case AS_ATTR_USER_EXECUTABLE:
-        return boolean(
-            v, arena,
-            (d ? d->executable && d->user_executable : (s->flags & UAS_NS0_EXECUTABLE) != 0) &&
-                (perms & UAS_PERMISSION_TYPE_CALL));
+        return boolean(v, arena,
+                       (d ? as_meth_of(d)->executable && as_meth_of(d)->user_executable
+                          : (s->flags & UAS_NS0_EXECUTABLE) != 0) &&
+                           (perms & UAS_PERMISSION_TYPE_CALL));
     case AS_ATTR_DATA_TYPE_DEFINITION: {
         size_t len;
         const uint8_t *p = s ? uas_ns0_definition(s, &len) : NULL;
@@ -250,10 +253,19 @@ static bool vfast_fits(const uas_variant *v)
     return v->type && !v->is_array && v->data && v->type->pointer_free && v->type->size <= 8;
 }
 
-static void vfast_set(as_node *d, const uas_variant *value, uas_status status, uas_datetime src_ts,
+static void vfast_set(as_var *var, const uas_variant *value, uas_status status, uas_datetime src_ts,
                       uas_datetime srv_ts)
 {
     const uas_type *t = value && vfast_fits(value) ? value->type : NULL;
+    as_vfast *d = atomic_load_explicit(&var->fast, memory_order_relaxed);
+    bool fresh = false;
+    if (!d) {
+        /* Out of memory here only costs the fast path: the snapshot holds
+         * the same value. */
+        if (!t || !(d = uas_calloc(1, sizeof(*d))))
+            return;
+        fresh = true;
+    }
     uint64_t bits = 0;
     if (t)
         memcpy(&bits, value->data, t->size);
@@ -269,23 +281,19 @@ static void vfast_set(as_node *d, const uas_variant *value, uas_status status, u
     atomic_store_explicit(&d->vsrc_ts, src_ts, memory_order_release);
     atomic_store_explicit(&d->vsrv_ts, srv_ts, memory_order_release);
     atomic_store_explicit(&d->vseq, q + 2, memory_order_release);
-}
-
-void as_vfast_publish(as_node *d)
-{
-    as_vsnap *v = atomic_load_explicit(&d->vsnap, memory_order_acquire);
-    if (v)
-        vfast_set(d, &v->value, v->status, v->source_ts, v->server_ts);
-    else
-        vfast_set(d, d->has_value ? &d->value : NULL, d->status, d->source_ts, d->server_ts);
+    if (fresh) /* readers that find it see the fields above */
+        atomic_store_explicit(&var->fast, d, memory_order_release);
 }
 
 /* A consistent snapshot of the lock-free copy into dv: true when there
  * was one. A writer holds the sequence odd for a few stores; a reader that
  * keeps finding it odd or changed (the writer was preempted in between)
  * gives up after some tries and copies the value snapshot instead. */
-static bool vfast_read(as_node *d, uas_datavalue *dv, uas_arena *arena, uas_status *st)
+static bool vfast_read(as_var *var, uas_datavalue *dv, uas_arena *arena, uas_status *st)
 {
+    as_vfast *d = atomic_load_explicit(&var->fast, memory_order_acquire);
+    if (!d)
+        return false;
     for (int tries = 0; tries < 100; tries++) {
         uint32_t s1 = atomic_load_explicit(&d->vseq, memory_order_acquire);
         if (s1 & 1)
@@ -350,24 +358,20 @@ uas_status as_read_value_ex(uas_aspace *as, const as_nv *nv, const as_range *ran
     }
     bool stored = false;
     uas_status fast_st;
-    if (d && !range->dims && vfast_read(d, dv, arena, &fast_st)) {
+    as_var *var = as_var_of(d);
+    if (var && !range->dims && vfast_read(var, dv, arena, &fast_st)) {
         AS_TRY(fast_st);
         stored = true;
-    } else if (d) {
+    } else if (var) {
         /* The current snapshot, copied into the arena: it is freed only
          * after this reader's next quiescent point, the copy lives on. */
-        as_vsnap *v = atomic_load_explicit(&d->vsnap, memory_order_acquire);
+        as_vsnap *v = atomic_load_explicit(&var->vsnap, memory_order_acquire);
         if (v) {
             stored = true;
             AS_TRY(as_range_read(&v->value, range, &dv->value, arena, true));
             dv->status = v->status;
             dv->source_timestamp = v->source_ts;
             dv->server_timestamp = v->server_ts;
-        } else if ((stored = d->has_value)) {
-            AS_TRY(as_range_read(&d->value, range, &dv->value, arena, true));
-            dv->status = d->status;
-            dv->source_timestamp = d->source_ts;
-            dv->server_timestamp = d->server_ts;
         }
     }
     if (!stored && nv->s) {
@@ -478,6 +482,24 @@ static void vsnap_free_rcu(as_rcu_item *it)
     uas_free(v, sizeof(*v));
 }
 
+uas_status as_init_value(as_node *d, uas_variant *v, uas_datetime now)
+{
+    as_vsnap *nv = uas_calloc(1, sizeof(*nv));
+    if (!nv) {
+        uas_clear(v, UAS_TYPE(VARIANT));
+        return UAS_BAD_OUT_OF_MEMORY;
+    }
+    nv->value = *v;
+    nv->source_ts = nv->server_ts = now;
+    memset(v, 0, sizeof(*v));
+    as_var *var = as_var_of(d);
+    as_vsnap *old = atomic_exchange_explicit(&var->vsnap, nv, memory_order_relaxed);
+    if (old) /* not published: no reader has it */
+        vsnap_free_rcu(&old->rcu);
+    vfast_set(var, &nv->value, UAS_GOOD, now, now);
+    return UAS_GOOD;
+}
+
 uas_status as_swap_value(uas_aspace *as, as_node *d, uas_variant *v, uas_status status,
                          uas_datetime source_ts, uas_datetime now)
 {
@@ -492,10 +514,12 @@ uas_status as_swap_value(uas_aspace *as, as_node *d, uas_variant *v, uas_status 
     nv->source_ts = source_ts ? source_ts : now;
     nv->server_ts = now;
     memset(v, 0, sizeof(*v));
-    /* value_lock orders writers of this node; readers take no lock. */
-    UAS_LOCK(&d->value_lock, UAS_LOCK_VALUE);
-    as_vsnap *old = atomic_exchange(&d->vsnap, nv);
-    vfast_set(d, &nv->value, nv->status, nv->source_ts, nv->server_ts);
+    /* The value lock orders writers of this node; readers take no lock. */
+    pthread_mutex_t *lock = as_value_lock(as, d);
+    UAS_LOCK(lock, UAS_LOCK_VALUE);
+    as_var *var = as_var_of(d);
+    as_vsnap *old = atomic_exchange(&var->vsnap, nv);
+    vfast_set(var, &nv->value, nv->status, nv->source_ts, nv->server_ts);
     if (as->on_value) {
         /* In write order: the hook queues a copy for each subscription
          * engine (svc_subscription.c), so the engines see every value in
@@ -512,9 +536,11 @@ uas_status as_swap_value(uas_aspace *as, as_node *d, uas_variant *v, uas_status 
         dv.has_server_timestamp = true;
         as->on_value(as->on_value_ud, &d->id, &dv);
     }
-    UAS_UNLOCK(&d->value_lock);
+    UAS_UNLOCK(lock);
     if (old)
         as_rcu_retire(&as->rcu, &old->rcu, vsnap_free_rcu);
+    if (d->persist && as->server) /* the store writes current values */
+        uas_nodeset_store_touch(as->server);
     uas_aspace_value_fn vfn = as->on_value;
     void *vud = as->on_value_ud;
     uas_aspace_change_fn cfn = as->on_change;

@@ -82,7 +82,7 @@ void as_dyn_free(uas_aspace *as)
     while (as->graveyard) {
         as_node *n = as->graveyard;
         as->graveyard = n->graveyard_next;
-        as_node_free(n);
+        as_node_free(as, n);
     }
 }
 

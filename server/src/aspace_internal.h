@@ -24,7 +24,8 @@
  * bucket table, role permissions, a node taken out again by an undo) is
  * freed through as_rcu_retire once every loop has passed a quiescent point.
  * Mutators still exclude each other: structure changes under the write
- * lock, values under the node's value_lock (which no reader takes). */
+ * lock, values under the node's value lock (as_value_lock; no reader
+ * takes it). */
 #ifndef UAS_ASPACE_INTERNAL_H
 #define UAS_ASPACE_INTERNAL_H
 
@@ -115,88 +116,129 @@ typedef struct as_vsnap {
     uas_datetime source_ts, server_ts;
 } as_vsnap;
 
-typedef struct as_node as_node;
-struct as_node {
-    _Atomic(as_node *) next; /* hash chain (dynamic nodes only) */
-    uas_nodeid id;           /* heap-owned */
-    const uas_ns0_node *ns0; /* the static row this overlays, or NULL */
-    uint8_t node_class;
-    /* The one-byte attributes of the other classes, here where they fill
-     * the padding before browse_name: Objects (and Views) */
-    uint8_t event_notifier;
-    /* Methods (dynamic, or overlays of static methods) */
-    bool executable;
-    bool user_executable;
-    /* Type and view nodes that only a NodeSet or AddNodes gives a heap
-     * node (nodeset*.c, svc_nodemgmt.c) */
-    bool is_abstract;
-    bool symmetric;
-    bool contains_no_loops;
-    bool deleted; /* DeleteNodes: unlinked, kept until the server ends */
-    /* Base attributes of dynamic nodes (overlays use the static row). */
-    uas_qualifiedname browse_name;
-    uas_localizedtext display_name;
-    uas_localizedtext description;
-    uint32_t write_mask;
-    uint32_t user_write_mask;
-    /* References added at run time (for an overlay: after the static ones). */
-    as_ref *refs;
-    uint32_t ref_count;
-    uint32_t ref_cap;
-    /* Variables (dynamic): attributes. */
+/* A variable's attributes and value: the class part of Variables and
+ * VariableTypes (and of overlays of static ones), after the common record
+ * in the same allocation (as_var_of). Other classes do not pay for it
+ * (docs/Benchmarks.md, "Memory per loaded node"). */
+typedef struct as_var {
     uas_nodeid data_type;
-    int32_t value_rank;
-    uint32_t array_dims_count;
     uint32_t *array_dims;
+    uint32_t array_dims_count;
+    int32_t value_rank;
+    double min_sampling;
     uint8_t access_level;
     uint8_t user_access_level;
     bool historizing;
-    bool dn_shared; /* display_name.text is browse_name.name's memory */
-    bool persist;   /* written to the NodeManagement store (nodeset_store.c) */
-    double min_sampling;
-    /* Variables (dynamic, or overlays of static variables): the value.
-     * has_value false on an overlay means "the static value still holds". */
-    pthread_mutex_t value_lock;
-    bool value_lock_init;
+    /* Four bytes of padding here: a per-variable 32-bit field (such as a
+     * count of the monitored items watching the value) fits at no cost;
+     * in as_node it would cost 8 bytes on every node. */
     /* The value again, when it is a scalar of a pointer-free builtin type
-     * of at most 8 bytes (Boolean .. Double, DateTime, StatusCode: what
-     * plants mostly read), published by writers under value_lock and read
-     * with no lock through the seqlock vseq (odd while a writer updates;
-     * every field atomic, so readers never see a torn value and the
-     * sanitizers see no race). vtype NULL: no such copy, Reads take
-     * value_lock. */
-    _Atomic uint32_t vseq;
-    _Atomic(const uas_type *) vtype;
-    _Atomic uint64_t vbits;
-    _Atomic uint32_t vstatus;
-    _Atomic int64_t vsrc_ts, vsrv_ts;
-    /* The value the node was created with (has_value; never changed once
-     * the node is published), and the current one once anything wrote it:
-     * vsnap, published with a release store, read with no lock. */
-    bool has_value;
-    uas_variant value; /* heap-owned */
-    uas_status status;
-    uas_datetime source_ts;
-    uas_datetime server_ts;
+     * (as_vfast); NULL until the node first has such a value. */
+    _Atomic(struct as_vfast *) fast;
+    /* The current value (the one the node was created with until anything
+     * wrote it), published with a release store, read with no lock. NULL:
+     * none (a null value, Good), and on an overlay "the static value still
+     * holds". */
     _Atomic(as_vsnap *) vsnap;
     /* Data source callbacks: one record published with a release store
      * (a lock-free Read must see read and ud of the same call), replaced
      * records retired. NULL: none. */
     _Atomic(struct as_dsrc *) dsrc;
-    /* Methods (dynamic, or overlays of static methods). */
+} as_var;
+
+/* A variable's value again, when it is a scalar of a pointer-free builtin
+ * type of at most 8 bytes (Boolean .. Double, DateTime, StatusCode: what
+ * plants mostly read), published by writers under the node's value lock
+ * (as_value_lock) and read with no lock through the seqlock vseq (odd
+ * while a writer updates; every field atomic, so readers never see a torn
+ * value and the sanitizers see no race). vtype NULL: no such copy, Reads
+ * use the snapshot. Allocated for the first such value (a model's
+ * variables mostly hold arrays, strings or structures, or nothing) and
+ * kept until the node is freed. */
+typedef struct as_vfast {
+    _Atomic uint32_t vseq;
+    _Atomic uint32_t vstatus;
+    _Atomic(const uas_type *) vtype;
+    _Atomic uint64_t vbits;
+    _Atomic int64_t vsrc_ts, vsrv_ts;
+} as_vfast;
+
+/* The class part of Methods (dynamic, or overlays of static methods). */
+typedef struct as_meth {
     uas_method_fn method;
     void *method_ud;
+    bool executable;
+    bool user_executable;
+} as_meth;
+
+typedef struct as_node as_node;
+/* The record of a heap node: what every class has. It is followed in the
+ * same allocation by its class part (as_node_alloc): as_var, as_meth or
+ * as_typex (ReferenceTypes, DataTypes); Objects, ObjectTypes and Views
+ * have none. A node's class never changes. */
+struct as_node {
+    _Atomic(as_node *) next; /* hash chain (dynamic nodes only) */
+    uas_nodeid id;           /* heap-owned */
+    /* Base attributes of dynamic nodes (overlays use the static row). */
+    uas_qualifiedname browse_name;
+    /* NULL: the BrowseName's text without a locale (nearly every node of
+     * a model); never replaced once the node is published. Read through
+     * as_node_dn / as_node_desc. */
+    uas_localizedtext *display_name;
+    uas_localizedtext *description; /* NULL: none */
+    /* References added at run time (for an overlay: after the static ones). */
+    as_ref *refs;
+    uint32_t ref_count;
+    uint32_t ref_cap;
+    uint32_t write_mask;
+    uint32_t user_write_mask;
+    uint8_t node_class;
+    /* The one-byte attributes of Objects and Views */
+    uint8_t event_notifier;
+    /* Type and view nodes that only a NodeSet or AddNodes gives a heap
+     * node (nodeset*.c, svc_nodemgmt.c) */
+    bool is_abstract;
+    bool symmetric;
+    bool contains_no_loops;
+    bool deleted;   /* DeleteNodes: unlinked, kept until the server ends */
+    bool persist;   /* written to the NodeManagement store (nodeset_store.c) */
+    bool published; /* was in the map: freeing it waits for readers */
     /* RolePermissions of the node's own (authz_node.h); NULL: the
      * NodeSet's for an overlay, else the namespace default. */
     struct as_rp *_Atomic rp; /* replaced via as_rp_publish */
-    as_typex *tx;             /* ReferenceTypes' InverseName, DataTypes' definition */
-    /* DeleteNodes' graveyard; not next, which a lock-free lookup still
-     * walking through the deleted node must find unchanged. */
-    as_node *graveyard_next;
-    /* Set once the node was in the map: freeing it waits for readers. */
-    struct uas_aspace *published_in;
-    as_rcu_item rcu;
+    /* DeleteNodes' graveyard (not next, which a lock-free lookup still
+     * walking through the deleted node must find unchanged), and later the
+     * retire list: a node leaves the graveyard before it is retired. */
+    union {
+        as_node *graveyard_next;
+        as_rcu_item rcu;
+    };
 };
+
+/* The class parts start right after the record, so it must keep their
+ * alignment. */
+_Static_assert(sizeof(as_node) % _Alignof(as_var) == 0 &&
+                   sizeof(as_node) % _Alignof(as_meth) == 0 &&
+                   sizeof(as_node) % _Alignof(as_typex) == 0,
+               "as_node's size must keep its class part aligned");
+
+/* The class part of a node of class cls: its size, and where it is. */
+size_t as_class_part_size(uint8_t cls);
+static inline as_var *as_var_of(const as_node *d)
+{
+    return d && (d->node_class == UAS_NODE_CLASS_VARIABLE ||
+                 d->node_class == UAS_NODE_CLASS_VARIABLE_TYPE)
+               ? (as_var *)(void *)((char *)(uintptr_t)d + sizeof(as_node))
+               : NULL;
+}
+static inline as_meth *as_meth_of(const as_node *d)
+{
+    return d && d->node_class == UAS_NODE_CLASS_METHOD
+               ? (as_meth *)(void *)((char *)(uintptr_t)d + sizeof(as_node))
+               : NULL;
+}
+/* A zeroed record of class cls with its class part. NULL: out of memory. */
+as_node *as_node_alloc(uint8_t cls);
 
 typedef struct as_dsrc {
     as_rcu_item rcu;
@@ -207,7 +249,8 @@ typedef struct as_dsrc {
 
 static inline const as_dsrc *as_node_dsrc(const as_node *d)
 {
-    return d ? atomic_load_explicit(&((as_node *)d)->dsrc, memory_order_acquire) : NULL;
+    as_var *v = as_var_of(d);
+    return v ? atomic_load_explicit(&v->dsrc, memory_order_acquire) : NULL;
 }
 
 /* The hash map's buckets, replaced as a whole when it grows. */
@@ -217,6 +260,7 @@ typedef struct as_table {
     _Atomic(as_node *) b[];
 } as_table;
 
+#define AS_VLOCKS 64
 struct uas_aspace {
     uas_server *server;
     pthread_rwlock_t lock;
@@ -250,6 +294,10 @@ struct uas_aspace {
     /* Deleted nodes: unlinked but not freed while the server runs, so
      * pointers services took under the lock stay valid (see above). */
     as_node *graveyard;
+    /* The value locks: they order the writers of one node's value
+     * (as_swap_value); a node's lock is picked by its address, so nodes
+     * pay nothing for it. Readers take none. */
+    pthread_mutex_t vlocks[AS_VLOCKS];
     /* Targets of removed references, kept for the same reason. */
     uas_expandednodeid *dead_targets;
     size_t dead_target_count, dead_target_cap;
@@ -326,25 +374,54 @@ uas_status as_ref_set(as_ref *r, uint32_t type, const uas_expandednodeid *target
 bool as_ref_to(const as_ref *r, const uas_nodeid *id);
 /* Free what r owns. */
 void as_ref_clear(as_ref *r);
-/* Frees a published node after every reader moved on, an unpublished one
- * at once. */
-void as_node_free(as_node *n);
-/* A DisplayName that is absent or whose text is the BrowseName's becomes
- * the BrowseName's text without a copy (nearly every node of a model).
- * The DisplayName of a heap node is never replaced afterwards. */
+/* Frees a published node after every reader of as moved on, an
+ * unpublished one at once (as may then be NULL). */
+void as_node_free(uas_aspace *as, as_node *n);
+/* A DisplayName whose text is the BrowseName's, without a locale, is
+ * dropped: the node shows the BrowseName's text (nearly every node of a
+ * model). The DisplayName of a heap node is never replaced afterwards. */
 void as_node_share_dn(as_node *n);
-/* The type attributes of d, created empty on first use. NULL: out of
- * memory. Write lock (or d not published yet). */
-as_typex *as_node_typex(as_node *d);
+/* The type attributes of d (ReferenceTypes, DataTypes: their class part),
+ * NULL for other classes. */
+static inline as_typex *as_node_typex(as_node *d)
+{
+    return d && (d->node_class == UAS_NODE_CLASS_REFERENCE_TYPE ||
+                 d->node_class == UAS_NODE_CLASS_DATA_TYPE)
+               ? (as_typex *)(void *)((char *)d + sizeof(as_node))
+               : NULL;
+}
 static inline const uas_variant *as_definition(const as_node *d)
 {
     static const uas_variant none;
-    return d->tx ? &d->tx->definition : &none;
+    const as_typex *tx = as_node_typex((as_node *)(uintptr_t)d);
+    return tx ? &tx->definition : &none;
 }
 static inline uas_localizedtext as_inverse_name(const as_node *d)
 {
     static const uas_localizedtext none;
-    return d->tx ? d->tx->inverse_name : none;
+    const as_typex *tx = as_node_typex((as_node *)(uintptr_t)d);
+    return tx ? tx->inverse_name : none;
+}
+static inline uas_localizedtext as_node_dn(const as_node *d)
+{
+    if (d->display_name)
+        return *d->display_name;
+    uas_localizedtext t = {{0, NULL}, d->browse_name.name};
+    return t;
+}
+static inline uas_localizedtext as_node_desc(const as_node *d)
+{
+    static const uas_localizedtext none;
+    return d->description ? *d->description : none;
+}
+/* Set d's DisplayName or Description (*slot) to a copy of t. Good or
+ * BadOutOfMemory. */
+uas_status as_node_set_text(uas_localizedtext **slot, const uas_localizedtext *t);
+/* The lock that orders the writers of d's value (struct uas_aspace's
+ * vlocks). */
+static inline pthread_mutex_t *as_value_lock(uas_aspace *as, const as_node *d)
+{
+    return &as->vlocks[((uintptr_t)d >> 6) % AS_VLOCKS];
 }
 /* Frees a replaced as_dsrc (as_rcu_retire). */
 void as_dsrc_free_rcu(as_rcu_item *it);
@@ -468,17 +545,17 @@ bool as_class_has_attr(uint8_t node_class, uint32_t attr);
  * Good or BadTypeMismatch. */
 uas_status as_check_value(const uas_nodeid *data_type, int32_t value_rank, const uas_variant *v);
 /* Replace the stored value by *v (heap-owned; taken over, *v is zeroed):
- * publishes a new snapshot (as_vsnap) under the node's value_lock, hands
+ * publishes a new snapshot (as_vsnap) under the node's value lock, hands
  * it to the value hook there (in write order), and retires the old one.
  * Without a value hook the change hook is called with the structure lock
  * dropped. Caller holds the read lock. source_ts 0: now. Good or
  * BadOutOfMemory (*v is freed). */
 uas_status as_swap_value(uas_aspace *as, as_node *d, uas_variant *v, uas_status status,
                          uas_datetime source_ts, uas_datetime now);
-/* Refreshes the lock-free copy of d's value (see as_node.vseq) from
- * d->value, status and timestamps. Caller holds value_lock, or d is not
- * published yet. */
-void as_vfast_publish(as_node *d);
+/* Give d, not yet published, the value it is created with (taken over, *v
+ * is zeroed), Good, both timestamps now. Good or BadOutOfMemory (*v is
+ * freed). */
+uas_status as_init_value(as_node *d, uas_variant *v, uas_datetime now);
 /* The same with a deep copy of v. Good or BadOutOfMemory. */
 uas_status as_store_value(uas_aspace *as, as_node *d, const uas_variant *v, uas_status status,
                           uas_datetime source_ts, uas_datetime now);

@@ -81,23 +81,19 @@ static uas_status check_type(uas_aspace *as, const uas_nodeid *td, uint32_t dflt
 as_node *as_node_new(const uas_nodeid *id, uint8_t cls, const uas_qualifiedname *bn,
                      const uas_localizedtext *dn, const uas_localizedtext *desc)
 {
-    as_node *n = uas_calloc(1, sizeof(*n));
+    as_node *n = as_node_alloc(cls);
     if (!n)
         return NULL;
-    n->node_class = cls;
     bool ok = uas_copy(id, &n->id, UAS_TYPE(NODE_ID)) == UAS_GOOD &&
               uas_copy(bn, &n->browse_name, UAS_TYPE(QUALIFIED_NAME)) == UAS_GOOD;
     if (ok && dn && text_set(dn))
-        ok = uas_copy(dn, &n->display_name, UAS_TYPE(LOCALIZED_TEXT)) == UAS_GOOD;
+        ok = as_node_set_text(&n->display_name, dn) == UAS_GOOD;
     if (ok)
         as_node_share_dn(n);
     if (ok && desc)
-        ok = uas_copy(desc, &n->description, UAS_TYPE(LOCALIZED_TEXT)) == UAS_GOOD;
-    if (ok)
-        ok = pthread_mutex_init(&n->value_lock, NULL) == 0;
-    n->value_lock_init = ok;
+        ok = as_node_set_text(&n->description, desc) == UAS_GOOD;
     if (!ok) {
-        as_node_free(n);
+        as_node_free(NULL, n); /* not published */
         return NULL;
     }
     return n;
@@ -149,7 +145,7 @@ uas_status as_add_built(uas_aspace *as, as_node *n, as_nv *pnv, const uas_nodeid
     if (st == UAS_GOOD)
         st = link_node(as, n, pnv, reftype);
     if (st != UAS_GOOD)
-        as_node_free(n);
+        as_node_free(as, n);
     return st;
 }
 
@@ -219,6 +215,7 @@ static int32_t rank_of_value(const uas_variant *v)
 /* Fill the variable attributes of n from a (DataType checked). */
 uas_status as_variable_attrs(uas_aspace *as, as_node *n, const uas_variable_attributes *a)
 {
+    as_var *x = as_var_of(n);
     bool has_value = SPEC(a, VALUE, a->value.type != NULL);
     uas_variant empty;
     memset(&empty, 0, sizeof(empty));
@@ -229,35 +226,34 @@ uas_status as_variable_attrs(uas_aspace *as, as_node *n, const uas_variable_attr
     if (as_nv_class(&dtn) != UAS_NODE_CLASS_DATA_TYPE)
         return UAS_BAD_TYPE_MISMATCH;
     /* Loaded models' DataTypes may have string ids: a copy of its own. */
-    AS_TRY(uas_copy(&dt, &n->data_type, UAS_TYPE(NODE_ID)));
-    n->value_rank = SPEC(a, VALUE_RANK, a->value_rank != 0) ? a->value_rank : rank_of_value(v);
+    AS_TRY(uas_copy(&dt, &x->data_type, UAS_TYPE(NODE_ID)));
+    x->value_rank = SPEC(a, VALUE_RANK, a->value_rank != 0) ? a->value_rank : rank_of_value(v);
     if (has_value)
-        AS_TRY(as_check_value_any(as, &n->data_type, n->value_rank, v));
+        AS_TRY(as_check_value_any(as, &x->data_type, x->value_rank, v));
     if (SPEC(a, ARRAY_DIMENSIONS, a->array_dimensions_count > 0) && a->array_dimensions_count) {
-        n->array_dims = uas_calloc(a->array_dimensions_count, sizeof(uint32_t));
-        if (!n->array_dims)
+        x->array_dims = uas_calloc(a->array_dimensions_count, sizeof(uint32_t));
+        if (!x->array_dims)
             return UAS_BAD_OUT_OF_MEMORY;
-        memcpy(n->array_dims, a->array_dimensions, a->array_dimensions_count * sizeof(uint32_t));
-        n->array_dims_count = (uint32_t)a->array_dimensions_count;
+        memcpy(x->array_dims, a->array_dimensions, a->array_dimensions_count * sizeof(uint32_t));
+        x->array_dims_count = (uint32_t)a->array_dimensions_count;
     }
-    n->access_level = SPEC(a, ACCESS_LEVEL, a->access_level) ? a->access_level
+    x->access_level = SPEC(a, ACCESS_LEVEL, a->access_level) ? a->access_level
                                                              : UAS_ACCESS_LEVEL_TYPE_CURRENT_READ;
-    n->user_access_level =
+    x->user_access_level =
         SPEC(a, USER_ACCESS_LEVEL, a->user_access_level) ? a->user_access_level : 0xFF;
     if (SPEC(a, MINIMUM_SAMPLING_INTERVAL, a->minimum_sampling_interval != 0))
-        n->min_sampling = a->minimum_sampling_interval;
+        x->min_sampling = a->minimum_sampling_interval;
     if (SPEC(a, HISTORIZING, a->historizing))
-        n->historizing = a->historizing;
+        x->historizing = a->historizing;
     if (SPEC(a, WRITE_MASK, a->write_mask))
         n->write_mask = a->write_mask;
     n->user_write_mask =
         SPEC(a, USER_WRITE_MASK, a->user_write_mask) ? a->user_write_mask : UINT32_MAX;
     uas_datetime now = uas_datetime_now();
-    n->source_ts = n->server_ts = now;
     if (has_value) {
-        AS_TRY(uas_copy(v, &n->value, UAS_TYPE(VARIANT)));
-        n->has_value = true;
-        as_vfast_publish(n); /* n is not in the map yet */
+        uas_variant copy;
+        AS_TRY(uas_copy(v, &copy, UAS_TYPE(VARIANT)));
+        AS_TRY(as_init_value(n, &copy, now)); /* n is not in the map yet */
     }
     return UAS_GOOD;
 }
@@ -287,7 +283,7 @@ uas_status uas_server_add_variable(uas_server *s, const uas_nodeid *id, const ua
         if (!n)
             st = UAS_BAD_OUT_OF_MEMORY;
         else if ((st = as_variable_attrs(as, n, a)) != UAS_GOOD)
-            as_node_free(n);
+            as_node_free(as, n);
         else
             st = as_add_built(as, n, &pnv, parent, reference_type, &td);
     }
@@ -325,23 +321,25 @@ static uas_status arg_property(uas_aspace *as, as_node *m, const char *name, siz
     as_node *p = as_node_new(&id, UAS_NODE_CLASS_VARIABLE, &bn, NULL, NULL);
     if (!p)
         return UAS_BAD_OUT_OF_MEMORY;
-    p->data_type = uas_nodeid_numeric(0, UAS_NS0ID_ARGUMENT);
-    p->value_rank = 1;
-    p->access_level = p->user_access_level = UAS_ACCESS_LEVEL_TYPE_CURRENT_READ;
-    p->array_dims = uas_calloc(1, sizeof(uint32_t));
+    as_var *pv = as_var_of(p);
+    pv->data_type = uas_nodeid_numeric(0, UAS_NS0ID_ARGUMENT);
+    pv->value_rank = 1;
+    pv->access_level = pv->user_access_level = UAS_ACCESS_LEVEL_TYPE_CURRENT_READ;
+    pv->array_dims = uas_calloc(1, sizeof(uint32_t));
     uas_variant v;
     uas_variant_set_array(&v, (void *)(uintptr_t)args, count, UAS_TYPE(ARGUMENT));
     uas_nodeid pt = uas_nodeid_numeric(0, UAS_NS0ID_PROPERTYTYPE);
     uas_nodeid hp = uas_nodeid_numeric(0, UAS_NS0ID_HASPROPERTY);
-    uas_status st = p->array_dims ? UAS_GOOD : UAS_BAD_OUT_OF_MEMORY;
+    uas_status st = pv->array_dims ? UAS_GOOD : UAS_BAD_OUT_OF_MEMORY;
     if (st == UAS_GOOD) {
-        p->array_dims[0] = (uint32_t)count;
-        p->array_dims_count = 1;
-        st = uas_copy(&v, &p->value, UAS_TYPE(VARIANT));
+        pv->array_dims[0] = (uint32_t)count;
+        pv->array_dims_count = 1;
+        uas_variant copy;
+        st = uas_copy(&v, &copy, UAS_TYPE(VARIANT));
+        if (st == UAS_GOOD)
+            st = as_init_value(p, &copy, uas_datetime_now());
     }
     if (st == UAS_GOOD) {
-        p->has_value = true;
-        p->source_ts = p->server_ts = uas_datetime_now();
         st = own_refs(as, p, &m->id, &hp, &pt);
     }
     if (st == UAS_GOOD) {
@@ -350,7 +348,7 @@ static uas_status arg_property(uas_aspace *as, as_node *m, const char *name, siz
         st = as_add_ref(as, &mnv, UAS_NS0ID_HASPROPERTY, &x, true);
     }
     if (st != UAS_GOOD) {
-        as_node_free(p);
+        as_node_free(as, p);
         return st;
     }
     *out = p;
@@ -383,16 +381,17 @@ uas_status uas_server_add_method(uas_server *s, const uas_nodeid *id, const uas_
     }
     if (st == UAS_GOOD) {
         /* Executable unless the program says otherwise explicitly. */
-        m->executable =
+        as_meth *mp = as_meth_of(m);
+        mp->executable =
             (a->specified_attributes & UAS_NODE_ATTRIBUTES_MASK_EXECUTABLE) ? a->executable : true;
-        m->user_executable = (a->specified_attributes & UAS_NODE_ATTRIBUTES_MASK_USER_EXECUTABLE)
-                                 ? a->user_executable
-                                 : true;
+        mp->user_executable = (a->specified_attributes & UAS_NODE_ATTRIBUTES_MASK_USER_EXECUTABLE)
+                                  ? a->user_executable
+                                  : true;
         if (SPEC(a, WRITE_MASK, a->write_mask))
             m->write_mask = a->write_mask;
         m->user_write_mask = UINT32_MAX;
-        m->method = fn;
-        m->method_ud = ud;
+        mp->method = fn;
+        mp->method_ud = ud;
         st = own_refs(as, m, parent, reference_type, NULL);
     }
     if (st == UAS_GOOD && in_count)
@@ -412,9 +411,9 @@ uas_status uas_server_add_method(uas_server *s, const uas_nodeid *id, const uas_
             as_unlink(as, pin);
         if (out_linked)
             as_unlink(as, pout);
-        as_node_free(pin);
-        as_node_free(pout);
-        as_node_free(m);
+        as_node_free(as, pin);
+        as_node_free(as, pout);
+        as_node_free(as, m);
     }
     as_unlock(as);
     return st;
@@ -480,7 +479,7 @@ uas_status uas_server_set_data_source(uas_server *s, const uas_nodeid *id, uas_r
                 ds->ud = ud;
             }
             /* One store: a lock-free Read sees the old callbacks or the new. */
-            as_dsrc *old = atomic_exchange(&d->dsrc, ds);
+            as_dsrc *old = atomic_exchange(&as_var_of(d)->dsrc, ds);
             if (old)
                 as_rcu_retire(&as->rcu, &old->rcu, as_dsrc_free_rcu);
         }

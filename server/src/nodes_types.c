@@ -348,14 +348,14 @@ uas_status as_add_type_node(uas_aspace *as, uint8_t cls, const uas_nodeid *id,
         n->user_write_mask =
             BASE_SPEC(&b, USER_WRITE_MASK, b.user_write_mask) ? b.user_write_mask : UINT32_MAX;
         if (st != UAS_GOOD) {
-            as_node_free(n);
+            as_node_free(as, n);
             n = NULL;
         }
     }
     bool registered = false;
     if (st == UAS_GOOD && cls == UAS_NODE_CLASS_REFERENCE_TYPE &&
         (st = register_reftype(as, id, super, &registered)) != UAS_GOOD)
-        as_node_free(n);
+        as_node_free(as, n);
     if (st == UAS_GOOD && (st = as_add_built(as, n, &pnv, parent, reftype, NULL)) != UAS_GOOD &&
         registered)
         as_dyn_reftype_truncate(as, reftypes_before);

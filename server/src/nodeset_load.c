@@ -327,12 +327,11 @@ static uas_status check_refs(ns_load *l)
                     }
                 }
             }
-            uint8_t c = it->n->node_class;
-            if ((c == UAS_NODE_CLASS_VARIABLE || c == UAS_NODE_CLASS_VARIABLE_TYPE) &&
-                class_of(l, &it->n->data_type) != UAS_NODE_CLASS_DATA_TYPE)
+            const as_var *var = as_var_of(it->n);
+            if (var && class_of(l, &var->data_type) != UAS_NODE_CLASS_DATA_TYPE)
                 return ns_fail(l, f, it->line, UAS_BAD_TYPE_MISMATCH,
                                "DataType '%s' of '%s' is not a DataType",
-                               idtext(&it->n->data_type, b, sizeof(b)),
+                               idtext(&var->data_type, b, sizeof(b)),
                                idtext(&it->n->id, b + 48, 48));
         }
     }
@@ -391,15 +390,17 @@ static uas_status check_values(ns_load *l)
             }
         }
     }
+    uas_datetime now = uas_datetime_now();
     for (size_t fi = 0; fi < l->file_count; fi++) {
         ns_file *f = &l->files[fi];
         for (size_t i = 0; i < f->item_count; i++) {
             ns_item *it = &f->items[i];
-            if (it->value) {
-                AS_TRY(ns_build_value(l, it, &it->n->value));
-                it->n->has_value = true;
-                it->n->status = UAS_GOOD;
-                it->n->source_ts = it->n->server_ts = uas_datetime_now();
+            as_var *var = as_var_of(it->n);
+            if (it->value && var) { /* the parser keeps Values of variables only */
+                uas_variant v;
+                AS_TRY(ns_build_value(l, it, &v));
+                if (as_init_value(it->n, &v, now) != UAS_GOOD)
+                    return ns_fail(l, f, it->line, UAS_BAD_OUT_OF_MEMORY, "out of memory");
             }
         }
     }
@@ -683,7 +684,7 @@ static void free_load(ns_load *l)
                 uas_clear(&it->refs[r].target, UAS_TYPE(NODE_ID));
             }
             uas_free(it->refs, it->ref_cap * sizeof(ns_sref));
-            as_node_free(it->n);
+            as_node_free(l->as, it->n);
         }
         uas_free(f->items, f->item_cap * sizeof(ns_item));
     }

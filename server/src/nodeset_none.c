@@ -67,3 +67,9 @@ void uas_nodeset_store_close(uas_server *s)
 {
     (void)s;
 }
+
+/* No node is ever marked persist here; a written value has nothing to mark. */
+void uas_nodeset_store_touch(uas_server *s)
+{
+    (void)s;
+}

@@ -9,8 +9,8 @@
  * one (it is no longer written) all survive a restart. What it does not
  * hold, and says so in docs/Configuration.md: deletions of nodes that the
  * configured NodeSets or the program create (they come back), references
- * between two such nodes, values of structures, and values written after
- * the last NodeManagement change.
+ * between two such nodes and values of structures. A value written to a
+ * stored node (Write, uas_server_write_value) marks the store dirty too.
  *
  * When: a change marks the store dirty and wakes its thread, which waits
  * until nodeset_store_interval_ms have passed since its last write (so a

@@ -530,14 +530,15 @@ uas_status ns_build_value(ns_load *l, ns_item *it, uas_variant *out)
                        "type mismatch: more than one value element");
     uas_variant tmp;
     AS_TRY(parse_variant_elem(&c, v, &tmp));
-    uint32_t base = ns_ns0_base(l, &it->n->data_type);
+    const as_var *var = as_var_of(it->n); /* only variables get a value */
+    uint32_t base = ns_ns0_base(l, &var->data_type);
     uas_nodeid b = uas_nodeid_numeric(0, base ? base : UAS_NS0ID_BASEDATATYPE);
-    if (!base || as_check_value(&b, it->n->value_rank, &tmp) != UAS_GOOD)
+    if (!base || as_check_value(&b, var->value_rank, &tmp) != UAS_GOOD)
         return ns_fail(l, it->file, v->line, UAS_BAD_TYPE_MISMATCH,
                        "type mismatch: a <%s> value does not fit the node's DataType%s and "
                        "ValueRank %d",
                        v->name, base ? "" : " (which derives from no known type)",
-                       (int)it->n->value_rank);
+                       (int)var->value_rank);
     if (uas_copy(&tmp, out, UAS_TYPE(VARIANT)) != UAS_GOOD)
         return ns_fail(l, it->file, v->line, UAS_BAD_OUT_OF_MEMORY, "out of memory");
     return UAS_GOOD;

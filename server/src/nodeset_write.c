@@ -383,29 +383,31 @@ static void put_node(uas_aspace *as, buf *b, const as_node *n)
         putf(b, " WriteMask=\"%" PRIu32 "\"", n->write_mask);
     switch (n->node_class) {
     case UAS_NODE_CLASS_VARIABLE:
-    case UAS_NODE_CLASS_VARIABLE_TYPE:
+    case UAS_NODE_CLASS_VARIABLE_TYPE: {
+        const as_var *v = as_var_of(n);
         PUTS(b, " DataType=\"");
-        put_nodeid(b, &n->data_type);
-        putf(b, "\" ValueRank=\"%" PRId32 "\"", n->value_rank);
-        if (n->array_dims_count) {
+        put_nodeid(b, &v->data_type);
+        putf(b, "\" ValueRank=\"%" PRId32 "\"", v->value_rank);
+        if (v->array_dims_count) {
             PUTS(b, " ArrayDimensions=\"");
-            for (uint32_t i = 0; i < n->array_dims_count; i++)
-                putf(b, "%s%" PRIu32, i ? "," : "", n->array_dims[i]);
+            for (uint32_t i = 0; i < v->array_dims_count; i++)
+                putf(b, "%s%" PRIu32, i ? "," : "", v->array_dims[i]);
             PUTS(b, "\"");
         }
         if (n->node_class == UAS_NODE_CLASS_VARIABLE) {
-            putf(b, " AccessLevel=\"%u\" UserAccessLevel=\"%u\"", n->access_level,
-                 n->user_access_level);
-            if (n->historizing)
+            putf(b, " AccessLevel=\"%u\" UserAccessLevel=\"%u\"", v->access_level,
+                 v->user_access_level);
+            if (v->historizing)
                 PUTS(b, " Historizing=\"true\"");
-            if (n->min_sampling != 0)
-                putf(b, " MinimumSamplingInterval=\"%.17g\"", n->min_sampling);
+            if (v->min_sampling != 0)
+                putf(b, " MinimumSamplingInterval=\"%.17g\"", v->min_sampling);
         }
         break;
+    }
     case UAS_NODE_CLASS_METHOD:
-        if (!n->executable)
+        if (!as_meth_of(n)->executable)
             PUTS(b, " Executable=\"false\"");
-        if (!n->user_executable)
+        if (!as_meth_of(n)->user_executable)
             PUTS(b, " UserExecutable=\"false\"");
         break;
     case UAS_NODE_CLASS_OBJECT:
@@ -429,8 +431,9 @@ static void put_node(uas_aspace *as, buf *b, const as_node *n)
         n->is_abstract)
         PUTS(b, " IsAbstract=\"true\"");
     PUTS(b, ">\n");
-    put_text_elem(b, "DisplayName", &n->display_name);
-    put_text_elem(b, "Description", &n->description);
+    uas_localizedtext dn = as_node_dn(n), desc = as_node_desc(n);
+    put_text_elem(b, "DisplayName", &dn);
+    put_text_elem(b, "Description", &desc);
     if (n->node_class == UAS_NODE_CLASS_REFERENCE_TYPE) {
         uas_localizedtext inv = as_inverse_name(n);
         put_text_elem(b, "InverseName", &inv);
@@ -456,9 +459,8 @@ static void put_node(uas_aspace *as, buf *b, const as_node *n)
     PUTS(b, "    </References>\n");
     /* The stored value as a Read sees it (a data source's belongs to the
      * program, which gives it again after a restart). */
-    if ((n->node_class == UAS_NODE_CLASS_VARIABLE ||
-         n->node_class == UAS_NODE_CLASS_VARIABLE_TYPE) &&
-        n->has_value && !as_node_dsrc(n)) {
+    as_var *var = as_var_of(n);
+    if (var && atomic_load_explicit(&var->vsnap, memory_order_acquire) && !as_node_dsrc(n)) {
         uas_arena a;
         uas_arena_init(&a, NULL, 0, 0);
         uas_datavalue dv;

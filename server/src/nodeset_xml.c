@@ -390,7 +390,7 @@ static const struct {
     {"UAView", UAS_NODE_CLASS_VIEW},
 };
 
-static ns_item *new_item(px *x)
+static ns_item *new_item(px *x, uint8_t cls)
 {
     ns_file *f = x->f;
     ns_load *l = x->l;
@@ -411,14 +411,11 @@ static ns_item *new_item(px *x)
     }
     ns_item *it = &f->items[f->item_count];
     memset(it, 0, sizeof(*it));
-    it->n = uas_calloc(1, sizeof(as_node));
-    if (!it->n || pthread_mutex_init(&it->n->value_lock, NULL) != 0) {
-        uas_free(it->n, sizeof(as_node));
-        it->n = NULL;
+    it->n = as_node_alloc(cls);
+    if (!it->n) {
         ns_fail(l, f, line_of(x), UAS_BAD_OUT_OF_MEMORY, "out of memory");
         return NULL;
     }
-    it->n->value_lock_init = true;
     it->file = f;
     it->line = line_of(x);
     f->item_count++;
@@ -428,11 +425,18 @@ static ns_item *new_item(px *x)
 
 static uas_status start_node(px *x, uint8_t cls, const char **atts)
 {
-    ns_item *it = new_item(x);
+    ns_item *it = new_item(x, cls);
     if (!it)
         return x->l->st;
     as_node *n = it->n;
-    n->node_class = cls;
+    /* Every attribute is checked, whatever the class; a class keeps its
+     * own (as_var, as_meth). */
+    as_var *var = as_var_of(n), novar;
+    as_meth *meth = as_meth_of(n), nometh;
+    if (!var)
+        var = memset(&novar, 0, sizeof(novar));
+    if (!meth)
+        meth = memset(&nometh, 0, sizeof(nometh));
     const char *id = attr(atts, "NodeId"), *bn = attr(atts, "BrowseName");
     if (!id)
         return ns_fail(x->l, x->f, it->line, UAS_BAD_NODE_ID_INVALID, "node without NodeId");
@@ -453,22 +457,22 @@ static uas_status start_node(px *x, uint8_t cls, const char **atts)
     n->is_abstract = parse_bool(attr(atts, "IsAbstract"), false, &ok);
     n->symmetric = parse_bool(attr(atts, "Symmetric"), false, &ok);
     n->contains_no_loops = parse_bool(attr(atts, "ContainsNoLoops"), false, &ok);
-    n->executable = parse_bool(attr(atts, "Executable"), true, &ok);
-    n->user_executable = parse_bool(attr(atts, "UserExecutable"), true, &ok);
-    n->historizing = parse_bool(attr(atts, "Historizing"), false, &ok);
+    meth->executable = parse_bool(attr(atts, "Executable"), true, &ok);
+    meth->user_executable = parse_bool(attr(atts, "UserExecutable"), true, &ok);
+    var->historizing = parse_bool(attr(atts, "Historizing"), false, &ok);
     v = 1;
     ok &= parse_long(attr(atts, "AccessLevel"), 0, 255, &v);
-    n->access_level = (uint8_t)v;
+    var->access_level = (uint8_t)v;
     v = 1;
     ok &= parse_long(attr(atts, "UserAccessLevel"), 0, 255, &v);
-    n->user_access_level = (uint8_t)v;
+    var->user_access_level = (uint8_t)v;
     v = -1;
     ok &= parse_long(attr(atts, "ValueRank"), -3, INT32_MAX, &v);
-    n->value_rank = (int32_t)v;
+    var->value_rank = (int32_t)v;
     const char *msi = attr(atts, "MinimumSamplingInterval");
     if (msi) {
         char *end;
-        n->min_sampling = strtod(msi, &end);
+        var->min_sampling = strtod(msi, &end);
         ok &= end != msi && !*end;
     }
     if (!ok)
@@ -477,9 +481,9 @@ static uas_status start_node(px *x, uint8_t cls, const char **atts)
     if (cls == UAS_NODE_CLASS_VARIABLE || cls == UAS_NODE_CLASS_VARIABLE_TYPE) {
         const char *dt = attr(atts, "DataType");
         if (dt)
-            AS_TRY(resolve_id(x, dt, &n->data_type));
+            AS_TRY(resolve_id(x, dt, &var->data_type));
         else
-            n->data_type = uas_nodeid_numeric(0, UAS_NS0ID_BASEDATATYPE);
+            var->data_type = uas_nodeid_numeric(0, UAS_NS0ID_BASEDATATYPE);
         const char *ad = attr(atts, "ArrayDimensions");
         if (ad && *ad) {
             size_t cnt = 1;
@@ -488,15 +492,15 @@ static uas_status start_node(px *x, uint8_t cls, const char **atts)
             if (cnt > 32)
                 return ns_fail(x->l, x->f, it->line, UAS_BAD_DECODING_ERROR,
                                "node '%s': too many ArrayDimensions", id);
-            n->array_dims = uas_calloc(cnt, sizeof(uint32_t));
-            if (!n->array_dims)
+            var->array_dims = uas_calloc(cnt, sizeof(uint32_t));
+            if (!var->array_dims)
                 return ns_fail(x->l, x->f, it->line, UAS_BAD_OUT_OF_MEMORY, "out of memory");
-            n->array_dims_count = (uint32_t)cnt;
+            var->array_dims_count = (uint32_t)cnt;
             const char *p = ad;
             for (size_t i = 0; i < cnt; i++) {
                 const char *e = strchr(p, ',');
                 size_t len = e ? (size_t)(e - p) : strlen(p);
-                if (!parse_u32(p, len, &n->array_dims[i]))
+                if (!parse_u32(p, len, &var->array_dims[i]))
                     return ns_fail(x->l, x->f, it->line, UAS_BAD_DECODING_ERROR,
                                    "node '%s': bad ArrayDimensions '%s'", id, ad);
                 p = e ? e + 1 : p + len;
@@ -744,12 +748,16 @@ static uas_status end_text(px *x, const char *name)
         as_node *n = x->cur->n;
         bool dn = !strcmp(name, "DisplayName"), desc = !strcmp(name, "Description");
         as_typex *tx = dn || desc ? NULL : as_node_typex(n);
-        if (!dn && !desc && !tx)
-            return ns_fail(l, f, line_of(x), UAS_BAD_OUT_OF_MEMORY, "out of memory");
-        uas_localizedtext *t = dn ? &n->display_name : desc ? &n->description : &tx->inverse_name;
+        uas_localizedtext **slot = dn ? &n->display_name : desc ? &n->description : NULL;
         /* The first text wins (files may repeat them per locale). */
-        if (!t->text.data && text_str(x, t) != UAS_GOOD)
+        if (slot && !*slot) {
+            if (!(*slot = uas_calloc(1, sizeof(uas_localizedtext))) ||
+                text_str(x, *slot) != UAS_GOOD)
+                return ns_fail(l, f, line_of(x), UAS_BAD_OUT_OF_MEMORY, "out of memory");
+        } else if (tx && !tx->inverse_name.text.data &&
+                   text_str(x, &tx->inverse_name) != UAS_GOOD) {
             return ns_fail(l, f, line_of(x), UAS_BAD_OUT_OF_MEMORY, "out of memory");
+        }
     }
     return UAS_GOOD;
 }

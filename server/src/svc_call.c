@@ -93,8 +93,8 @@ static uas_status call_one(uas_request_ctx *ctx, const uas_call_method_request *
     as_nv m = as_lookup(as, &cm->method_id);
     if (as_nv_class(&m) != UAS_NODE_CLASS_METHOD || !method_of(as, &obj, &cm->method_id))
         return UAS_BAD_METHOD_INVALID;
-    bool executable =
-        m.d ? m.d->executable && m.d->user_executable : (m.s->flags & UAS_NS0_EXECUTABLE) != 0;
+    bool executable = m.d ? as_meth_of(m.d)->executable && as_meth_of(m.d)->user_executable
+                          : (m.s->flags & UAS_NS0_EXECUTABLE) != 0;
     if (!executable)
         return UAS_BAD_NOT_EXECUTABLE;
     uint32_t roles = uas_authz_ctx_roles(ctx);
@@ -124,10 +124,11 @@ static uas_status call_one(uas_request_ctx *ctx, const uas_call_method_request *
             return UAS_BAD_INVALID_ARGUMENT;
     }
 
-    if (!m.d || !m.d->method)
+    const as_meth *mp = as_meth_of(m.d);
+    if (!mp || !mp->method)
         return UAS_BAD_NOT_IMPLEMENTED;
-    uas_method_fn fn = m.d->method;
-    void *ud = m.d->method_ud;
+    uas_method_fn fn = mp->method;
+    void *ud = mp->method_ud;
     size_t nout = 0;
     uas_variant *out = NULL;
     as_unlock(as);
@@ -187,8 +188,8 @@ uas_status uas_aspace_set_method(uas_aspace *as, const uas_nodeid *id, uas_metho
         if (!d)
             st = UAS_BAD_OUT_OF_MEMORY;
         else {
-            d->method = fn;
-            d->method_ud = ud;
+            as_meth_of(d)->method = fn;
+            as_meth_of(d)->method_ud = ud;
         }
     }
     as_unlock(as);

@@ -70,7 +70,7 @@ static uas_status read_item(uas_aspace *as, const uas_read_value_id *rv, uint32_
     if (attr == AS_ATTR_VALUE) {
         uint8_t access = as_nv_access_level(&nv);
         if (!nv.s)
-            access &= nv.d->user_access_level;
+            access &= as_var_of(nv.d)->user_access_level;
         if (nc == UAS_NODE_CLASS_VARIABLE && !(access & UAS_ACCESS_LEVEL_TYPE_CURRENT_READ))
             return UAS_BAD_NOT_READABLE;
         if (!(perms & UAS_PERMISSION_TYPE_READ))

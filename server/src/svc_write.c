@@ -34,7 +34,7 @@ static uas_status write_one(uas_aspace *as, const uas_write_value *wv, uint32_t 
         return UAS_BAD_NOT_WRITABLE;
     uint8_t access = as_nv_access_level(&nv);
     if (!nv.s)
-        access &= nv.d->user_access_level;
+        access &= as_var_of(nv.d)->user_access_level;
     if (!(access & UAS_ACCESS_LEVEL_TYPE_CURRENT_WRITE))
         return UAS_BAD_NOT_WRITABLE;
     if (!(as_perms(as, &nv, roles) & UAS_PERMISSION_TYPE_WRITE))

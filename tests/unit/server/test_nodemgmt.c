@@ -515,6 +515,50 @@ Test(nodemgmt, store_keeps_added_nodes_and_forgets_deleted_ones_across_restarts)
     store_cleanup();
 }
 
+Test(nodemgmt, store_keeps_values_written_after_the_last_node_change)
+{
+    need_full_ns0();
+    store_dir();
+    cr_assert_eq(restart(), UAS_GOOD, "a missing store is an empty one");
+    cr_assert_eq(add_object("Tank", "Tank"), UAS_GOOD);
+    uas_variable_attributes va;
+    memset(&va, 0, sizeof(va));
+    va.value = v_double(&f, 2.5);
+    va.specified_attributes =
+        UAS_NODE_ATTRIBUTES_MASK_VALUE | UAS_NODE_ATTRIBUTES_MASK_ACCESS_LEVEL;
+    va.access_level = UAS_ACCESS_LEVEL_TYPE_CURRENT_READ | UAS_ACCESS_LEVEL_TYPE_CURRENT_WRITE;
+    cr_assert_eq(add_node(UAS_NODE_CLASS_VARIABLE, "Tank.Level", S1("Tank"), 47, "Level", N0(63),
+                          UAS_TYPE(VARIABLE_ATTRIBUTES), &va),
+                 UAS_GOOD);
+    /* One without a value: a Double by its DataType. */
+    memset(&va.value, 0, sizeof(va.value));
+    va.specified_attributes =
+        UAS_NODE_ATTRIBUTES_MASK_ACCESS_LEVEL | UAS_NODE_ATTRIBUTES_MASK_DATA_TYPE;
+    va.data_type = N0(11);
+    cr_assert_eq(add_node(UAS_NODE_CLASS_VARIABLE, "Tank.Setpoint", S1("Tank"), 47, "Setpoint",
+                          N0(63), UAS_TYPE(VARIABLE_ATTRIBUTES), &va),
+                 UAS_GOOD);
+    cr_assert_eq(restart(), UAS_GOOD, "%s", last_error);
+    uas_datavalue dv = read_attr(&f, S1("Tank.Level"), 13, NULL);
+    cr_assert_not_null(dv.value.data);
+    cr_assert_eq(*(double *)dv.value.data, 2.5);
+    /* Only values change now, no node. */
+    uas_variant v = v_double(&f, 7.5);
+    cr_assert_eq(write_value(&f, S1("Tank.Level"), &v, NULL), UAS_GOOD);
+    v = v_double(&f, 3.25);
+    cr_assert_eq(write_value(&f, S1("Tank.Setpoint"), &v, NULL), UAS_GOOD);
+    cr_assert_eq(restart(), UAS_GOOD, "%s", last_error);
+    dv = read_attr(&f, S1("Tank.Level"), 13, NULL);
+    cr_assert_eq(dv.status, UAS_GOOD);
+    cr_assert_not_null(dv.value.data);
+    cr_assert_eq(*(double *)dv.value.data, 7.5, "the store kept %g", *(double *)dv.value.data);
+    dv = read_attr(&f, S1("Tank.Setpoint"), 13, NULL);
+    cr_assert_eq(dv.status, UAS_GOOD);
+    cr_assert_not_null(dv.value.data, "the written value of a node added without one");
+    cr_assert_eq(*(double *)dv.value.data, 3.25);
+    store_cleanup();
+}
+
 Test(nodemgmt, corrupt_store_is_refused_with_file_and_line)
 {
     store_dir();
