@@ -112,6 +112,21 @@ static uas_status bound_data(uas_client *c, bool activate, const uint8_t *server
                                   2, server_nonce, server_nonce_len, out, n);
 }
 
+/* An X.509 user token's channel-bound data (Part 4, 6.1.8 of 1.05.07):
+ *   TP | serverNonce | H(serverCert) | H(serverCert) | H(clientCert) | H(clientCert) |
+ *   clientNonce
+ * (our application and channel certificate are one). */
+uas_status uas__user_bound_data(uas_client *c, uint8_t **out, size_t *n)
+{
+    uas_channel *ch = uas_conn_channel(c->conn);
+    size_t cl = 0;
+    const uint8_t *client = uas_channel_local_cert(ch, &cl);
+    const uint8_t *certs[4] = {c->server_cert.data, c->server_cert.data, client, client};
+    size_t lens[4] = {c->server_cert.length, c->server_cert.length, cl, cl};
+    return uas_channel_bound_data(ch, c->server_nonce, c->server_nonce_len, certs, lens, 4,
+                                  c->client_nonce, sizeof(c->client_nonce), out, n);
+}
+
 /* Part 4 5.6.3: clientSignature over serverCertificate + serverNonce. */
 static uas_status sign_client(uas_client *c, uas_signature_data *sd, uint8_t *sig, size_t cap)
 {

@@ -582,8 +582,9 @@ uas_status uas_server_endpoints(uas_server *s, uas_arena *a, size_t *count,
             k++;
         }
 #endif
-        /* X.509 user tokens with ECC keys are not implemented (ECC endpoints). */
-        if (up && s->user_pki && !up->ecc) {
+        /* X.509 user tokens: the user's key is of the token policy's kind
+         * (an ECC endpoint's curve, RSA on an RSA endpoint). */
+        if (up && s->user_pki) {
             p[k].policy_id = arena_printf_id(a, "x509_", uas_server_policy_name(up));
             p[k].token_type = UAS_USER_TOKEN_TYPE_CERTIFICATE;
             p[k].security_policy_uri = uas_string_from(uas_security_policy_uri(up));

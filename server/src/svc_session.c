@@ -591,6 +591,8 @@ typedef struct act_env {
     size_t server_cert_len;
     uint8_t *bound; /* enhanced ECC policies: the channel-bound data signed */
     size_t bound_len;
+    uint8_t *user_bound; /* and what an X.509 user token's signature covers */
+    size_t user_bound_len;
     uas_bytestring client_cert;
     char address[64]; /* the peer's, for throttling without a certificate */
     uint8_t *body;    /* the request message */
@@ -813,9 +815,6 @@ static uas_status check_x509_user(act_env *e, const uas_x509_identity_token *t,
     const uas_secpol *pol = endpoint_token_policy(e, &t->policy_id, "x509_", r);
     if (!pol)
         return UAS_BAD_IDENTITY_TOKEN_INVALID;
-    if (pol->ecc)
-        return refuse(r, UAS_BAD_IDENTITY_TOKEN_REJECTED,
-                      "X.509 user tokens are not offered on ECC endpoints");
     if (!t->certificate_data.data || t->certificate_data.length == 0)
         return refuse(r, UAS_BAD_IDENTITY_TOKEN_INVALID, "no user certificate");
     /* Throttled like user names (the same client key and budget): failed
@@ -825,15 +824,21 @@ static uas_status check_x509_user(act_env *e, const uas_x509_identity_token *t,
     uas_status st = throttled(e, key, sizeof(key), r);
     if (st != UAS_GOOD)
         return st;
-    if (!uas_string_eq_cstr(&sig->algorithm, pol->asym_signature_uri) || !sig->signature.data) {
+    /* The ECC policies have no signature algorithm URI: the field is not
+     * judged there (clients send nothing or the policy's URI). */
+    if ((!pol->ecc && !uas_string_eq_cstr(&sig->algorithm, pol->asym_signature_uri)) ||
+        !sig->signature.data) {
         char text[264];
         escaped(&sig->algorithm, text, sizeof(text));
         return refuse(r, UAS_BAD_USER_SIGNATURE_INVALID,
                       "user token signature: algorithm '%s' (%s wanted) or none", text,
                       pol->asym_signature_uri);
     }
-    size_t len;
-    uint8_t *data = activation_data(e, &len);
+    /* On an enhanced ECC channel the signature is channel-bound (the token
+     * policy is the channel's there); elsewhere serverCertificate +
+     * serverNonce, as for RSA. */
+    size_t len = e->user_bound_len;
+    uint8_t *data = e->user_bound ? e->user_bound : activation_data(e, &len);
     if (!data)
         return UAS_BAD_OUT_OF_MEMORY;
     st = uas_secpol_user_verify(pol, t->certificate_data.data, t->certificate_data.length, data,
@@ -959,6 +964,8 @@ static void act_free(void *vjob)
         uas_free(e->body, e->body_len ? e->body_len : 1);
     if (e->bound)
         uas_free(e->bound, e->bound_len ? e->bound_len : 1);
+    if (e->user_bound)
+        uas_free(e->user_bound, e->user_bound_len ? e->user_bound_len : 1);
 #ifdef UAS_ENABLE_ENCRYPTION
     uas_ecc_rkey_free(e->rkey);
     uas_ecc_rkey_free(e->next.rkey);
@@ -1036,6 +1043,17 @@ static uas_status act_new(uas_request_ctx *ctx, act_env **out)
         st = uas_channel_bound_data(ch, se->server_nonce, sizeof(se->server_nonce), certs, lens, 3,
                                     se->client_nonce, se->client_nonce_len, &e->bound,
                                     &e->bound_len);
+        /* An X.509 user token's signature (Part 4, 6.1.8 of 1.05.07): the
+         * same with H(clientCert) twice, the client's application and
+         * channel certificate. Only where user certificates are offered. */
+        const uint8_t *ucerts[4] = {e->server_cert, e->server_cert, se->client_cert.data,
+                                    se->client_cert.data};
+        size_t ulens[4] = {e->server_cert_len, e->server_cert_len, se->client_cert.length,
+                           se->client_cert.length};
+        if (st == UAS_GOOD && ctx->server->user_pki)
+            st = uas_channel_bound_data(ch, se->server_nonce, sizeof(se->server_nonce), ucerts,
+                                        ulens, 4, se->client_nonce, se->client_nonce_len,
+                                        &e->user_bound, &e->user_bound_len);
     }
     if (st == UAS_GOOD && se->client_cert.data) {
         e->client_cert.data = uas_malloc(se->client_cert.length ? se->client_cert.length : 1);
