@@ -244,6 +244,11 @@ uas_status uas__user_sign(uas_client *c, uas_signature_data *sd, uint8_t *sig, s
     st = uas_secpol_user_sign(cred, pol, data, n, sig, cap, &sig_len);
     uas_free(data, n ? n : 1);
     uas_secpol_cred_unref(cred);
+    if (st == UAS_BAD_CERTIFICATE_POLICY_CHECK_FAILED)
+        uas_log(UAS_LOG_ERROR, "client",
+                "%s: the user certificate's key does not fit user token policy %s (an ECC "
+                "policy needs a user key of its curve, an RSA policy an RSA key)",
+                c->cfg.endpoint_url, token_policy(c));
     if (st != UAS_GOOD)
         return st;
     sd->algorithm = uas_string_from(uas_security_policy_signature_uri(pol));
