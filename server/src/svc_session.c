@@ -802,6 +802,21 @@ static uas_status check_user_name(act_env *e, const uas_user_name_identity_token
 #endif
 }
 
+#ifdef UAS_ENABLE_ENCRYPTION
+/* The X.509 token policy a token names: the endpoint's own, or on an RSA or
+ * None endpoint one of the ECC policies offered there for ECC user keys
+ * (uas_server_endpoints advertises one per curve). */
+static const uas_secpol *x509_token_policy(act_env *e, const uas_string *id, refusal *r)
+{
+    const uas_secpol *own = uas_server_user_token_policy(
+        e->server, e->has_channel ? e->policy : uas_security_policy(NONE_URI, false));
+    const uas_secpol *named = uas_server_token_policy(e->server, id, "x509_");
+    if (own && !own->ecc && named && named->ecc)
+        return named;
+    return endpoint_token_policy(e, id, "x509_", r);
+}
+#endif
+
 static uas_status check_x509_user(act_env *e, const uas_x509_identity_token *t,
                                   const uas_signature_data *sig, refusal *r)
 {
@@ -812,7 +827,7 @@ static uas_status check_x509_user(act_env *e, const uas_x509_identity_token *t,
     (void)t, (void)sig;
     return refuse(r, UAS_BAD_IDENTITY_TOKEN_REJECTED, "this build has no encryption");
 #else
-    const uas_secpol *pol = endpoint_token_policy(e, &t->policy_id, "x509_", r);
+    const uas_secpol *pol = x509_token_policy(e, &t->policy_id, r);
     if (!pol)
         return UAS_BAD_IDENTITY_TOKEN_INVALID;
     if (!t->certificate_data.data || t->certificate_data.length == 0)
@@ -837,8 +852,9 @@ static uas_status check_x509_user(act_env *e, const uas_x509_identity_token *t,
     /* On an enhanced ECC channel the signature is channel-bound (the token
      * policy is the channel's there); elsewhere serverCertificate +
      * serverNonce, as for RSA. */
-    size_t len = e->user_bound_len;
-    uint8_t *data = e->user_bound ? e->user_bound : activation_data(e, &len);
+    bool bound = e->user_bound && pol == e->policy;
+    size_t len = bound ? e->user_bound_len : 0;
+    uint8_t *data = bound ? e->user_bound : activation_data(e, &len);
     if (!data)
         return UAS_BAD_OUT_OF_MEMORY;
     st = uas_secpol_user_verify(pol, t->certificate_data.data, t->certificate_data.length, data,

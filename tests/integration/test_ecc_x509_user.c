@@ -364,3 +364,41 @@ Test(ecc_x509_user, untrusted_or_wrong_curve_user_is_rejected, .timeout = 90)
     still_serves(&s);
     xenv_stop(&s);
 }
+
+Test(ecc_x509_user, ecc_users_on_an_rsa_endpoint, .timeout = 90)
+{
+    /* Part 4 7.40.5: one X.509 token policy per key algorithm. The RSA
+     * endpoint offers its own and one per ECC curve of the server; each
+     * user takes the one its key fits and signs serverCertificate +
+     * serverNonce with it. */
+    xenv s;
+    xenv_start(&s, "Basic256Sha256:SignAndEncrypt,ECC_nistP256_AesGcm:SignAndEncrypt,"
+                   "ECC_nistP256_ChaChaPoly:SignAndEncrypt,ECC_curve25519:Sign");
+    static const struct {
+        int user;
+        const char *policy_id;
+    } cases[] = {
+        {U_P256, "x509_ECC_nistP256_AesGcm"},
+        {U_ED25519, "x509_ECC_curve25519"},
+        {U_RSA, "x509_Basic256Sha256"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        conn k;
+        uas_status st = login(&s, &k, "Basic256Sha256", UAS_MESSAGE_SECURITY_MODE_SIGN_AND_ENCRYPT,
+                              cases[i].user);
+        cr_expect_eq(st, UAS_GOOD, "%s: %s", user_names[cases[i].user], uas_status_name(st));
+        if (st == UAS_GOOD) {
+            cr_expect_str_eq(k.c->policy_id, cases[i].policy_id);
+            expect_read(k.c);
+        }
+        conn_close(&k);
+    }
+    /* The untrusted P-256 user is still refused there. */
+    conn k;
+    cr_expect_eq(
+        login(&s, &k, "Basic256Sha256", UAS_MESSAGE_SECURITY_MODE_SIGN_AND_ENCRYPT, U_STRANGER),
+        UAS_BAD_IDENTITY_TOKEN_REJECTED);
+    conn_close(&k);
+    still_serves(&s);
+    xenv_stop(&s);
+}
