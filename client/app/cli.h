@@ -25,6 +25,13 @@ typedef struct cli {
     const char *user;
     char *password; /* malloc'd, zeroed and freed by cli_close */
     size_t password_len;
+    /* X.509 user identity (--user-cert/--user-key): the certificate (DER
+     * or PEM) and its private key, read by cli_open; the key is zeroed and
+     * freed by cli_close. */
+    const char *user_cert_path, *user_key_path;
+    uas_bytestring user_cert; /* DER */
+    uint8_t *user_key;
+    size_t user_key_len;
     /* subscribe: --interval MS, --count N, --duration S, --events. */
     uint32_t interval_ms, count, duration_s;
     bool events;

@@ -7,6 +7,8 @@
 
 #include <ua/mem.h>
 
+#include <ua/pki.h>
+
 #include "cli.h"
 
 int cli_fail(const char *what, uas_status st)
@@ -166,6 +168,28 @@ static int connect_failed(cli *c, uas_status st)
     return EXIT_UA;
 }
 
+/* A whole small file (a user certificate or key) into malloc'd memory. */
+static int read_small_file(const char *path, uint8_t **out, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return cli_usage_error("cannot open %s", path);
+    uint8_t *buf = malloc(65536);
+    size_t n = buf ? fread(buf, 1, 65536, f) : 0;
+    bool too_big = buf && n == 65536 && fgetc(f) != EOF;
+    fclose(f);
+    if (!buf || n == 0 || too_big) {
+        if (buf) {
+            uas_wipe(buf, 65536);
+            free(buf);
+        }
+        return cli_usage_error("%s: empty, unreadable or over 64 KiB", path);
+    }
+    *out = buf;
+    *len = n;
+    return 0;
+}
+
 int cli_open(cli *c, bool session)
 {
     c->loop = uas_loop_new(8u << 20);
@@ -183,6 +207,24 @@ int cli_open(cli *c, bool session)
         cfg.user.name = c->user;
         cfg.user.password = c->password;
         cfg.user.password_len = c->password_len;
+    }
+    if (c->user_cert_path) {
+#ifdef UAS_ENABLE_ENCRYPTION
+        uas_status cst = uas_pki_read_cert_file(c->user_cert_path, &c->user_cert);
+        if (cst != UAS_GOOD)
+            return cli_usage_error("--user-cert %s: not a certificate (%s)", c->user_cert_path,
+                                   uas_status_name(cst));
+#else
+        return cli_usage_error("--user-cert: this build has no encryption");
+#endif
+        int rc = read_small_file(c->user_key_path, &c->user_key, &c->user_key_len);
+        if (rc != 0)
+            return rc;
+        cfg.user.kind = UAS_CLIENT_USER_X509;
+        cfg.user.cert = c->user_cert.data;
+        cfg.user.cert_len = c->user_cert.length;
+        cfg.user.key = c->user_key;
+        cfg.user.key_len = c->user_key_len;
     }
     uas_bytestring server_cert = {0, NULL};
     if (c->policy_uri) {
@@ -243,6 +285,14 @@ void cli_close(cli *c)
         c->loop = NULL;
     }
     uas_arena_free(&c->arena);
+    if (c->user_key) {
+        uas_wipe(c->user_key, 65536);
+        free(c->user_key);
+        c->user_key = NULL;
+    }
+#ifdef UAS_ENABLE_ENCRYPTION
+    uas_pki_bytes_free(&c->user_cert);
+#endif
     if (c->password) {
         uas_wipe(c->password, c->password_len);
         free(c->password);

@@ -58,6 +58,8 @@ static void usage(FILE *f)
           "  --user NAME        UserName identity; the password is read from\n"
           "  --password-stdin   one line of standard input, or else from the\n"
           "                     UASTACK_PASSWORD environment variable\n"
+          "  --user-cert FILE   X.509 user identity: the user's certificate (DER or PEM;\n"
+          "  --user-key FILE    RSA, or the ECC curve of an ECC endpoint) and its key\n"
           "browse options:\n"
           "  --recursive, -r    follow the hierarchy below the node (each node once)\n"
           "  --depth N          levels to follow (default 3; implies --recursive)\n"
@@ -185,6 +187,20 @@ int main(int argc, char **argv)
             c.accept_server_cert = true;
         } else if (strcmp(a, "--password-stdin") == 0) {
             password_stdin = true;
+        } else if (strncmp(a, "--user-cert", 11) == 0) {
+            v = option_value(argc, argv, &i, "--user-cert");
+            if (!v || !v[0]) {
+                rc = cli_usage_error("--user-cert needs a file");
+                goto out;
+            }
+            c.user_cert_path = v;
+        } else if (strncmp(a, "--user-key", 10) == 0) {
+            v = option_value(argc, argv, &i, "--user-key");
+            if (!v || !v[0]) {
+                rc = cli_usage_error("--user-key needs a file");
+                goto out;
+            }
+            c.user_key_path = v;
         } else if (strncmp(a, "--user", 6) == 0) {
             v = option_value(argc, argv, &i, "--user");
             if (!v || !v[0]) {
@@ -223,6 +239,14 @@ int main(int argc, char **argv)
     int nargs = npos - 2;
     if (nargs < cmd->min_args || (cmd->max_args >= 0 && nargs > cmd->max_args)) {
         rc = cli_usage_error("wrong number of arguments for %s (see uacli --help)", cmd->name);
+        goto out;
+    }
+    if (!c.user_cert_path != !c.user_key_path) {
+        rc = cli_usage_error("--user-cert and --user-key go together");
+        goto out;
+    }
+    if (c.user_cert_path && c.user) {
+        rc = cli_usage_error("--user and --user-cert are two identities: give one");
         goto out;
     }
     if (password_stdin && !c.user) {

@@ -149,6 +149,9 @@ void uas__ecdh_request(uas_client *c, uas_extensionobject *ah, uas_additional_pa
 uas_status uas__ecdh_take(uas_client *c, const uas_extensionobject *ah);
 /* userTokenSignature of an X509 identity into sig (cap bytes). */
 uas_status uas__user_sign(uas_client *c, uas_signature_data *sd, uint8_t *sig, size_t cap);
+/* The channel-bound data an X.509 user token signs on an enhanced ECC
+ * channel (client_session.c); *out is the caller's to uas_free(*out, *n). */
+uas_status uas__user_bound_data(uas_client *c, uint8_t **out, size_t *n);
 
 /* client_session.c */
 void uas__session_start(uas_client *c);

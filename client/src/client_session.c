@@ -8,6 +8,7 @@
 #include <ua/log.h>
 
 #include "client_internal.h"
+#include "secpol.h"
 
 void uas__session_forget(uas_client *c)
 {
@@ -45,6 +46,14 @@ static uas_status pick_policy(uas_client *c, const uas_create_session_response *
              : want == UAS_USER_TOKEN_TYPE_CERTIFICATE ? "certificate"
                                                        : "anonymous");
     c->token_policy_uri[0] = 0;
+    /* An X.509 user takes the certificate token policy its key fits (an
+     * RSA endpoint may offer one per ECC curve too), else the first. */
+    uas_secpol_cred *user = NULL;
+    if (want == UAS_USER_TOKEN_TYPE_CERTIFICATE &&
+        uas_secpol_cred_new(c->user_cert.data, c->user_cert.length, c->user_key.data,
+                            c->user_key.length, &user) != UAS_GOOD)
+        user = NULL;
+    bool first = true;
     for (size_t i = 0; i < r->server_endpoints_count; i++) {
         const uas_endpoint_description *e = &r->server_endpoints[i];
         if (e->security_mode != mode || !uas_string_eq_cstr(&e->security_policy_uri, policy_uri))
@@ -55,15 +64,32 @@ static uas_status pick_policy(uas_client *c, const uas_create_session_response *
                 p->policy_id.length >= sizeof(c->policy_id) ||
                 p->security_policy_uri.length >= sizeof(c->token_policy_uri))
                 continue;
+            bool fits = true;
+            if (user) {
+                char uri[sizeof(c->token_policy_uri)];
+                memcpy(uri,
+                       p->security_policy_uri.data ? (const char *)p->security_policy_uri.data : "",
+                       p->security_policy_uri.length);
+                uri[p->security_policy_uri.length] = 0;
+                const uas_secpol *tp = uri[0] ? uas_security_policy(uri, false) : c->policy;
+                fits = uas_secpol_cred_fits(tp, user);
+            }
+            if (!fits && !first)
+                continue;
             memcpy(c->policy_id, p->policy_id.data, p->policy_id.length);
             c->policy_id[p->policy_id.length] = 0;
             if (p->security_policy_uri.length)
                 memcpy(c->token_policy_uri, p->security_policy_uri.data,
                        p->security_policy_uri.length);
             c->token_policy_uri[p->security_policy_uri.length] = 0;
+            first = false;
+            if (!fits)
+                continue; /* kept as the fallback; look for one that fits */
+            uas_secpol_cred_unref(user);
             return want == UAS_USER_TOKEN_TYPE_USER_NAME ? adopt_endpoint_cert(c, r, e) : UAS_GOOD;
         }
     }
+    uas_secpol_cred_unref(user);
     return UAS_GOOD;
 }
 
@@ -110,6 +136,21 @@ static uas_status bound_data(uas_client *c, bool activate, const uint8_t *server
                                       c->client_nonce, sizeof(c->client_nonce), out, n);
     return uas_channel_bound_data(ch, c->client_nonce, sizeof(c->client_nonce), certs + 1, lens + 1,
                                   2, server_nonce, server_nonce_len, out, n);
+}
+
+/* An X.509 user token's channel-bound data (Part 4, 6.1.8 of 1.05.07):
+ *   TP | serverNonce | H(serverCert) | H(serverCert) | H(clientCert) | H(clientCert) |
+ *   clientNonce
+ * (our application and channel certificate are one). */
+uas_status uas__user_bound_data(uas_client *c, uint8_t **out, size_t *n)
+{
+    uas_channel *ch = uas_conn_channel(c->conn);
+    size_t cl = 0;
+    const uint8_t *client = uas_channel_local_cert(ch, &cl);
+    const uint8_t *certs[4] = {c->server_cert.data, c->server_cert.data, client, client};
+    size_t lens[4] = {c->server_cert.length, c->server_cert.length, cl, cl};
+    return uas_channel_bound_data(ch, c->server_nonce, c->server_nonce_len, certs, lens, 4,
+                                  c->client_nonce, sizeof(c->client_nonce), out, n);
 }
 
 /* Part 4 5.6.3: clientSignature over serverCertificate + serverNonce. */

@@ -24,7 +24,7 @@ static const char *token_policy(const uas_client *c)
 /* The security policy of the user token. An ECC one is usable for a
  * password (ecc_ok) only as the channel's own policy: the secret is signed
  * with the channel's key for the server's ECDHKey. */
-static uas_status token_secpol(const uas_client *c, const uas_secpol **pol, bool ecc_ok)
+static uas_status token_secpol(const uas_client *c, const uas_secpol **pol, bool secret)
 {
     *pol = uas_security_policy(token_policy(c), false);
     if (!*pol) {
@@ -32,14 +32,9 @@ static uas_status token_secpol(const uas_client *c, const uas_secpol **pol, bool
                 c->cfg.endpoint_url, token_policy(c));
         return UAS_BAD_SECURITY_POLICY_REJECTED;
     }
-    if ((*pol)->ecc && !ecc_ok) {
-        uas_log(UAS_LOG_ERROR, "client",
-                "%s: X.509 user tokens over %s are not implemented (ECC user keys); use an RSA "
-                "endpoint",
-                c->cfg.endpoint_url, token_policy(c));
-        return UAS_BAD_SECURITY_POLICY_REJECTED;
-    }
-    if ((*pol)->ecc && (*pol != c->policy || !uas__security_on(c))) {
+    /* An X.509 user token's signature needs nothing of the channel; an
+     * EccEncryptedSecret needs the channel of its policy (its keys). */
+    if (secret && (*pol)->ecc && (*pol != c->policy || !uas__security_on(c))) {
         uas_log(UAS_LOG_ERROR, "client",
                 "%s: user token policy %s differs from the channel's; an EccEncryptedSecret "
                 "needs the channel of that policy",
@@ -222,20 +217,38 @@ uas_status uas__user_sign(uas_client *c, uas_signature_data *sd, uint8_t *sig, s
                              c->user_key.length, &cred);
     if (st != UAS_GOOD)
         return st;
+    /* Channel-bound (Part 4, 6.1.8 of 1.05.07) when the channel is of an
+     * enhanced ECC policy and the token is of that same policy; otherwise
+     * serverCertificate + serverNonce. */
     size_t n = c->server_cert.length + c->server_nonce_len;
-    uint8_t *data = uas_malloc(n ? n : 1);
-    if (!data) {
-        uas_secpol_cred_unref(cred);
-        return UAS_BAD_OUT_OF_MEMORY;
+    uint8_t *data = NULL;
+    if (pol == c->policy && c->conn && uas__security_on(c) &&
+        uas_channel_enhanced(uas_conn_channel(c->conn))) {
+        st = uas__user_bound_data(c, &data, &n);
+        if (st != UAS_GOOD) {
+            uas_secpol_cred_unref(cred);
+            return st;
+        }
+    } else {
+        data = uas_malloc(n ? n : 1);
+        if (!data) {
+            uas_secpol_cred_unref(cred);
+            return UAS_BAD_OUT_OF_MEMORY;
+        }
+        if (c->server_cert.length)
+            memcpy(data, c->server_cert.data, c->server_cert.length);
+        if (c->server_nonce_len)
+            memcpy(data + c->server_cert.length, c->server_nonce, c->server_nonce_len);
     }
-    if (c->server_cert.length)
-        memcpy(data, c->server_cert.data, c->server_cert.length);
-    if (c->server_nonce_len)
-        memcpy(data + c->server_cert.length, c->server_nonce, c->server_nonce_len);
     size_t sig_len = 0;
     st = uas_secpol_user_sign(cred, pol, data, n, sig, cap, &sig_len);
     uas_free(data, n ? n : 1);
     uas_secpol_cred_unref(cred);
+    if (st == UAS_BAD_CERTIFICATE_POLICY_CHECK_FAILED)
+        uas_log(UAS_LOG_ERROR, "client",
+                "%s: the user certificate's key does not fit user token policy %s (an ECC "
+                "policy needs a user key of its curve, an RSA policy an RSA key)",
+                c->cfg.endpoint_url, token_policy(c));
     if (st != UAS_GOOD)
         return st;
     sd->algorithm = uas_string_from(uas_security_policy_signature_uri(pol));

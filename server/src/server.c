@@ -562,7 +562,9 @@ uas_status uas_server_endpoints(uas_server *s, uas_arena *a, size_t *count,
             d->server_certificate.data = (uint8_t *)cert;
             d->server_certificate.length = cert_len;
         }
-        uas_user_token_policy *p = uas_arena_calloc(a, 3, sizeof(*p));
+        /* anonymous, user name, X.509 of the endpoint's policy and, on an
+         * RSA or None endpoint, X.509 of each ECC curve (6 at most). */
+        uas_user_token_policy *p = uas_arena_calloc(a, 3 + 6, sizeof(*p));
         if (!p)
             return UAS_BAD_OUT_OF_MEMORY;
         size_t k = 0;
@@ -582,11 +584,36 @@ uas_status uas_server_endpoints(uas_server *s, uas_arena *a, size_t *count,
             k++;
         }
 #endif
-        /* X.509 user tokens with ECC keys are not implemented (ECC endpoints). */
-        if (up && s->user_pki && !up->ecc) {
+        /* X.509 user tokens: the user's key is of the token policy's kind
+         * (an ECC endpoint's curve, RSA on an RSA endpoint). */
+        if (up && s->user_pki) {
             p[k].policy_id = arena_printf_id(a, "x509_", uas_server_policy_name(up));
             p[k].token_type = UAS_USER_TOKEN_TYPE_CERTIFICATE;
             p[k].security_policy_uri = uas_string_from(uas_security_policy_uri(up));
+            if (!p[k].policy_id.data)
+                return UAS_BAD_OUT_OF_MEMORY;
+            k++;
+        }
+        /* On an RSA or None endpoint also one X.509 token policy per ECC
+         * curve offered: Part 4 7.40.5 wants a distinct UserTokenPolicy per
+         * certificate key algorithm, and Part 6 6.8.2 keeps only RSA token
+         * policies off ECC endpoints. Such a user token's signature covers
+         * serverCertificate + serverNonce (the channel is not an enhanced
+         * ECC one). */
+        const char *curves[6];
+        size_t ncurves = 0;
+        for (size_t j = 0; up && s->user_pki && !up->ecc && j < n && ncurves < 6; j++) {
+            const uas_secpol *ep = s->offers[j].policy;
+            const char *type = ep->ecc ? uas_secpol_cert_type(ep) : NULL;
+            bool seen = !type;
+            for (size_t m = 0; !seen && m < ncurves; m++)
+                seen = strcmp(curves[m], type) == 0;
+            if (seen)
+                continue;
+            curves[ncurves++] = type;
+            p[k].policy_id = arena_printf_id(a, "x509_", uas_server_policy_name(ep));
+            p[k].token_type = UAS_USER_TOKEN_TYPE_CERTIFICATE;
+            p[k].security_policy_uri = uas_string_from(uas_security_policy_uri(ep));
             if (!p[k].policy_id.data)
                 return UAS_BAD_OUT_OF_MEMORY;
             k++;

@@ -591,6 +591,8 @@ typedef struct act_env {
     size_t server_cert_len;
     uint8_t *bound; /* enhanced ECC policies: the channel-bound data signed */
     size_t bound_len;
+    uint8_t *user_bound; /* and what an X.509 user token's signature covers */
+    size_t user_bound_len;
     uas_bytestring client_cert;
     char address[64]; /* the peer's, for throttling without a certificate */
     uint8_t *body;    /* the request message */
@@ -800,6 +802,21 @@ static uas_status check_user_name(act_env *e, const uas_user_name_identity_token
 #endif
 }
 
+#ifdef UAS_ENABLE_ENCRYPTION
+/* The X.509 token policy a token names: the endpoint's own, or on an RSA or
+ * None endpoint one of the ECC policies offered there for ECC user keys
+ * (uas_server_endpoints advertises one per curve). */
+static const uas_secpol *x509_token_policy(act_env *e, const uas_string *id, refusal *r)
+{
+    const uas_secpol *own = uas_server_user_token_policy(
+        e->server, e->has_channel ? e->policy : uas_security_policy(NONE_URI, false));
+    const uas_secpol *named = uas_server_token_policy(e->server, id, "x509_");
+    if (own && !own->ecc && named && named->ecc)
+        return named;
+    return endpoint_token_policy(e, id, "x509_", r);
+}
+#endif
+
 static uas_status check_x509_user(act_env *e, const uas_x509_identity_token *t,
                                   const uas_signature_data *sig, refusal *r)
 {
@@ -810,12 +827,9 @@ static uas_status check_x509_user(act_env *e, const uas_x509_identity_token *t,
     (void)t, (void)sig;
     return refuse(r, UAS_BAD_IDENTITY_TOKEN_REJECTED, "this build has no encryption");
 #else
-    const uas_secpol *pol = endpoint_token_policy(e, &t->policy_id, "x509_", r);
+    const uas_secpol *pol = x509_token_policy(e, &t->policy_id, r);
     if (!pol)
         return UAS_BAD_IDENTITY_TOKEN_INVALID;
-    if (pol->ecc)
-        return refuse(r, UAS_BAD_IDENTITY_TOKEN_REJECTED,
-                      "X.509 user tokens are not offered on ECC endpoints");
     if (!t->certificate_data.data || t->certificate_data.length == 0)
         return refuse(r, UAS_BAD_IDENTITY_TOKEN_INVALID, "no user certificate");
     /* Throttled like user names (the same client key and budget): failed
@@ -825,15 +839,22 @@ static uas_status check_x509_user(act_env *e, const uas_x509_identity_token *t,
     uas_status st = throttled(e, key, sizeof(key), r);
     if (st != UAS_GOOD)
         return st;
-    if (!uas_string_eq_cstr(&sig->algorithm, pol->asym_signature_uri) || !sig->signature.data) {
+    /* The ECC policies have no signature algorithm URI: the field is not
+     * judged there (clients send nothing or the policy's URI). */
+    if ((!pol->ecc && !uas_string_eq_cstr(&sig->algorithm, pol->asym_signature_uri)) ||
+        !sig->signature.data) {
         char text[264];
         escaped(&sig->algorithm, text, sizeof(text));
         return refuse(r, UAS_BAD_USER_SIGNATURE_INVALID,
                       "user token signature: algorithm '%s' (%s wanted) or none", text,
                       pol->asym_signature_uri);
     }
-    size_t len;
-    uint8_t *data = activation_data(e, &len);
+    /* On an enhanced ECC channel the signature is channel-bound (the token
+     * policy is the channel's there); elsewhere serverCertificate +
+     * serverNonce, as for RSA. */
+    bool bound = e->user_bound && pol == e->policy;
+    size_t len = bound ? e->user_bound_len : 0;
+    uint8_t *data = bound ? e->user_bound : activation_data(e, &len);
     if (!data)
         return UAS_BAD_OUT_OF_MEMORY;
     st = uas_secpol_user_verify(pol, t->certificate_data.data, t->certificate_data.length, data,
@@ -959,6 +980,8 @@ static void act_free(void *vjob)
         uas_free(e->body, e->body_len ? e->body_len : 1);
     if (e->bound)
         uas_free(e->bound, e->bound_len ? e->bound_len : 1);
+    if (e->user_bound)
+        uas_free(e->user_bound, e->user_bound_len ? e->user_bound_len : 1);
 #ifdef UAS_ENABLE_ENCRYPTION
     uas_ecc_rkey_free(e->rkey);
     uas_ecc_rkey_free(e->next.rkey);
@@ -1036,6 +1059,17 @@ static uas_status act_new(uas_request_ctx *ctx, act_env **out)
         st = uas_channel_bound_data(ch, se->server_nonce, sizeof(se->server_nonce), certs, lens, 3,
                                     se->client_nonce, se->client_nonce_len, &e->bound,
                                     &e->bound_len);
+        /* An X.509 user token's signature (Part 4, 6.1.8 of 1.05.07): the
+         * same with H(clientCert) twice, the client's application and
+         * channel certificate. Only where user certificates are offered. */
+        const uint8_t *ucerts[4] = {e->server_cert, e->server_cert, se->client_cert.data,
+                                    se->client_cert.data};
+        size_t ulens[4] = {e->server_cert_len, e->server_cert_len, se->client_cert.length,
+                           se->client_cert.length};
+        if (st == UAS_GOOD && ctx->server->user_pki)
+            st = uas_channel_bound_data(ch, se->server_nonce, sizeof(se->server_nonce), ucerts,
+                                        ulens, 4, se->client_nonce, se->client_nonce_len,
+                                        &e->user_bound, &e->user_bound_len);
     }
     if (st == UAS_GOOD && se->client_cert.data) {
         e->client_cert.data = uas_malloc(se->client_cert.length ? se->client_cert.length : 1);

@@ -13,12 +13,45 @@
 
 #include "secpol_ecc.h"
 
+/* Algorithms fetched once per process: a fetch by name per operation
+ * (EVP_DigestSignInit_ex with "SHA256", EVP_PKEY_Q_keygen) walks
+ * OpenSSL's name map under its provider locks, which a set-up profile
+ * showed. Fetched objects are immutable and shared between threads. */
 static EVP_KDF *g_hkdf;
+static EVP_MD *g_sha256, *g_sha384;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
 static void fetch_once(void)
 {
     g_hkdf = EVP_KDF_fetch(NULL, "HKDF", NULL);
+    g_sha256 = EVP_MD_fetch(NULL, "SHA256", NULL);
+    g_sha384 = EVP_MD_fetch(NULL, "SHA384", NULL);
+}
+
+static const EVP_MD *suite_md(const struct uas_ecc_suite *s)
+{
+    pthread_once(&g_once, fetch_once);
+    return strcmp(s->md, "SHA384") == 0 ? g_sha384 : g_sha256;
+}
+
+/* One key per Weierstrass curve, made on first use, that carries the
+ * curve's group: key generation takes its group from it (a template)
+ * and a peer's nonce is imported into a copy of its parameters. Both
+ * spare the group's construction from its name per handshake
+ * (EC_GROUP_new_by_curve_name and the name look-ups behind
+ * EVP_PKEY_Q_keygen / EVP_PKEY_fromdata). Its private half is never
+ * used. */
+static EVP_PKEY *g_tmpl[UAS_ECC_CURVE448 + 1];
+static pthread_mutex_t g_tmpl_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static EVP_PKEY *curve_template(uas_ecc_curve c)
+{
+    pthread_mutex_lock(&g_tmpl_lock);
+    if (!g_tmpl[c])
+        g_tmpl[c] = EVP_PKEY_Q_keygen(NULL, NULL, "EC", uas__ecc_group(c));
+    EVP_PKEY *t = g_tmpl[c];
+    pthread_mutex_unlock(&g_tmpl_lock);
+    return t;
 }
 
 size_t uas__ecc_nonce_len(uas_ecc_curve c)
@@ -119,7 +152,11 @@ uas_status uas__ecc_eph_new(uas_ecc_curve c, uas_ecc_eph *e, uint8_t *pub, size_
         if (e->pkey && EVP_PKEY_get_raw_public_key(e->pkey, pub, &n) == 1 && n == pub_len)
             st = UAS_GOOD;
     } else {
-        e->pkey = EVP_PKEY_Q_keygen(NULL, NULL, "EC", uas__ecc_group(c));
+        EVP_PKEY *t = curve_template(c);
+        EVP_PKEY_CTX *gc = t ? EVP_PKEY_CTX_new_from_pkey(NULL, t, NULL) : NULL;
+        if (!gc || EVP_PKEY_keygen_init(gc) != 1 || EVP_PKEY_generate(gc, &e->pkey) != 1)
+            e->pkey = NULL;
+        EVP_PKEY_CTX_free(gc);
         uint8_t pt[1 + UAS_ECC_NONCE_MAX];
         size_t n = 0;
         if (e->pkey &&
@@ -152,19 +189,15 @@ static EVP_PKEY *peer_key(uas_ecc_curve c, const uint8_t *peer, size_t len)
     uint8_t pt[1 + UAS_ECC_NONCE_MAX];
     pt[0] = 0x04;
     memcpy(pt + 1, peer, len);
-    char group[32];
-    strcpy(group, uas__ecc_group(c));
-    OSSL_PARAM params[] = {
-        OSSL_PARAM_utf8_string(OSSL_PKEY_PARAM_GROUP_NAME, group, 0),
-        OSSL_PARAM_octet_string(OSSL_PKEY_PARAM_PUB_KEY, pt, len + 1),
-        OSSL_PARAM_END,
-    };
-    EVP_PKEY *k = NULL;
-    EVP_PKEY_CTX *pc = EVP_PKEY_CTX_new_from_name(NULL, "EC", NULL);
-    if (!pc || EVP_PKEY_fromdata_init(pc) != 1 ||
-        EVP_PKEY_fromdata(pc, &k, EVP_PKEY_PUBLIC_KEY, params) != 1)
+    EVP_PKEY *t = curve_template(c);
+    EVP_PKEY *k = t ? EVP_PKEY_new() : NULL;
+    /* The encoded point is decoded onto the copied group, which refuses a
+     * point off the curve. */
+    if (k && (EVP_PKEY_copy_parameters(k, t) != 1 ||
+              EVP_PKEY_set1_encoded_public_key(k, pt, len + 1) != 1)) {
+        EVP_PKEY_free(k);
         k = NULL;
-    EVP_PKEY_CTX_free(pc);
+    }
     return k;
 }
 
@@ -294,7 +327,7 @@ uas_status uas__ecc_sign(const struct uas_ecc_suite *s, EVP_PKEY *priv, const ui
     } else {
         uint8_t der[160];
         size_t n = sizeof(der);
-        if (EVP_DigestSignInit_ex(mc, NULL, s->md, NULL, NULL, priv, NULL) == 1 &&
+        if (EVP_DigestSignInit(mc, NULL, suite_md(s), NULL, priv) == 1 &&
             EVP_DigestSignUpdate(mc, a, a_len) == 1 &&
             (!b_len || EVP_DigestSignUpdate(mc, b, b_len) == 1) &&
             EVP_DigestSignFinal(mc, der, &n) == 1)
@@ -332,7 +365,7 @@ uas_status uas__ecc_verify(const struct uas_ecc_suite *s, EVP_PKEY *pub, const u
     } else {
         uint8_t *der = NULL;
         int dl = ecdsa_raw_to_der(sig, sig_len, &der);
-        ok = dl > 0 && EVP_DigestVerifyInit_ex(mc, NULL, s->md, NULL, NULL, pub, NULL) == 1 &&
+        ok = dl > 0 && EVP_DigestVerifyInit(mc, NULL, suite_md(s), NULL, pub) == 1 &&
              EVP_DigestVerifyUpdate(mc, a, a_len) == 1 &&
              (!b_len || EVP_DigestVerifyUpdate(mc, b, b_len) == 1) &&
              EVP_DigestVerifyFinal(mc, der, (size_t)dl) == 1;

@@ -3,6 +3,7 @@
  * the newest and the previous token) and the key derivation of Part 6,
  * 6.7.5. Every secret is zeroed with libsodium before its memory is given
  * back. */
+#include <pthread.h>
 #include <string.h>
 
 #include <openssl/err.h>
@@ -16,8 +17,64 @@
 
 /* ---- credentials ---- */
 
+/* Credentials made recently, shared by whoever asks for the same
+ * certificate and key again. A client program that opens many
+ * connections with one certificate (the load generator: one per session)
+ * otherwise parsed the private key and certificate per connection:
+ * OpenSSL 3.0's decoders made that 60 % of the client's CPU per ECC
+ * set-up. A hit needs the same certificate bytes and the same SHA-256 of
+ * the key bytes; the key itself is not copied. Credentials are immutable
+ * and reference-counted, so sharing them between channels and threads is
+ * what the server already does with its own. The cache keeps one
+ * reference to each entry until it is pushed out. */
+enum { CRED_CACHE = 4 };
+static struct {
+    uas_secpol_cred *cred;
+    uint8_t key_hash[UAS_SHA256_LEN];
+} g_creds[CRED_CACHE];
+static unsigned g_creds_next;
+static pthread_mutex_t g_creds_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static uas_status cred_parse(const uint8_t *cert, size_t cert_len, const uint8_t *key,
+                             size_t key_len, uas_secpol_cred **out);
+
 uas_status uas_secpol_cred_new(const uint8_t *cert, size_t cert_len, const uint8_t *key,
                                size_t key_len, uas_secpol_cred **out)
+{
+    *out = NULL;
+    uint8_t h[UAS_SHA256_LEN];
+    if (!cert || !key || uas_crypto_digest(UAS_DIGEST_SHA256, key, key_len, h) != UAS_GOOD)
+        return cred_parse(cert, cert_len, key, key_len, out);
+    pthread_mutex_lock(&g_creds_lock);
+    for (unsigned i = 0; i < CRED_CACHE; i++) {
+        uas_secpol_cred *c = g_creds[i].cred;
+        if (c && c->cert_len == cert_len && memcmp(c->cert, cert, cert_len) == 0 &&
+            sodium_memcmp(g_creds[i].key_hash, h, sizeof(h)) == 0) {
+            uas_secpol_cred_ref(c);
+            pthread_mutex_unlock(&g_creds_lock);
+            sodium_memzero(h, sizeof(h));
+            *out = c;
+            return UAS_GOOD;
+        }
+    }
+    pthread_mutex_unlock(&g_creds_lock);
+    uas_status st = cred_parse(cert, cert_len, key, key_len, out);
+    if (st == UAS_GOOD) {
+        uas_secpol_cred_ref(*out);
+        pthread_mutex_lock(&g_creds_lock);
+        unsigned i = g_creds_next++ % CRED_CACHE;
+        uas_secpol_cred *old = g_creds[i].cred;
+        g_creds[i].cred = *out;
+        memcpy(g_creds[i].key_hash, h, sizeof(h));
+        pthread_mutex_unlock(&g_creds_lock);
+        uas_secpol_cred_unref(old);
+    }
+    sodium_memzero(h, sizeof(h));
+    return st;
+}
+
+static uas_status cred_parse(const uint8_t *cert, size_t cert_len, const uint8_t *key,
+                             size_t key_len, uas_secpol_cred **out)
 {
     *out = NULL;
     X509 *x = NULL;

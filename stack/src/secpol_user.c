@@ -180,10 +180,25 @@ uas_status uas_secpol_user_sign(const uas_secpol_cred *cred, const uas_secpol *p
                                 size_t *sig_len)
 {
     *sig_len = 0;
+    if (pol && pol->ecc) {
+        /* ECDSA (r | s) or EdDSA with a user key of the policy's curve. */
+        if (!cred)
+            return UAS_BAD_INVALID_ARGUMENT;
+        if (!cred->is_ecc || cred->curve != pol->ecc->curve)
+            return UAS_BAD_CERTIFICATE_POLICY_CHECK_FAILED;
+        if (sig_cap < pol->ecc->sig_len)
+            return UAS_BAD_ENCODING_LIMITS_EXCEEDED;
+        uas_status st = uas__ecc_sign(pol->ecc, cred->key, cred->ed_sk, data, len, NULL, 0, sig);
+        if (st == UAS_GOOD)
+            *sig_len = pol->ecc->sig_len;
+        return st;
+    }
     if (!rsa_policy(pol))
         return UAS_BAD_SECURITY_POLICY_REJECTED;
     if (!cred)
         return UAS_BAD_INVALID_ARGUMENT;
+    if (cred->is_ecc)
+        return UAS_BAD_CERTIFICATE_POLICY_CHECK_FAILED;
     size_t n = uas_crypto_rsa_size(cred->key);
     if (n == 0 || sig_cap < n)
         return UAS_BAD_ENCODING_LIMITS_EXCEEDED;
@@ -197,13 +212,21 @@ uas_status uas_secpol_user_verify(const uas_secpol *pol, const uint8_t *cert, si
                                   const uint8_t *data, size_t len, const uint8_t *sig,
                                   size_t sig_len)
 {
-    if (!rsa_policy(pol))
+    if (!rsa_policy(pol) && !(pol && pol->ecc))
         return UAS_BAD_SECURITY_POLICY_REJECTED;
     EVP_PKEY *pub;
     uint8_t thumb[UAS_SHA1_LEN];
+    /* The key must be of the policy's kind: an ECC policy takes exactly its
+     * curve's key, an RSA policy an RSA key in its size range
+     * (BadCertificatePolicyCheckFailed otherwise). */
     uas_status st = uas__secpol_peer_key(pol, cert, cert_len, &pub, thumb);
     if (st != UAS_GOOD)
         return st;
+    if (pol->ecc) {
+        st = uas__ecc_verify(pol->ecc, pub, data, len, NULL, 0, sig, sig_len);
+        EVP_PKEY_free(pub);
+        return st == UAS_GOOD ? UAS_GOOD : UAS_BAD_SECURITY_CHECKS_FAILED;
+    }
     if (!exponent_fits(pub)) {
         EVP_PKEY_free(pub);
         return UAS_BAD_CERTIFICATE_POLICY_CHECK_FAILED;
