@@ -190,9 +190,13 @@ static void on_timer(struct ev_loop *ev, ev_timer *w, int revents)
 
 static bool is_discovery(const uas_type *t)
 {
+#ifdef UAS_MINIMAL /* the profile carries no descriptors of the other three */
+    return t == UAS_TYPE(GET_ENDPOINTS_REQUEST) || t == UAS_TYPE(FIND_SERVERS_REQUEST);
+#else
     return t == UAS_TYPE(GET_ENDPOINTS_REQUEST) || t == UAS_TYPE(FIND_SERVERS_REQUEST) ||
            t == UAS_TYPE(FIND_SERVERS_ON_NETWORK_REQUEST) ||
            t == UAS_TYPE(REGISTER_SERVER_REQUEST) || t == UAS_TYPE(REGISTER_SERVER2_REQUEST);
+#endif
 }
 
 uas_status uas__client_send(uas_client *c, void *req, const uas_type *req_type,

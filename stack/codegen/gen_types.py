@@ -79,6 +79,36 @@ OPTION_WIDTHS = {
 # NodeSet has no answer, so a future NodeSet that has the nodes wins.
 OPAQUE_FALLBACK = {"RsaEncryptedSecret": 24, "EccEncryptedSecret": 24}
 
+# The minimal profile (UA_MINIMAL) carries only the descriptors its code
+# names (UAS_TYPES_* / UAS_TYPE() in the files it compiles: the requests and
+# responses of its services, the identity tokens and filters it decodes, the
+# values it builds) and what those contain. In that build the other types
+# have no index macro, so code that names one does not compile; an
+# ExtensionObject of such a type is kept as its encoded body (decode.c).
+MINIMAL_ROOTS = """
+READ_REQUEST READ_RESPONSE WRITE_REQUEST WRITE_RESPONSE BROWSE_REQUEST BROWSE_RESPONSE
+BROWSE_NEXT_REQUEST BROWSE_NEXT_RESPONSE TRANSLATE_BROWSE_PATHS_TO_NODE_IDS_REQUEST
+TRANSLATE_BROWSE_PATHS_TO_NODE_IDS_RESPONSE REGISTER_NODES_REQUEST REGISTER_NODES_RESPONSE
+UNREGISTER_NODES_REQUEST UNREGISTER_NODES_RESPONSE CALL_REQUEST CALL_RESPONSE
+PUBLISH_REQUEST PUBLISH_RESPONSE CREATE_MONITORED_ITEMS_REQUEST CREATE_MONITORED_ITEMS_RESPONSE
+CREATE_SUBSCRIPTION_REQUEST CREATE_SUBSCRIPTION_RESPONSE MODIFY_SUBSCRIPTION_REQUEST
+MODIFY_SUBSCRIPTION_RESPONSE SET_PUBLISHING_MODE_REQUEST SET_PUBLISHING_MODE_RESPONSE
+DELETE_SUBSCRIPTIONS_REQUEST DELETE_SUBSCRIPTIONS_RESPONSE REPUBLISH_REQUEST REPUBLISH_RESPONSE
+MODIFY_MONITORED_ITEMS_REQUEST MODIFY_MONITORED_ITEMS_RESPONSE DELETE_MONITORED_ITEMS_REQUEST
+DELETE_MONITORED_ITEMS_RESPONSE SET_MONITORING_MODE_REQUEST SET_MONITORING_MODE_RESPONSE
+CREATE_SESSION_REQUEST CREATE_SESSION_RESPONSE ACTIVATE_SESSION_REQUEST ACTIVATE_SESSION_RESPONSE
+CLOSE_SESSION_REQUEST CLOSE_SESSION_RESPONSE CANCEL_REQUEST CANCEL_RESPONSE
+GET_ENDPOINTS_REQUEST GET_ENDPOINTS_RESPONSE FIND_SERVERS_REQUEST FIND_SERVERS_RESPONSE
+OPEN_SECURE_CHANNEL_REQUEST OPEN_SECURE_CHANNEL_RESPONSE CLOSE_SECURE_CHANNEL_REQUEST
+SERVICE_FAULT REQUEST_HEADER ANONYMOUS_IDENTITY_TOKEN USER_NAME_IDENTITY_TOKEN
+X509_IDENTITY_TOKEN DATA_CHANGE_FILTER DATA_CHANGE_NOTIFICATION STATUS_CHANGE_NOTIFICATION
+ADDITIONAL_PARAMETERS_TYPE EPHEMERAL_KEY_TYPE ARGUMENT BUILD_INFO SERVER_STATUS_DATA_TYPE
+SERVER_DIAGNOSTICS_SUMMARY_DATA_TYPE RANGE ENUM_VALUE_TYPE IDENTITY_MAPPING_RULE_TYPE
+ROLE_PERMISSION_TYPE DATA_TYPE_ATTRIBUTES OBJECT_TYPE_ATTRIBUTES VARIABLE_TYPE_ATTRIBUTES
+REFERENCE_TYPE_ATTRIBUTES VIEW_ATTRIBUTES GENERIC_ATTRIBUTES STRUCTURE_DEFINITION ENUM_DEFINITION
+EVENT_FILTER EVENT_NOTIFICATION_LIST
+""".split()
+
 C_KEYWORDS = set(
     "auto break case char const continue default do double else enum extern "
     "float for goto if inline int long register restrict return short signed "
@@ -314,6 +344,37 @@ class Generator:
                       "uas_types_by_name"):
             self.names.add(fixed, "generated table")
         self.pointer_free_memo = {}
+        self.minimal_positions()
+
+    def minimal_positions(self):
+        """Mark the descriptors of the minimal profile (every builtin, the
+        roots and what they contain) with their index in its uas_types[]."""
+        by_index = {d["index"]: d for d in self.descriptors}
+        todo = [d["index"] for d in self.descriptors if d["kind"] == "builtin"]
+        for root in MINIMAL_ROOTS:
+            if "UAS_TYPES_" + root not in by_index:
+                die("MINIMAL_ROOTS: no type %s" % root)
+            todo.append("UAS_TYPES_" + root)
+        keep = set()
+        while todo:
+            index = todo.pop()
+            if index in keep:
+                continue
+            keep.add(index)
+            d = by_index[index]
+            if d["kind"] == "struct":
+                todo.extend(m[1] for m in self.members(d))
+        pos = 0
+        for d in self.descriptors:
+            if d["index"] in keep:
+                d["min_pos"] = pos
+                pos += 1
+            else:
+                d["min_pos"] = None
+
+    def members(self, struct):
+        """(field, descriptor index macro, is array) of each member."""
+        return [f[2] for f in self.fields(struct) if f[2]]
 
     # -- type resolution ---------------------------------------------------
 
@@ -422,13 +483,14 @@ class Generator:
                "/* Every name, then every description, one after the other (each ends in\n"
                " * NUL); an entry holds the code's upper half and 16-bit offsets into\n"
                " * them: 6 bytes instead of two pointers and a code (24 on 64 bits). The\n"
-               " * minimal profile (UA_MINIMAL) keeps the names, not the descriptions. */\n"
+               " * minimal profile (UA_MINIMAL) has neither (below). */\n"
+               "#ifndef UAS_MINIMAL\n"
                "static const char status_names[%d] =\n" % name_len]
         out.extend("    %s \"\\0\"\n" % c_string(n) for n in names[:-1])
         out.append("    %s;\n\n" % c_string(names[-1]))
-        out.append("#ifndef UAS_MINIMAL\nstatic const char status_descriptions[%d] =\n" % desc_len)
+        out.append("static const char status_descriptions[%d] =\n" % desc_len)
         out.extend("    %s \"\\0\"\n" % c_string(d) for d in descs[:-1])
-        out.append("    %s;\n#endif\n\n" % c_string(descs[-1]))
+        out.append("    %s;\n\n" % c_string(descs[-1]))
         out.append("typedef struct status_entry {\n    uint16_t code; /* the upper 16 bits */\n"
                    "    uint16_t name;\n    uint16_t description;\n} status_entry;\n\n"
                    "/* Sorted by code for the binary search below. */\n"
@@ -463,14 +525,33 @@ const char *uas_status_name(uas_status s)
 
 const char *uas_status_description(uas_status s)
 {
-#ifdef UAS_MINIMAL
-    (void)s;
-    return "";
-#else
     const status_entry *e = status_find(s);
     return e ? status_descriptions + e->description : "";
-#endif
 }
+#else
+/* The minimal profile: a code is named by its value, "0x80340000" (info
+ * bits included), which the specification's table translates; the names
+ * and their table would be 7.8 KB of a device's program. Four buffers per
+ * thread, so one log line can name four codes. */
+const char *uas_status_name(uas_status s)
+{
+    static _Thread_local char buf[4][11];
+    static _Thread_local unsigned next;
+    char *p = buf[next++ & 3u];
+    p[0] = '0';
+    p[1] = 'x';
+    for (int i = 0; i < 8; i++)
+        p[2 + i] = "0123456789ABCDEF"[(s >> (28 - 4 * i)) & 0xFu];
+    p[10] = '\\0';
+    return p;
+}
+
+const char *uas_status_description(uas_status s)
+{
+    (void)s;
+    return "";
+}
+#endif
 """)
         return "".join(out)
 
@@ -547,12 +628,20 @@ const char *uas_status_description(uas_status s)
                 out.append("    uint8_t reserved_; /* C has no empty structs */\n")
             out.append("};\n")
 
-        out.append("\n/* Indexes into uas_types[]. */\n")
+        enc = self.encodable()
+        mini = [d for d in self.descriptors if d["min_pos"] is not None]
+        out.append("\n/* Indexes into uas_types[]. The minimal profile (UA_MINIMAL) has only\n"
+                   " * the descriptors its services reach (gen_types.py, MINIMAL_ROOTS). */\n"
+                   "#ifdef UAS_MINIMAL\n")
+        for d in mini:
+            out.append("#define %s %d\n" % (d["index"], d["min_pos"]))
+        out.append("#define UAS_TYPES_COUNT %d\n#define UAS_TYPES_ENCODABLE_COUNT %d\n#else\n"
+                   % (len(mini), sum(1 for d in enc if d["min_pos"] is not None)))
         for d in self.descriptors:
             out.append("#define %s %d\n" % (d["index"], d["pos"]))
-        enc = self.encodable()
-        out.append("""#define UAS_TYPES_COUNT %d
-
+        out.append("#define UAS_TYPES_COUNT %d\n#define UAS_TYPES_ENCODABLE_COUNT %d\n#endif\n"
+                   % (len(self.descriptors), len(enc)))
+        out.append("""
 extern const uas_type uas_types[UAS_TYPES_COUNT];
 #define UAS_TYPE(NAME) (&uas_types[UAS_TYPES_##NAME])
 
@@ -584,13 +673,12 @@ static inline const char *uas_member_name(const uas_type *t, uint16_t i)
 /* Lookup tables for binary search, each a list of indexes into uas_types[]:
  * sorted by type_id, by binary_encoding_id (only the types that have one) and
  * by strcmp of the name. */
-#define UAS_TYPES_ENCODABLE_COUNT %d
 extern const uint16_t uas_types_by_type_id[UAS_TYPES_COUNT];
 extern const uint16_t uas_types_by_encoding_id[UAS_TYPES_ENCODABLE_COUNT];
 extern const uint16_t uas_types_by_name[UAS_TYPES_COUNT];
 
 #endif
-""" % (len(self.descriptors), len(enc)))
+""")
         return "".join(out)
 
     def encodable(self):
@@ -606,14 +694,15 @@ extern const uint16_t uas_types_by_name[UAS_TYPES_COUNT];
                "/* Member names serve printing (uacli, uas_member_name); the minimal\n"
                " * profile (UA_MINIMAL) has none. */\n"]
         for t in self.s.structs:
-            members = [f[2] for f in self.fields(t) if f[2]]
+            members = self.members(t)
             if not members:
                 continue
             out.append("#ifndef UAS_MINIMAL\n")
             out.append(wrap(['"%s"' % field for field, _, _ in members],
                             "static const char *const %s_names[%d] = {" % (t["c"], len(members)),
                             "    ", "};"))
-            out.append("#endif\n")
+            if t["min_pos"] is not None:
+                out.append("#endif\n")
             out.append("static const uas_member %s_members[%d] = {\n" % (t["c"], len(members)))
             for field, index, array in members:
                 items = [".type_index = %s" % index]
@@ -624,7 +713,10 @@ extern const uint16_t uas_types_by_name[UAS_TYPES_COUNT];
                 else:
                     items.append(".offset = offsetof(%s, %s)" % (t["c"], field))
                 out.append(wrap(items, "    {", "     ", "},"))
-            out.append("};\n\n")
+            out.append("};\n")
+            if t["min_pos"] is None:
+                out.append("#endif\n")
+            out.append("\n")
 
         out.append("const uas_type uas_types[UAS_TYPES_COUNT] = {\n")
         for d in self.descriptors:
@@ -645,7 +737,11 @@ extern const uint16_t uas_types_by_name[UAS_TYPES_COUNT];
             items = ['.name = "%s"' % d["name"]] + [
                 ".%s = %s" % (k, str(v).lower() if isinstance(v, bool) else v)
                 for k, v in fields]
+            if d["min_pos"] is None:
+                out.append("#ifndef UAS_MINIMAL\n")
             out.append(wrap(items, "    [%s] = {" % d["index"], "        ", "},"))
+            if d["min_pos"] is None:
+                out.append("#endif\n")
         out.append("};\n")
         out.append("\n#ifndef UAS_MINIMAL\n"
                    "const char *const *const uas_member_names[UAS_TYPES_COUNT] = {\n")
@@ -668,9 +764,11 @@ extern const uint16_t uas_types_by_name[UAS_TYPES_COUNT];
                 if a == b:
                     die("two descriptors share the %s %s" % (what, a))
         for table, size, entries in tables:
-            out.append("\nconst uint16_t %s[%s] = {\n" % (table, size))
+            out.append("\nconst uint16_t %s[%s] = {\n#ifdef UAS_MINIMAL\n" % (table, size))
+            out.extend("    %s,\n" % d["index"] for d in entries if d["min_pos"] is not None)
+            out.append("#else\n")
             out.extend("    %s,\n" % d["index"] for d in entries)
-            out.append("};\n")
+            out.append("#endif\n};\n")
         return "".join(out)
 
 

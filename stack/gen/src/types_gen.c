@@ -33,7 +33,6 @@ static const uas_member uas_ephemeral_key_type_members[2] = {
 #ifndef UAS_MINIMAL
 static const char *const uas_endpoint_type_names[4] = {"endpoint_url", "security_mode",
     "security_policy_uri", "transport_profile_uri"};
-#endif
 static const uas_member uas_endpoint_type_members[4] = {
     {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_endpoint_type, endpoint_url)},
     {.type_index = UAS_TYPES_MESSAGE_SECURITY_MODE,
@@ -41,11 +40,11 @@ static const uas_member uas_endpoint_type_members[4] = {
     {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_endpoint_type, security_policy_uri)},
     {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_endpoint_type, transport_profile_uri)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_bit_field_definition_names[5] = {"name", "description", "reserved",
     "starting_bit_position", "ending_bit_position"};
-#endif
 static const uas_member uas_bit_field_definition_members[5] = {
     {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_bit_field_definition, name)},
     {.type_index = UAS_TYPES_LOCALIZED_TEXT,
@@ -56,51 +55,52 @@ static const uas_member uas_bit_field_definition_members[5] = {
     {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_bit_field_definition, ending_bit_position)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_rational_number_names[2] = {"numerator", "denominator"};
-#endif
 static const uas_member uas_rational_number_members[2] = {
     {.type_index = UAS_TYPES_INT32, .offset = offsetof(uas_rational_number, numerator)},
     {.type_index = UAS_TYPES_UINT32, .offset = offsetof(uas_rational_number, denominator)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_three_d_vector_names[3] = {"x", "y", "z"};
-#endif
 static const uas_member uas_three_d_vector_members[3] = {
     {.type_index = UAS_TYPES_DOUBLE, .offset = offsetof(uas_three_d_vector, x)},
     {.type_index = UAS_TYPES_DOUBLE, .offset = offsetof(uas_three_d_vector, y)},
     {.type_index = UAS_TYPES_DOUBLE, .offset = offsetof(uas_three_d_vector, z)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_three_d_cartesian_coordinates_names[3] = {"x", "y", "z"};
-#endif
 static const uas_member uas_three_d_cartesian_coordinates_members[3] = {
     {.type_index = UAS_TYPES_DOUBLE, .offset = offsetof(uas_three_d_cartesian_coordinates, x)},
     {.type_index = UAS_TYPES_DOUBLE, .offset = offsetof(uas_three_d_cartesian_coordinates, y)},
     {.type_index = UAS_TYPES_DOUBLE, .offset = offsetof(uas_three_d_cartesian_coordinates, z)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_three_d_orientation_names[3] = {"a", "b", "c"};
-#endif
 static const uas_member uas_three_d_orientation_members[3] = {
     {.type_index = UAS_TYPES_DOUBLE, .offset = offsetof(uas_three_d_orientation, a)},
     {.type_index = UAS_TYPES_DOUBLE, .offset = offsetof(uas_three_d_orientation, b)},
     {.type_index = UAS_TYPES_DOUBLE, .offset = offsetof(uas_three_d_orientation, c)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_three_d_frame_names[2] = {"cartesian_coordinates", "orientation"};
-#endif
 static const uas_member uas_three_d_frame_members[2] = {
     {.type_index = UAS_TYPES_THREE_D_CARTESIAN_COORDINATES,
      .offset = offsetof(uas_three_d_frame, cartesian_coordinates)},
     {.type_index = UAS_TYPES_THREE_D_ORIENTATION,
      .offset = offsetof(uas_three_d_frame, orientation)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_identity_mapping_rule_type_names[2] = {"criteria_type", "criteria"};
@@ -114,27 +114,26 @@ static const uas_member uas_identity_mapping_rule_type_members[2] = {
 #ifndef UAS_MINIMAL
 static const char *const uas_currency_unit_type_names[4] = {"numeric_code", "exponent",
     "alphabetic_code", "currency"};
-#endif
 static const uas_member uas_currency_unit_type_members[4] = {
     {.type_index = UAS_TYPES_INT16, .offset = offsetof(uas_currency_unit_type, numeric_code)},
     {.type_index = UAS_TYPES_SBYTE, .offset = offsetof(uas_currency_unit_type, exponent)},
     {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_currency_unit_type, alphabetic_code)},
     {.type_index = UAS_TYPES_LOCALIZED_TEXT, .offset = offsetof(uas_currency_unit_type, currency)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_annotation_data_type_names[3] = {"annotation", "discipline", "uri"};
-#endif
 static const uas_member uas_annotation_data_type_members[3] = {
     {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_annotation_data_type, annotation)},
     {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_annotation_data_type, discipline)},
     {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_annotation_data_type, uri)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_linear_conversion_data_type_names[4] = {"initial_addend",
     "multiplicand", "divisor", "final_addend"};
-#endif
 static const uas_member uas_linear_conversion_data_type_members[4] = {
     {.type_index = UAS_TYPES_FLOAT,
      .offset = offsetof(uas_linear_conversion_data_type, initial_addend)},
@@ -144,12 +143,12 @@ static const uas_member uas_linear_conversion_data_type_members[4] = {
     {.type_index = UAS_TYPES_FLOAT,
      .offset = offsetof(uas_linear_conversion_data_type, final_addend)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_quantity_dimension_names[8] = {"mass_exponent", "length_exponent",
     "time_exponent", "electric_current_exponent", "amount_of_substance_exponent",
     "luminous_intensity_exponent", "absolute_temperature_exponent", "dimensionless_exponent"};
-#endif
 static const uas_member uas_quantity_dimension_members[8] = {
     {.type_index = UAS_TYPES_SBYTE, .offset = offsetof(uas_quantity_dimension, mass_exponent)},
     {.type_index = UAS_TYPES_SBYTE, .offset = offsetof(uas_quantity_dimension, length_exponent)},
@@ -165,11 +164,11 @@ static const uas_member uas_quantity_dimension_members[8] = {
     {.type_index = UAS_TYPES_SBYTE,
      .offset = offsetof(uas_quantity_dimension, dimensionless_exponent)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_trust_list_data_type_names[5] = {"specified_lists",
     "trusted_certificates", "trusted_crls", "issuer_certificates", "issuer_crls"};
-#endif
 static const uas_member uas_trust_list_data_type_members[5] = {
     {.type_index = UAS_TYPES_UINT32, .offset = offsetof(uas_trust_list_data_type, specified_lists)},
     {.type_index = UAS_TYPES_BYTE_STRING,
@@ -185,21 +184,21 @@ static const uas_member uas_trust_list_data_type_members[5] = {
      .offset = offsetof(uas_trust_list_data_type, issuer_crls_count),
      .array_offset = offsetof(uas_trust_list_data_type, issuer_crls), .is_array = true},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_transaction_error_type_names[3] = {"target_id", "error", "message"};
-#endif
 static const uas_member uas_transaction_error_type_members[3] = {
     {.type_index = UAS_TYPES_NODE_ID, .offset = offsetof(uas_transaction_error_type, target_id)},
     {.type_index = UAS_TYPES_STATUS_CODE, .offset = offsetof(uas_transaction_error_type, error)},
     {.type_index = UAS_TYPES_LOCALIZED_TEXT,
      .offset = offsetof(uas_transaction_error_type, message)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_data_type_schema_header_names[4] = {"namespaces",
     "structure_data_types", "enum_data_types", "simple_data_types"};
-#endif
 static const uas_member uas_data_type_schema_header_members[4] = {
     {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_data_type_schema_header, namespaces_count),
@@ -214,30 +213,30 @@ static const uas_member uas_data_type_schema_header_members[4] = {
      .offset = offsetof(uas_data_type_schema_header, simple_data_types_count),
      .array_offset = offsetof(uas_data_type_schema_header, simple_data_types), .is_array = true},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_data_type_description_names[2] = {"data_type_id", "name"};
-#endif
 static const uas_member uas_data_type_description_members[2] = {
     {.type_index = UAS_TYPES_NODE_ID, .offset = offsetof(uas_data_type_description, data_type_id)},
     {.type_index = UAS_TYPES_QUALIFIED_NAME, .offset = offsetof(uas_data_type_description, name)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_structure_description_names[3] = {"data_type_id", "name",
     "structure_definition"};
-#endif
 static const uas_member uas_structure_description_members[3] = {
     {.type_index = UAS_TYPES_NODE_ID, .offset = offsetof(uas_structure_description, data_type_id)},
     {.type_index = UAS_TYPES_QUALIFIED_NAME, .offset = offsetof(uas_structure_description, name)},
     {.type_index = UAS_TYPES_STRUCTURE_DEFINITION,
      .offset = offsetof(uas_structure_description, structure_definition)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_enum_description_names[4] = {"data_type_id", "name", "enum_definition",
     "built_in_type"};
-#endif
 static const uas_member uas_enum_description_members[4] = {
     {.type_index = UAS_TYPES_NODE_ID, .offset = offsetof(uas_enum_description, data_type_id)},
     {.type_index = UAS_TYPES_QUALIFIED_NAME, .offset = offsetof(uas_enum_description, name)},
@@ -245,11 +244,11 @@ static const uas_member uas_enum_description_members[4] = {
      .offset = offsetof(uas_enum_description, enum_definition)},
     {.type_index = UAS_TYPES_BYTE, .offset = offsetof(uas_enum_description, built_in_type)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_simple_type_description_names[4] = {"data_type_id", "name",
     "base_data_type", "built_in_type"};
-#endif
 static const uas_member uas_simple_type_description_members[4] = {
     {.type_index = UAS_TYPES_NODE_ID,
      .offset = offsetof(uas_simple_type_description, data_type_id)},
@@ -258,12 +257,12 @@ static const uas_member uas_simple_type_description_members[4] = {
      .offset = offsetof(uas_simple_type_description, base_data_type)},
     {.type_index = UAS_TYPES_BYTE, .offset = offsetof(uas_simple_type_description, built_in_type)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_ua_binary_file_data_type_names[7] = {"namespaces",
     "structure_data_types", "enum_data_types", "simple_data_types", "schema_location",
     "file_header", "body"};
-#endif
 static const uas_member uas_ua_binary_file_data_type_members[7] = {
     {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_ua_binary_file_data_type, namespaces_count),
@@ -285,37 +284,37 @@ static const uas_member uas_ua_binary_file_data_type_members[7] = {
      .array_offset = offsetof(uas_ua_binary_file_data_type, file_header), .is_array = true},
     {.type_index = UAS_TYPES_VARIANT, .offset = offsetof(uas_ua_binary_file_data_type, body)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_portable_qualified_name_names[2] = {"namespace_uri", "name"};
-#endif
 static const uas_member uas_portable_qualified_name_members[2] = {
     {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_portable_qualified_name, namespace_uri)},
     {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_portable_qualified_name, name)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_portable_node_id_names[2] = {"namespace_uri", "identifier"};
-#endif
 static const uas_member uas_portable_node_id_members[2] = {
     {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_portable_node_id, namespace_uri)},
     {.type_index = UAS_TYPES_NODE_ID, .offset = offsetof(uas_portable_node_id, identifier)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_unsigned_rational_number_names[2] = {"numerator", "denominator"};
-#endif
 static const uas_member uas_unsigned_rational_number_members[2] = {
     {.type_index = UAS_TYPES_UINT32, .offset = offsetof(uas_unsigned_rational_number, numerator)},
     {.type_index = UAS_TYPES_UINT32, .offset = offsetof(uas_unsigned_rational_number, denominator)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_data_set_meta_data_type_names[9] = {"namespaces",
     "structure_data_types", "enum_data_types", "simple_data_types", "name", "description", "fields",
     "data_set_class_id", "configuration_version"};
-#endif
 static const uas_member uas_data_set_meta_data_type_members[9] = {
     {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_data_set_meta_data_type, namespaces_count),
@@ -340,12 +339,12 @@ static const uas_member uas_data_set_meta_data_type_members[9] = {
     {.type_index = UAS_TYPES_CONFIGURATION_VERSION_DATA_TYPE,
      .offset = offsetof(uas_data_set_meta_data_type, configuration_version)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_field_meta_data_names[10] = {"name", "description", "field_flags",
     "built_in_type", "data_type", "value_rank", "array_dimensions", "max_string_length",
     "data_set_field_id", "properties"};
-#endif
 static const uas_member uas_field_meta_data_members[10] = {
     {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_field_meta_data, name)},
     {.type_index = UAS_TYPES_LOCALIZED_TEXT, .offset = offsetof(uas_field_meta_data, description)},
@@ -363,22 +362,22 @@ static const uas_member uas_field_meta_data_members[10] = {
      .offset = offsetof(uas_field_meta_data, properties_count),
      .array_offset = offsetof(uas_field_meta_data, properties), .is_array = true},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_configuration_version_data_type_names[2] = {"major_version",
     "minor_version"};
-#endif
 static const uas_member uas_configuration_version_data_type_members[2] = {
     {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_configuration_version_data_type, major_version)},
     {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_configuration_version_data_type, minor_version)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_published_data_set_data_type_names[5] = {"name", "data_set_folder",
     "data_set_meta_data", "extension_fields", "data_set_source"};
-#endif
 static const uas_member uas_published_data_set_data_type_members[5] = {
     {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_published_data_set_data_type, name)},
     {.type_index = UAS_TYPES_STRING,
@@ -393,12 +392,12 @@ static const uas_member uas_published_data_set_data_type_members[5] = {
     {.type_index = UAS_TYPES_EXTENSION_OBJECT,
      .offset = offsetof(uas_published_data_set_data_type, data_set_source)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_published_variable_data_type_names[8] = {"published_variable",
     "attribute_id", "sampling_interval_hint", "deadband_type", "deadband_value", "index_range",
     "substitute_value", "meta_data_properties"};
-#endif
 static const uas_member uas_published_variable_data_type_members[8] = {
     {.type_index = UAS_TYPES_NODE_ID,
      .offset = offsetof(uas_published_variable_data_type, published_variable)},
@@ -419,21 +418,21 @@ static const uas_member uas_published_variable_data_type_members[8] = {
      .array_offset = offsetof(uas_published_variable_data_type, meta_data_properties),
      .is_array = true},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_published_data_items_data_type_names[1] = {"published_data"};
-#endif
 static const uas_member uas_published_data_items_data_type_members[1] = {
     {.type_index = UAS_TYPES_PUBLISHED_VARIABLE_DATA_TYPE,
      .offset = offsetof(uas_published_data_items_data_type, published_data_count),
      .array_offset = offsetof(uas_published_data_items_data_type, published_data),
      .is_array = true},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_published_events_data_type_names[3] = {"event_notifier",
     "selected_fields", "filter"};
-#endif
 static const uas_member uas_published_events_data_type_members[3] = {
     {.type_index = UAS_TYPES_NODE_ID,
      .offset = offsetof(uas_published_events_data_type, event_notifier)},
@@ -443,20 +442,20 @@ static const uas_member uas_published_events_data_type_members[3] = {
     {.type_index = UAS_TYPES_CONTENT_FILTER,
      .offset = offsetof(uas_published_events_data_type, filter)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_published_data_set_custom_source_data_type_names[1] = {"cyclic_data_set"};
-#endif
 static const uas_member uas_published_data_set_custom_source_data_type_members[1] = {
     {.type_index = UAS_TYPES_BOOLEAN,
      .offset = offsetof(uas_published_data_set_custom_source_data_type, cyclic_data_set)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_data_set_writer_data_type_names[9] = {"name", "enabled",
     "data_set_writer_id", "data_set_field_content_mask", "key_frame_count", "data_set_name",
     "data_set_writer_properties", "transport_settings", "message_settings"};
-#endif
 static const uas_member uas_data_set_writer_data_type_members[9] = {
     {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_data_set_writer_data_type, name)},
     {.type_index = UAS_TYPES_BOOLEAN, .offset = offsetof(uas_data_set_writer_data_type, enabled)},
@@ -477,11 +476,11 @@ static const uas_member uas_data_set_writer_data_type_members[9] = {
     {.type_index = UAS_TYPES_EXTENSION_OBJECT,
      .offset = offsetof(uas_data_set_writer_data_type, message_settings)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_pub_sub_group_data_type_names[7] = {"name", "enabled", "security_mode",
     "security_group_id", "security_key_services", "max_network_message_size", "group_properties"};
-#endif
 static const uas_member uas_pub_sub_group_data_type_members[7] = {
     {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_pub_sub_group_data_type, name)},
     {.type_index = UAS_TYPES_BOOLEAN, .offset = offsetof(uas_pub_sub_group_data_type, enabled)},
@@ -499,13 +498,13 @@ static const uas_member uas_pub_sub_group_data_type_members[7] = {
      .offset = offsetof(uas_pub_sub_group_data_type, group_properties_count),
      .array_offset = offsetof(uas_pub_sub_group_data_type, group_properties), .is_array = true},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_writer_group_data_type_names[16] = {"name", "enabled", "security_mode",
     "security_group_id", "security_key_services", "max_network_message_size", "group_properties",
     "writer_group_id", "publishing_interval", "keep_alive_time", "priority", "locale_ids",
     "header_layout_uri", "transport_settings", "message_settings", "data_set_writers"};
-#endif
 static const uas_member uas_writer_group_data_type_members[16] = {
     {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_writer_group_data_type, name)},
     {.type_index = UAS_TYPES_BOOLEAN, .offset = offsetof(uas_writer_group_data_type, enabled)},
@@ -541,12 +540,12 @@ static const uas_member uas_writer_group_data_type_members[16] = {
      .offset = offsetof(uas_writer_group_data_type, data_set_writers_count),
      .array_offset = offsetof(uas_writer_group_data_type, data_set_writers), .is_array = true},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_pub_sub_connection_data_type_names[9] = {"name", "enabled",
     "publisher_id", "transport_profile_uri", "address", "connection_properties",
     "transport_settings", "writer_groups", "reader_groups"};
-#endif
 static const uas_member uas_pub_sub_connection_data_type_members[9] = {
     {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_pub_sub_connection_data_type, name)},
     {.type_index = UAS_TYPES_BOOLEAN,
@@ -570,29 +569,29 @@ static const uas_member uas_pub_sub_connection_data_type_members[9] = {
      .offset = offsetof(uas_pub_sub_connection_data_type, reader_groups_count),
      .array_offset = offsetof(uas_pub_sub_connection_data_type, reader_groups), .is_array = true},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_network_address_data_type_names[1] = {"network_interface"};
-#endif
 static const uas_member uas_network_address_data_type_members[1] = {
     {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_network_address_data_type, network_interface)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_network_address_url_data_type_names[2] = {"network_interface", "url"};
-#endif
 static const uas_member uas_network_address_url_data_type_members[2] = {
     {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_network_address_url_data_type, network_interface)},
     {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_network_address_url_data_type, url)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_reader_group_data_type_names[10] = {"name", "enabled", "security_mode",
     "security_group_id", "security_key_services", "max_network_message_size", "group_properties",
     "transport_settings", "message_settings", "data_set_readers"};
-#endif
 static const uas_member uas_reader_group_data_type_members[10] = {
     {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_reader_group_data_type, name)},
     {.type_index = UAS_TYPES_BOOLEAN, .offset = offsetof(uas_reader_group_data_type, enabled)},
@@ -616,6 +615,7 @@ static const uas_member uas_reader_group_data_type_members[10] = {
      .offset = offsetof(uas_reader_group_data_type, data_set_readers_count),
      .array_offset = offsetof(uas_reader_group_data_type, data_set_readers), .is_array = true},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_data_set_reader_data_type_names[17] = {"name", "enabled",
@@ -623,7 +623,6 @@ static const char *const uas_data_set_reader_data_type_names[17] = {"name", "ena
     "data_set_field_content_mask", "message_receive_timeout", "key_frame_count",
     "header_layout_uri", "security_mode", "security_group_id", "security_key_services",
     "data_set_reader_properties", "transport_settings", "message_settings", "subscribed_data_set"};
-#endif
 static const uas_member uas_data_set_reader_data_type_members[17] = {
     {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_data_set_reader_data_type, name)},
     {.type_index = UAS_TYPES_BOOLEAN, .offset = offsetof(uas_data_set_reader_data_type, enabled)},
@@ -662,21 +661,21 @@ static const uas_member uas_data_set_reader_data_type_members[17] = {
     {.type_index = UAS_TYPES_EXTENSION_OBJECT,
      .offset = offsetof(uas_data_set_reader_data_type, subscribed_data_set)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_target_variables_data_type_names[1] = {"target_variables"};
-#endif
 static const uas_member uas_target_variables_data_type_members[1] = {
     {.type_index = UAS_TYPES_FIELD_TARGET_DATA_TYPE,
      .offset = offsetof(uas_target_variables_data_type, target_variables_count),
      .array_offset = offsetof(uas_target_variables_data_type, target_variables), .is_array = true},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_field_target_data_type_names[7] = {"data_set_field_id",
     "receiver_index_range", "target_node_id", "attribute_id", "write_index_range",
     "override_value_handling", "override_value"};
-#endif
 static const uas_member uas_field_target_data_type_members[7] = {
     {.type_index = UAS_TYPES_GUID,
      .offset = offsetof(uas_field_target_data_type, data_set_field_id)},
@@ -692,11 +691,11 @@ static const uas_member uas_field_target_data_type_members[7] = {
     {.type_index = UAS_TYPES_VARIANT,
      .offset = offsetof(uas_field_target_data_type, override_value)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_subscribed_data_set_mirror_data_type_names[2] = {"parent_node_name",
     "role_permissions"};
-#endif
 static const uas_member uas_subscribed_data_set_mirror_data_type_members[2] = {
     {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_subscribed_data_set_mirror_data_type, parent_node_name)},
@@ -705,11 +704,11 @@ static const uas_member uas_subscribed_data_set_mirror_data_type_members[2] = {
      .array_offset = offsetof(uas_subscribed_data_set_mirror_data_type, role_permissions),
      .is_array = true},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_pub_sub_configuration_data_type_names[3] = {"published_data_sets",
     "connections", "enabled"};
-#endif
 static const uas_member uas_pub_sub_configuration_data_type_members[3] = {
     {.type_index = UAS_TYPES_PUBLISHED_DATA_SET_DATA_TYPE,
      .offset = offsetof(uas_pub_sub_configuration_data_type, published_data_sets_count),
@@ -721,19 +720,19 @@ static const uas_member uas_pub_sub_configuration_data_type_members[3] = {
     {.type_index = UAS_TYPES_BOOLEAN,
      .offset = offsetof(uas_pub_sub_configuration_data_type, enabled)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_standalone_subscribed_data_set_ref_data_type_names[1] = {"data_set_name"};
-#endif
 static const uas_member uas_standalone_subscribed_data_set_ref_data_type_members[1] = {
     {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_standalone_subscribed_data_set_ref_data_type, data_set_name)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_standalone_subscribed_data_set_data_type_names[4] = {"name",
     "data_set_folder", "data_set_meta_data", "subscribed_data_set"};
-#endif
 static const uas_member uas_standalone_subscribed_data_set_data_type_members[4] = {
     {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_standalone_subscribed_data_set_data_type, name)},
@@ -746,12 +745,12 @@ static const uas_member uas_standalone_subscribed_data_set_data_type_members[4] 
     {.type_index = UAS_TYPES_EXTENSION_OBJECT,
      .offset = offsetof(uas_standalone_subscribed_data_set_data_type, subscribed_data_set)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_security_group_data_type_names[9] = {"name", "security_group_folder",
     "key_lifetime", "security_policy_uri", "max_future_key_count", "max_past_key_count",
     "security_group_id", "role_permissions", "group_properties"};
-#endif
 static const uas_member uas_security_group_data_type_members[9] = {
     {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_security_group_data_type, name)},
     {.type_index = UAS_TYPES_STRING,
@@ -775,12 +774,12 @@ static const uas_member uas_security_group_data_type_members[9] = {
      .offset = offsetof(uas_security_group_data_type, group_properties_count),
      .array_offset = offsetof(uas_security_group_data_type, group_properties), .is_array = true},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_pub_sub_key_push_target_data_type_names[9] = {"application_uri",
     "push_target_folder", "endpoint_url", "security_policy_uri", "user_token_type",
     "requested_key_count", "retry_interval", "push_target_properties", "security_groups"};
-#endif
 static const uas_member uas_pub_sub_key_push_target_data_type_members[9] = {
     {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_pub_sub_key_push_target_data_type, application_uri)},
@@ -807,13 +806,13 @@ static const uas_member uas_pub_sub_key_push_target_data_type_members[9] = {
      .array_offset = offsetof(uas_pub_sub_key_push_target_data_type, security_groups),
      .is_array = true},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_pub_sub_configuration2_data_type_names[10] = {"published_data_sets",
     "connections", "enabled", "subscribed_data_sets", "data_set_classes",
     "default_security_key_services", "security_groups", "pub_sub_key_push_targets",
     "configuration_version", "configuration_properties"};
-#endif
 static const uas_member uas_pub_sub_configuration2_data_type_members[10] = {
     {.type_index = UAS_TYPES_PUBLISHED_DATA_SET_DATA_TYPE,
      .offset = offsetof(uas_pub_sub_configuration2_data_type, published_data_sets_count),
@@ -851,11 +850,11 @@ static const uas_member uas_pub_sub_configuration2_data_type_members[10] = {
      .array_offset = offsetof(uas_pub_sub_configuration2_data_type, configuration_properties),
      .is_array = true},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_uadp_writer_group_message_data_type_names[5] = {"group_version",
     "data_set_ordering", "network_message_content_mask", "sampling_offset", "publishing_offset"};
-#endif
 static const uas_member uas_uadp_writer_group_message_data_type_members[5] = {
     {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_uadp_writer_group_message_data_type, group_version)},
@@ -870,11 +869,11 @@ static const uas_member uas_uadp_writer_group_message_data_type_members[5] = {
      .array_offset = offsetof(uas_uadp_writer_group_message_data_type, publishing_offset),
      .is_array = true},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_uadp_data_set_writer_message_data_type_names[4] = {"data_set_message_content_mask",
     "configured_size", "network_message_number", "data_set_offset"};
-#endif
 static const uas_member uas_uadp_data_set_writer_message_data_type_members[4] = {
     {.type_index = UAS_TYPES_UADP_DATA_SET_MESSAGE_CONTENT_MASK,
      .offset = offsetof(uas_uadp_data_set_writer_message_data_type, data_set_message_content_mask)},
@@ -885,13 +884,13 @@ static const uas_member uas_uadp_data_set_writer_message_data_type_members[4] = 
     {.type_index = UAS_TYPES_UINT16,
      .offset = offsetof(uas_uadp_data_set_writer_message_data_type, data_set_offset)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_uadp_data_set_reader_message_data_type_names[9] = {"group_version",
     "network_message_number", "data_set_offset", "data_set_class_id",
     "network_message_content_mask", "data_set_message_content_mask", "publishing_interval",
     "receive_offset", "processing_offset"};
-#endif
 static const uas_member uas_uadp_data_set_reader_message_data_type_members[9] = {
     {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_uadp_data_set_reader_message_data_type, group_version)},
@@ -912,62 +911,62 @@ static const uas_member uas_uadp_data_set_reader_message_data_type_members[9] = 
     {.type_index = UAS_TYPES_DOUBLE,
      .offset = offsetof(uas_uadp_data_set_reader_message_data_type, processing_offset)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_json_writer_group_message_data_type_names[1] = {"network_message_content_mask"};
-#endif
 static const uas_member uas_json_writer_group_message_data_type_members[1] = {
     {.type_index = UAS_TYPES_JSON_NETWORK_MESSAGE_CONTENT_MASK,
      .offset = offsetof(uas_json_writer_group_message_data_type, network_message_content_mask)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_json_data_set_writer_message_data_type_names[1] = {"data_set_message_content_mask"};
-#endif
 static const uas_member uas_json_data_set_writer_message_data_type_members[1] = {
     {.type_index = UAS_TYPES_JSON_DATA_SET_MESSAGE_CONTENT_MASK,
      .offset = offsetof(uas_json_data_set_writer_message_data_type, data_set_message_content_mask)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_json_data_set_reader_message_data_type_names[2] = {"network_message_content_mask",
     "data_set_message_content_mask"};
-#endif
 static const uas_member uas_json_data_set_reader_message_data_type_members[2] = {
     {.type_index = UAS_TYPES_JSON_NETWORK_MESSAGE_CONTENT_MASK,
      .offset = offsetof(uas_json_data_set_reader_message_data_type, network_message_content_mask)},
     {.type_index = UAS_TYPES_JSON_DATA_SET_MESSAGE_CONTENT_MASK,
      .offset = offsetof(uas_json_data_set_reader_message_data_type, data_set_message_content_mask)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_transmit_qos_priority_data_type_names[1] = {"priority_label"};
-#endif
 static const uas_member uas_transmit_qos_priority_data_type_members[1] = {
     {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_transmit_qos_priority_data_type, priority_label)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_receive_qos_priority_data_type_names[1] = {"priority_label"};
-#endif
 static const uas_member uas_receive_qos_priority_data_type_members[1] = {
     {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_receive_qos_priority_data_type, priority_label)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_datagram_connection_transport_data_type_names[1] = {"discovery_address"};
-#endif
 static const uas_member uas_datagram_connection_transport_data_type_members[1] = {
     {.type_index = UAS_TYPES_EXTENSION_OBJECT,
      .offset = offsetof(uas_datagram_connection_transport_data_type, discovery_address)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_datagram_connection_transport2_data_type_names[5] = {"discovery_address",
     "discovery_announce_rate", "discovery_max_message_size", "qos_category", "datagram_qos"};
-#endif
 static const uas_member uas_datagram_connection_transport2_data_type_members[5] = {
     {.type_index = UAS_TYPES_EXTENSION_OBJECT,
      .offset = offsetof(uas_datagram_connection_transport2_data_type, discovery_address)},
@@ -982,23 +981,23 @@ static const uas_member uas_datagram_connection_transport2_data_type_members[5] 
      .array_offset = offsetof(uas_datagram_connection_transport2_data_type, datagram_qos),
      .is_array = true},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_datagram_writer_group_transport_data_type_names[2] = {"message_repeat_count",
     "message_repeat_delay"};
-#endif
 static const uas_member uas_datagram_writer_group_transport_data_type_members[2] = {
     {.type_index = UAS_TYPES_BYTE,
      .offset = offsetof(uas_datagram_writer_group_transport_data_type, message_repeat_count)},
     {.type_index = UAS_TYPES_DOUBLE,
      .offset = offsetof(uas_datagram_writer_group_transport_data_type, message_repeat_delay)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_datagram_writer_group_transport2_data_type_names[7] = {"message_repeat_count",
     "message_repeat_delay", "address", "qos_category", "datagram_qos", "discovery_announce_rate",
     "topic"};
-#endif
 static const uas_member uas_datagram_writer_group_transport2_data_type_members[7] = {
     {.type_index = UAS_TYPES_BYTE,
      .offset = offsetof(uas_datagram_writer_group_transport2_data_type, message_repeat_count)},
@@ -1017,11 +1016,11 @@ static const uas_member uas_datagram_writer_group_transport2_data_type_members[7
     {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_datagram_writer_group_transport2_data_type, topic)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_datagram_data_set_reader_transport_data_type_names[4] = {"address",
     "qos_category", "datagram_qos", "topic"};
-#endif
 static const uas_member uas_datagram_data_set_reader_transport_data_type_members[4] = {
     {.type_index = UAS_TYPES_EXTENSION_OBJECT,
      .offset = offsetof(uas_datagram_data_set_reader_transport_data_type, address)},
@@ -1034,22 +1033,22 @@ static const uas_member uas_datagram_data_set_reader_transport_data_type_members
     {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_datagram_data_set_reader_transport_data_type, topic)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_broker_connection_transport_data_type_names[2] = {"resource_uri",
     "authentication_profile_uri"};
-#endif
 static const uas_member uas_broker_connection_transport_data_type_members[2] = {
     {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_broker_connection_transport_data_type, resource_uri)},
     {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_broker_connection_transport_data_type, authentication_profile_uri)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_broker_writer_group_transport_data_type_names[4] = {"queue_name",
     "resource_uri", "authentication_profile_uri", "requested_delivery_guarantee"};
-#endif
 static const uas_member uas_broker_writer_group_transport_data_type_members[4] = {
     {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_broker_writer_group_transport_data_type, queue_name)},
@@ -1060,12 +1059,12 @@ static const uas_member uas_broker_writer_group_transport_data_type_members[4] =
     {.type_index = UAS_TYPES_BROKER_TRANSPORT_QUALITY_OF_SERVICE,
      .offset = offsetof(uas_broker_writer_group_transport_data_type, requested_delivery_guarantee)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_broker_data_set_writer_transport_data_type_names[6] = {"queue_name",
     "resource_uri", "authentication_profile_uri", "requested_delivery_guarantee",
     "meta_data_queue_name", "meta_data_update_time"};
-#endif
 static const uas_member uas_broker_data_set_writer_transport_data_type_members[6] = {
     {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_broker_data_set_writer_transport_data_type, queue_name)},
@@ -1080,12 +1079,12 @@ static const uas_member uas_broker_data_set_writer_transport_data_type_members[6
     {.type_index = UAS_TYPES_DOUBLE,
      .offset = offsetof(uas_broker_data_set_writer_transport_data_type, meta_data_update_time)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_broker_data_set_reader_transport_data_type_names[5] = {"queue_name",
     "resource_uri", "authentication_profile_uri", "requested_delivery_guarantee",
     "meta_data_queue_name"};
-#endif
 static const uas_member uas_broker_data_set_reader_transport_data_type_members[5] = {
     {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_broker_data_set_reader_transport_data_type, queue_name)},
@@ -1098,11 +1097,11 @@ static const uas_member uas_broker_data_set_reader_transport_data_type_members[5
     {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_broker_data_set_reader_transport_data_type, meta_data_queue_name)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_pub_sub_configuration_ref_data_type_names[4] = {"configuration_mask",
     "element_index", "connection_index", "group_index"};
-#endif
 static const uas_member uas_pub_sub_configuration_ref_data_type_members[4] = {
     {.type_index = UAS_TYPES_PUB_SUB_CONFIGURATION_REF_MASK,
      .offset = offsetof(uas_pub_sub_configuration_ref_data_type, configuration_mask)},
@@ -1113,11 +1112,11 @@ static const uas_member uas_pub_sub_configuration_ref_data_type_members[4] = {
     {.type_index = UAS_TYPES_UINT16,
      .offset = offsetof(uas_pub_sub_configuration_ref_data_type, group_index)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_pub_sub_configuration_value_data_type_names[3] = {"configuration_element",
     "name", "identifier"};
-#endif
 static const uas_member uas_pub_sub_configuration_value_data_type_members[3] = {
     {.type_index = UAS_TYPES_PUB_SUB_CONFIGURATION_REF_DATA_TYPE,
      .offset = offsetof(uas_pub_sub_configuration_value_data_type, configuration_element)},
@@ -1126,10 +1125,10 @@ static const uas_member uas_pub_sub_configuration_value_data_type_members[3] = {
     {.type_index = UAS_TYPES_VARIANT,
      .offset = offsetof(uas_pub_sub_configuration_value_data_type, identifier)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_alias_name_data_type_names[2] = {"alias_name", "referenced_nodes"};
-#endif
 static const uas_member uas_alias_name_data_type_members[2] = {
     {.type_index = UAS_TYPES_QUALIFIED_NAME,
      .offset = offsetof(uas_alias_name_data_type, alias_name)},
@@ -1137,11 +1136,11 @@ static const uas_member uas_alias_name_data_type_members[2] = {
      .offset = offsetof(uas_alias_name_data_type, referenced_nodes_count),
      .array_offset = offsetof(uas_alias_name_data_type, referenced_nodes), .is_array = true},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_user_management_data_type_names[3] = {"user_name",
     "user_configuration", "description"};
-#endif
 static const uas_member uas_user_management_data_type_members[3] = {
     {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_user_management_data_type, user_name)},
     {.type_index = UAS_TYPES_USER_CONFIGURATION_MASK,
@@ -1149,11 +1148,11 @@ static const uas_member uas_user_management_data_type_members[3] = {
     {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_user_management_data_type, description)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_priority_mapping_entry_type_names[4] = {"mapping_uri",
     "priority_label", "priority_value_pcp", "priority_value_dscp"};
-#endif
 static const uas_member uas_priority_mapping_entry_type_members[4] = {
     {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_priority_mapping_entry_type, mapping_uri)},
@@ -1164,11 +1163,11 @@ static const uas_member uas_priority_mapping_entry_type_members[4] = {
     {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_priority_mapping_entry_type, priority_value_dscp)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_reference_description_data_type_names[4] = {"source_node",
     "reference_type", "is_forward", "target_node"};
-#endif
 static const uas_member uas_reference_description_data_type_members[4] = {
     {.type_index = UAS_TYPES_NODE_ID,
      .offset = offsetof(uas_reference_description_data_type, source_node)},
@@ -1179,11 +1178,11 @@ static const uas_member uas_reference_description_data_type_members[4] = {
     {.type_index = UAS_TYPES_EXPANDED_NODE_ID,
      .offset = offsetof(uas_reference_description_data_type, target_node)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_reference_list_entry_data_type_names[3] = {"reference_type",
     "is_forward", "target_node"};
-#endif
 static const uas_member uas_reference_list_entry_data_type_members[3] = {
     {.type_index = UAS_TYPES_NODE_ID,
      .offset = offsetof(uas_reference_list_entry_data_type, reference_type)},
@@ -1192,6 +1191,7 @@ static const uas_member uas_reference_list_entry_data_type_members[3] = {
     {.type_index = UAS_TYPES_EXPANDED_NODE_ID,
      .offset = offsetof(uas_reference_list_entry_data_type, target_node)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_role_permission_type_names[2] = {"role_id", "permissions"};
@@ -1275,20 +1275,20 @@ static const uas_member uas_enum_field_members[4] = {
 
 #ifndef UAS_MINIMAL
 static const char *const uas_option_set_names[2] = {"value", "valid_bits"};
-#endif
 static const uas_member uas_option_set_members[2] = {
     {.type_index = UAS_TYPES_BYTE_STRING, .offset = offsetof(uas_option_set, value)},
     {.type_index = UAS_TYPES_BYTE_STRING, .offset = offsetof(uas_option_set, valid_bits)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_time_zone_data_type_names[2] = {"offset", "daylight_saving_in_offset"};
-#endif
 static const uas_member uas_time_zone_data_type_members[2] = {
     {.type_index = UAS_TYPES_INT16, .offset = offsetof(uas_time_zone_data_type, offset)},
     {.type_index = UAS_TYPES_BOOLEAN,
      .offset = offsetof(uas_time_zone_data_type, daylight_saving_in_offset)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_application_description_names[7] = {"application_uri", "product_uri",
@@ -1354,7 +1354,6 @@ static const uas_member uas_service_fault_members[1] = {
 #ifndef UAS_MINIMAL
 static const char *const uas_sessionless_invoke_request_type_names[5] = {"uris_version",
     "namespace_uris", "server_uris", "locale_ids", "service_id"};
-#endif
 static const uas_member uas_sessionless_invoke_request_type_members[5] = {
     {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_sessionless_invoke_request_type, uris_version)},
@@ -1371,11 +1370,11 @@ static const uas_member uas_sessionless_invoke_request_type_members[5] = {
     {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_sessionless_invoke_request_type, service_id)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_sessionless_invoke_response_type_names[3] = {"namespace_uris",
     "server_uris", "service_id"};
-#endif
 static const uas_member uas_sessionless_invoke_response_type_members[3] = {
     {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_sessionless_invoke_response_type, namespace_uris_count),
@@ -1387,6 +1386,7 @@ static const uas_member uas_sessionless_invoke_response_type_members[3] = {
     {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_sessionless_invoke_response_type, service_id)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_find_servers_request_names[4] = {"request_header", "endpoint_url",
@@ -1417,7 +1417,6 @@ static const uas_member uas_find_servers_response_members[2] = {
 #ifndef UAS_MINIMAL
 static const char *const uas_server_on_network_names[4] = {"record_id", "server_name",
     "discovery_url", "server_capabilities"};
-#endif
 static const uas_member uas_server_on_network_members[4] = {
     {.type_index = UAS_TYPES_UINT32, .offset = offsetof(uas_server_on_network, record_id)},
     {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_server_on_network, server_name)},
@@ -1426,11 +1425,11 @@ static const uas_member uas_server_on_network_members[4] = {
      .offset = offsetof(uas_server_on_network, server_capabilities_count),
      .array_offset = offsetof(uas_server_on_network, server_capabilities), .is_array = true},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_find_servers_on_network_request_names[4] = {"request_header",
     "starting_record_id", "max_records_to_return", "server_capability_filter"};
-#endif
 static const uas_member uas_find_servers_on_network_request_members[4] = {
     {.type_index = UAS_TYPES_REQUEST_HEADER,
      .offset = offsetof(uas_find_servers_on_network_request, request_header)},
@@ -1443,11 +1442,11 @@ static const uas_member uas_find_servers_on_network_request_members[4] = {
      .array_offset = offsetof(uas_find_servers_on_network_request, server_capability_filter),
      .is_array = true},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_find_servers_on_network_response_names[3] = {"response_header",
     "last_counter_reset_time", "servers"};
-#endif
 static const uas_member uas_find_servers_on_network_response_members[3] = {
     {.type_index = UAS_TYPES_RESPONSE_HEADER,
      .offset = offsetof(uas_find_servers_on_network_response, response_header)},
@@ -1457,6 +1456,7 @@ static const uas_member uas_find_servers_on_network_response_members[3] = {
      .offset = offsetof(uas_find_servers_on_network_response, servers_count),
      .array_offset = offsetof(uas_find_servers_on_network_response, servers), .is_array = true},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_user_token_policy_names[5] = {"policy_id", "token_type",
@@ -1527,7 +1527,6 @@ static const uas_member uas_get_endpoints_response_members[2] = {
 static const char *const uas_registered_server_names[8] = {"server_uri", "product_uri",
     "server_names", "server_type", "gateway_server_uri", "discovery_urls", "semaphore_file_path",
     "is_online"};
-#endif
 static const uas_member uas_registered_server_members[8] = {
     {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_registered_server, server_uri)},
     {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_registered_server, product_uri)},
@@ -1544,29 +1543,29 @@ static const uas_member uas_registered_server_members[8] = {
      .offset = offsetof(uas_registered_server, semaphore_file_path)},
     {.type_index = UAS_TYPES_BOOLEAN, .offset = offsetof(uas_registered_server, is_online)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_register_server_request_names[2] = {"request_header", "server"};
-#endif
 static const uas_member uas_register_server_request_members[2] = {
     {.type_index = UAS_TYPES_REQUEST_HEADER,
      .offset = offsetof(uas_register_server_request, request_header)},
     {.type_index = UAS_TYPES_REGISTERED_SERVER,
      .offset = offsetof(uas_register_server_request, server)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_register_server_response_names[1] = {"response_header"};
-#endif
 static const uas_member uas_register_server_response_members[1] = {
     {.type_index = UAS_TYPES_RESPONSE_HEADER,
      .offset = offsetof(uas_register_server_response, response_header)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_mdns_discovery_configuration_names[2] = {"mdns_server_name",
     "server_capabilities"};
-#endif
 static const uas_member uas_mdns_discovery_configuration_members[2] = {
     {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_mdns_discovery_configuration, mdns_server_name)},
@@ -1575,11 +1574,11 @@ static const uas_member uas_mdns_discovery_configuration_members[2] = {
      .array_offset = offsetof(uas_mdns_discovery_configuration, server_capabilities),
      .is_array = true},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_register_server2_request_names[3] = {"request_header", "server",
     "discovery_configuration"};
-#endif
 static const uas_member uas_register_server2_request_members[3] = {
     {.type_index = UAS_TYPES_REQUEST_HEADER,
      .offset = offsetof(uas_register_server2_request, request_header)},
@@ -1590,11 +1589,11 @@ static const uas_member uas_register_server2_request_members[3] = {
      .array_offset = offsetof(uas_register_server2_request, discovery_configuration),
      .is_array = true},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_register_server2_response_names[3] = {"response_header",
     "configuration_results", "diagnostic_infos"};
-#endif
 static const uas_member uas_register_server2_response_members[3] = {
     {.type_index = UAS_TYPES_RESPONSE_HEADER,
      .offset = offsetof(uas_register_server2_response, response_header)},
@@ -1606,6 +1605,7 @@ static const uas_member uas_register_server2_response_members[3] = {
      .offset = offsetof(uas_register_server2_response, diagnostic_infos_count),
      .array_offset = offsetof(uas_register_server2_response, diagnostic_infos), .is_array = true},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_channel_security_token_names[4] = {"channel_id", "token_id",
@@ -1664,11 +1664,11 @@ static const uas_member uas_close_secure_channel_request_members[1] = {
 
 #ifndef UAS_MINIMAL
 static const char *const uas_close_secure_channel_response_names[1] = {"response_header"};
-#endif
 static const uas_member uas_close_secure_channel_response_members[1] = {
     {.type_index = UAS_TYPES_RESPONSE_HEADER,
      .offset = offsetof(uas_close_secure_channel_response, response_header)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_signed_software_certificate_names[2] = {"certificate_data",
@@ -1745,10 +1745,10 @@ static const uas_member uas_create_session_response_members[10] = {
 
 #ifndef UAS_MINIMAL
 static const char *const uas_user_identity_token_names[1] = {"policy_id"};
-#endif
 static const uas_member uas_user_identity_token_members[1] = {
     {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_user_identity_token, policy_id)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_anonymous_identity_token_names[1] = {"policy_id"};
@@ -1782,7 +1782,6 @@ static const uas_member uas_x509_identity_token_members[2] = {
 #ifndef UAS_MINIMAL
 static const char *const uas_issued_identity_token_names[3] = {"policy_id", "token_data",
     "encryption_algorithm"};
-#endif
 static const uas_member uas_issued_identity_token_members[3] = {
     {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_issued_identity_token, policy_id)},
     {.type_index = UAS_TYPES_BYTE_STRING,
@@ -1790,6 +1789,7 @@ static const uas_member uas_issued_identity_token_members[3] = {
     {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_issued_identity_token, encryption_algorithm)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_activate_session_request_names[6] = {"request_header",
@@ -1871,7 +1871,6 @@ static const uas_member uas_cancel_response_members[2] = {
 #ifndef UAS_MINIMAL
 static const char *const uas_node_attributes_names[5] = {"specified_attributes", "display_name",
     "description", "write_mask", "user_write_mask"};
-#endif
 static const uas_member uas_node_attributes_members[5] = {
     {.type_index = UAS_TYPES_UINT32, .offset = offsetof(uas_node_attributes, specified_attributes)},
     {.type_index = UAS_TYPES_LOCALIZED_TEXT, .offset = offsetof(uas_node_attributes, display_name)},
@@ -1879,11 +1878,11 @@ static const uas_member uas_node_attributes_members[5] = {
     {.type_index = UAS_TYPES_UINT32, .offset = offsetof(uas_node_attributes, write_mask)},
     {.type_index = UAS_TYPES_UINT32, .offset = offsetof(uas_node_attributes, user_write_mask)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_object_attributes_names[6] = {"specified_attributes", "display_name",
     "description", "write_mask", "user_write_mask", "event_notifier"};
-#endif
 static const uas_member uas_object_attributes_members[6] = {
     {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_object_attributes, specified_attributes)},
@@ -1895,13 +1894,13 @@ static const uas_member uas_object_attributes_members[6] = {
     {.type_index = UAS_TYPES_UINT32, .offset = offsetof(uas_object_attributes, user_write_mask)},
     {.type_index = UAS_TYPES_BYTE, .offset = offsetof(uas_object_attributes, event_notifier)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_variable_attributes_names[13] = {"specified_attributes",
     "display_name", "description", "write_mask", "user_write_mask", "value", "data_type",
     "value_rank", "array_dimensions", "access_level", "user_access_level",
     "minimum_sampling_interval", "historizing"};
-#endif
 static const uas_member uas_variable_attributes_members[13] = {
     {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_variable_attributes, specified_attributes)},
@@ -1923,11 +1922,11 @@ static const uas_member uas_variable_attributes_members[13] = {
      .offset = offsetof(uas_variable_attributes, minimum_sampling_interval)},
     {.type_index = UAS_TYPES_BOOLEAN, .offset = offsetof(uas_variable_attributes, historizing)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_method_attributes_names[7] = {"specified_attributes", "display_name",
     "description", "write_mask", "user_write_mask", "executable", "user_executable"};
-#endif
 static const uas_member uas_method_attributes_members[7] = {
     {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_method_attributes, specified_attributes)},
@@ -1940,6 +1939,7 @@ static const uas_member uas_method_attributes_members[7] = {
     {.type_index = UAS_TYPES_BOOLEAN, .offset = offsetof(uas_method_attributes, executable)},
     {.type_index = UAS_TYPES_BOOLEAN, .offset = offsetof(uas_method_attributes, user_executable)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_object_type_attributes_names[6] = {"specified_attributes",
@@ -2064,7 +2064,6 @@ static const uas_member uas_generic_attributes_members[6] = {
 #ifndef UAS_MINIMAL
 static const char *const uas_add_nodes_item_names[7] = {"parent_node_id", "reference_type_id",
     "requested_new_node_id", "browse_name", "node_class", "node_attributes", "type_definition"};
-#endif
 static const uas_member uas_add_nodes_item_members[7] = {
     {.type_index = UAS_TYPES_EXPANDED_NODE_ID,
      .offset = offsetof(uas_add_nodes_item, parent_node_id)},
@@ -2078,18 +2077,18 @@ static const uas_member uas_add_nodes_item_members[7] = {
     {.type_index = UAS_TYPES_EXPANDED_NODE_ID,
      .offset = offsetof(uas_add_nodes_item, type_definition)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_add_nodes_result_names[2] = {"status_code", "added_node_id"};
-#endif
 static const uas_member uas_add_nodes_result_members[2] = {
     {.type_index = UAS_TYPES_STATUS_CODE, .offset = offsetof(uas_add_nodes_result, status_code)},
     {.type_index = UAS_TYPES_NODE_ID, .offset = offsetof(uas_add_nodes_result, added_node_id)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_add_nodes_request_names[2] = {"request_header", "nodes_to_add"};
-#endif
 static const uas_member uas_add_nodes_request_members[2] = {
     {.type_index = UAS_TYPES_REQUEST_HEADER,
      .offset = offsetof(uas_add_nodes_request, request_header)},
@@ -2097,11 +2096,11 @@ static const uas_member uas_add_nodes_request_members[2] = {
      .offset = offsetof(uas_add_nodes_request, nodes_to_add_count),
      .array_offset = offsetof(uas_add_nodes_request, nodes_to_add), .is_array = true},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_add_nodes_response_names[3] = {"response_header", "results",
     "diagnostic_infos"};
-#endif
 static const uas_member uas_add_nodes_response_members[3] = {
     {.type_index = UAS_TYPES_RESPONSE_HEADER,
      .offset = offsetof(uas_add_nodes_response, response_header)},
@@ -2112,11 +2111,11 @@ static const uas_member uas_add_nodes_response_members[3] = {
      .offset = offsetof(uas_add_nodes_response, diagnostic_infos_count),
      .array_offset = offsetof(uas_add_nodes_response, diagnostic_infos), .is_array = true},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_add_references_item_names[6] = {"source_node_id", "reference_type_id",
     "is_forward", "target_server_uri", "target_node_id", "target_node_class"};
-#endif
 static const uas_member uas_add_references_item_members[6] = {
     {.type_index = UAS_TYPES_NODE_ID, .offset = offsetof(uas_add_references_item, source_node_id)},
     {.type_index = UAS_TYPES_NODE_ID,
@@ -2129,11 +2128,11 @@ static const uas_member uas_add_references_item_members[6] = {
     {.type_index = UAS_TYPES_NODE_CLASS,
      .offset = offsetof(uas_add_references_item, target_node_class)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_add_references_request_names[2] = {"request_header",
     "references_to_add"};
-#endif
 static const uas_member uas_add_references_request_members[2] = {
     {.type_index = UAS_TYPES_REQUEST_HEADER,
      .offset = offsetof(uas_add_references_request, request_header)},
@@ -2141,11 +2140,11 @@ static const uas_member uas_add_references_request_members[2] = {
      .offset = offsetof(uas_add_references_request, references_to_add_count),
      .array_offset = offsetof(uas_add_references_request, references_to_add), .is_array = true},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_add_references_response_names[3] = {"response_header", "results",
     "diagnostic_infos"};
-#endif
 static const uas_member uas_add_references_response_members[3] = {
     {.type_index = UAS_TYPES_RESPONSE_HEADER,
      .offset = offsetof(uas_add_references_response, response_header)},
@@ -2156,19 +2155,19 @@ static const uas_member uas_add_references_response_members[3] = {
      .offset = offsetof(uas_add_references_response, diagnostic_infos_count),
      .array_offset = offsetof(uas_add_references_response, diagnostic_infos), .is_array = true},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_delete_nodes_item_names[2] = {"node_id", "delete_target_references"};
-#endif
 static const uas_member uas_delete_nodes_item_members[2] = {
     {.type_index = UAS_TYPES_NODE_ID, .offset = offsetof(uas_delete_nodes_item, node_id)},
     {.type_index = UAS_TYPES_BOOLEAN,
      .offset = offsetof(uas_delete_nodes_item, delete_target_references)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_delete_nodes_request_names[2] = {"request_header", "nodes_to_delete"};
-#endif
 static const uas_member uas_delete_nodes_request_members[2] = {
     {.type_index = UAS_TYPES_REQUEST_HEADER,
      .offset = offsetof(uas_delete_nodes_request, request_header)},
@@ -2176,11 +2175,11 @@ static const uas_member uas_delete_nodes_request_members[2] = {
      .offset = offsetof(uas_delete_nodes_request, nodes_to_delete_count),
      .array_offset = offsetof(uas_delete_nodes_request, nodes_to_delete), .is_array = true},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_delete_nodes_response_names[3] = {"response_header", "results",
     "diagnostic_infos"};
-#endif
 static const uas_member uas_delete_nodes_response_members[3] = {
     {.type_index = UAS_TYPES_RESPONSE_HEADER,
      .offset = offsetof(uas_delete_nodes_response, response_header)},
@@ -2191,11 +2190,11 @@ static const uas_member uas_delete_nodes_response_members[3] = {
      .offset = offsetof(uas_delete_nodes_response, diagnostic_infos_count),
      .array_offset = offsetof(uas_delete_nodes_response, diagnostic_infos), .is_array = true},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_delete_references_item_names[5] = {"source_node_id",
     "reference_type_id", "is_forward", "target_node_id", "delete_bidirectional"};
-#endif
 static const uas_member uas_delete_references_item_members[5] = {
     {.type_index = UAS_TYPES_NODE_ID,
      .offset = offsetof(uas_delete_references_item, source_node_id)},
@@ -2207,11 +2206,11 @@ static const uas_member uas_delete_references_item_members[5] = {
     {.type_index = UAS_TYPES_BOOLEAN,
      .offset = offsetof(uas_delete_references_item, delete_bidirectional)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_delete_references_request_names[2] = {"request_header",
     "references_to_delete"};
-#endif
 static const uas_member uas_delete_references_request_members[2] = {
     {.type_index = UAS_TYPES_REQUEST_HEADER,
      .offset = offsetof(uas_delete_references_request, request_header)},
@@ -2220,11 +2219,11 @@ static const uas_member uas_delete_references_request_members[2] = {
      .array_offset = offsetof(uas_delete_references_request, references_to_delete),
      .is_array = true},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_delete_references_response_names[3] = {"response_header", "results",
     "diagnostic_infos"};
-#endif
 static const uas_member uas_delete_references_response_members[3] = {
     {.type_index = UAS_TYPES_RESPONSE_HEADER,
      .offset = offsetof(uas_delete_references_response, response_header)},
@@ -2235,6 +2234,7 @@ static const uas_member uas_delete_references_response_members[3] = {
      .offset = offsetof(uas_delete_references_response, diagnostic_infos_count),
      .array_offset = offsetof(uas_delete_references_response, diagnostic_infos), .is_array = true},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_view_description_names[3] = {"view_id", "timestamp", "view_version"};
@@ -2479,7 +2479,6 @@ static const uas_member uas_unregister_nodes_response_members[1] = {
 static const char *const uas_endpoint_configuration_names[9] = {"operation_timeout",
     "use_binary_encoding", "max_string_length", "max_byte_string_length", "max_array_length",
     "max_message_size", "max_buffer_size", "channel_lifetime", "security_token_lifetime"};
-#endif
 static const uas_member uas_endpoint_configuration_members[9] = {
     {.type_index = UAS_TYPES_INT32,
      .offset = offsetof(uas_endpoint_configuration, operation_timeout)},
@@ -2500,22 +2499,22 @@ static const uas_member uas_endpoint_configuration_members[9] = {
     {.type_index = UAS_TYPES_INT32,
      .offset = offsetof(uas_endpoint_configuration, security_token_lifetime)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_query_data_description_names[3] = {"relative_path", "attribute_id",
     "index_range"};
-#endif
 static const uas_member uas_query_data_description_members[3] = {
     {.type_index = UAS_TYPES_RELATIVE_PATH,
      .offset = offsetof(uas_query_data_description, relative_path)},
     {.type_index = UAS_TYPES_UINT32, .offset = offsetof(uas_query_data_description, attribute_id)},
     {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_query_data_description, index_range)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_node_type_description_names[3] = {"type_definition_node",
     "include_sub_types", "data_to_return"};
-#endif
 static const uas_member uas_node_type_description_members[3] = {
     {.type_index = UAS_TYPES_EXPANDED_NODE_ID,
      .offset = offsetof(uas_node_type_description, type_definition_node)},
@@ -2525,11 +2524,11 @@ static const uas_member uas_node_type_description_members[3] = {
      .offset = offsetof(uas_node_type_description, data_to_return_count),
      .array_offset = offsetof(uas_node_type_description, data_to_return), .is_array = true},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_query_data_set_names[3] = {"node_id", "type_definition_node",
     "values"};
-#endif
 static const uas_member uas_query_data_set_members[3] = {
     {.type_index = UAS_TYPES_EXPANDED_NODE_ID, .offset = offsetof(uas_query_data_set, node_id)},
     {.type_index = UAS_TYPES_EXPANDED_NODE_ID,
@@ -2537,11 +2536,11 @@ static const uas_member uas_query_data_set_members[3] = {
     {.type_index = UAS_TYPES_VARIANT, .offset = offsetof(uas_query_data_set, values_count),
      .array_offset = offsetof(uas_query_data_set, values), .is_array = true},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_node_reference_names[4] = {"node_id", "reference_type_id",
     "is_forward", "referenced_node_ids"};
-#endif
 static const uas_member uas_node_reference_members[4] = {
     {.type_index = UAS_TYPES_NODE_ID, .offset = offsetof(uas_node_reference, node_id)},
     {.type_index = UAS_TYPES_NODE_ID, .offset = offsetof(uas_node_reference, reference_type_id)},
@@ -2550,6 +2549,7 @@ static const uas_member uas_node_reference_members[4] = {
      .offset = offsetof(uas_node_reference, referenced_node_ids_count),
      .array_offset = offsetof(uas_node_reference, referenced_node_ids), .is_array = true},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_content_filter_element_names[2] = {"filter_operator",
@@ -2574,22 +2574,21 @@ static const uas_member uas_content_filter_members[1] = {
 
 #ifndef UAS_MINIMAL
 static const char *const uas_element_operand_names[1] = {"index"};
-#endif
 static const uas_member uas_element_operand_members[1] = {
     {.type_index = UAS_TYPES_UINT32, .offset = offsetof(uas_element_operand, index)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_literal_operand_names[1] = {"value"};
-#endif
 static const uas_member uas_literal_operand_members[1] = {
     {.type_index = UAS_TYPES_VARIANT, .offset = offsetof(uas_literal_operand, value)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_attribute_operand_names[5] = {"node_id", "alias", "browse_path",
     "attribute_id", "index_range"};
-#endif
 static const uas_member uas_attribute_operand_members[5] = {
     {.type_index = UAS_TYPES_NODE_ID, .offset = offsetof(uas_attribute_operand, node_id)},
     {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_attribute_operand, alias)},
@@ -2597,6 +2596,7 @@ static const uas_member uas_attribute_operand_members[5] = {
     {.type_index = UAS_TYPES_UINT32, .offset = offsetof(uas_attribute_operand, attribute_id)},
     {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_attribute_operand, index_range)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_simple_attribute_operand_names[4] = {"type_definition_id",
@@ -2616,7 +2616,6 @@ static const uas_member uas_simple_attribute_operand_members[4] = {
 #ifndef UAS_MINIMAL
 static const char *const uas_content_filter_element_result_names[3] = {"status_code",
     "operand_status_codes", "operand_diagnostic_infos"};
-#endif
 static const uas_member uas_content_filter_element_result_members[3] = {
     {.type_index = UAS_TYPES_STATUS_CODE,
      .offset = offsetof(uas_content_filter_element_result, status_code)},
@@ -2629,11 +2628,11 @@ static const uas_member uas_content_filter_element_result_members[3] = {
      .array_offset = offsetof(uas_content_filter_element_result, operand_diagnostic_infos),
      .is_array = true},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_content_filter_result_names[2] = {"element_results",
     "element_diagnostic_infos"};
-#endif
 static const uas_member uas_content_filter_result_members[2] = {
     {.type_index = UAS_TYPES_CONTENT_FILTER_ELEMENT_RESULT,
      .offset = offsetof(uas_content_filter_result, element_results_count),
@@ -2643,11 +2642,11 @@ static const uas_member uas_content_filter_result_members[2] = {
      .array_offset = offsetof(uas_content_filter_result, element_diagnostic_infos),
      .is_array = true},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_parsing_result_names[3] = {"status_code", "data_status_codes",
     "data_diagnostic_infos"};
-#endif
 static const uas_member uas_parsing_result_members[3] = {
     {.type_index = UAS_TYPES_STATUS_CODE, .offset = offsetof(uas_parsing_result, status_code)},
     {.type_index = UAS_TYPES_STATUS_CODE,
@@ -2657,11 +2656,11 @@ static const uas_member uas_parsing_result_members[3] = {
      .offset = offsetof(uas_parsing_result, data_diagnostic_infos_count),
      .array_offset = offsetof(uas_parsing_result, data_diagnostic_infos), .is_array = true},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_query_first_request_names[6] = {"request_header", "view", "node_types",
     "filter", "max_data_sets_to_return", "max_references_to_return"};
-#endif
 static const uas_member uas_query_first_request_members[6] = {
     {.type_index = UAS_TYPES_REQUEST_HEADER,
      .offset = offsetof(uas_query_first_request, request_header)},
@@ -2675,11 +2674,11 @@ static const uas_member uas_query_first_request_members[6] = {
     {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_query_first_request, max_references_to_return)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_query_first_response_names[6] = {"response_header", "query_data_sets",
     "continuation_point", "parsing_results", "diagnostic_infos", "filter_result"};
-#endif
 static const uas_member uas_query_first_response_members[6] = {
     {.type_index = UAS_TYPES_RESPONSE_HEADER,
      .offset = offsetof(uas_query_first_response, response_header)},
@@ -2697,11 +2696,11 @@ static const uas_member uas_query_first_response_members[6] = {
     {.type_index = UAS_TYPES_CONTENT_FILTER_RESULT,
      .offset = offsetof(uas_query_first_response, filter_result)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_query_next_request_names[3] = {"request_header",
     "release_continuation_point", "continuation_point"};
-#endif
 static const uas_member uas_query_next_request_members[3] = {
     {.type_index = UAS_TYPES_REQUEST_HEADER,
      .offset = offsetof(uas_query_next_request, request_header)},
@@ -2710,11 +2709,11 @@ static const uas_member uas_query_next_request_members[3] = {
     {.type_index = UAS_TYPES_BYTE_STRING,
      .offset = offsetof(uas_query_next_request, continuation_point)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_query_next_response_names[3] = {"response_header", "query_data_sets",
     "revised_continuation_point"};
-#endif
 static const uas_member uas_query_next_response_members[3] = {
     {.type_index = UAS_TYPES_RESPONSE_HEADER,
      .offset = offsetof(uas_query_next_response, response_header)},
@@ -2724,6 +2723,7 @@ static const uas_member uas_query_next_response_members[3] = {
     {.type_index = UAS_TYPES_BYTE_STRING,
      .offset = offsetof(uas_query_next_response, revised_continuation_point)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_read_value_id_names[4] = {"node_id", "attribute_id", "index_range",
@@ -2767,7 +2767,6 @@ static const uas_member uas_read_response_members[3] = {
 #ifndef UAS_MINIMAL
 static const char *const uas_history_read_value_id_names[4] = {"node_id", "index_range",
     "data_encoding", "continuation_point"};
-#endif
 static const uas_member uas_history_read_value_id_members[4] = {
     {.type_index = UAS_TYPES_NODE_ID, .offset = offsetof(uas_history_read_value_id, node_id)},
     {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_history_read_value_id, index_range)},
@@ -2776,11 +2775,11 @@ static const uas_member uas_history_read_value_id_members[4] = {
     {.type_index = UAS_TYPES_BYTE_STRING,
      .offset = offsetof(uas_history_read_value_id, continuation_point)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_history_read_result_names[3] = {"status_code", "continuation_point",
     "history_data"};
-#endif
 static const uas_member uas_history_read_result_members[3] = {
     {.type_index = UAS_TYPES_STATUS_CODE, .offset = offsetof(uas_history_read_result, status_code)},
     {.type_index = UAS_TYPES_BYTE_STRING,
@@ -2788,11 +2787,11 @@ static const uas_member uas_history_read_result_members[3] = {
     {.type_index = UAS_TYPES_EXTENSION_OBJECT,
      .offset = offsetof(uas_history_read_result, history_data)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_read_event_details_names[4] = {"num_values_per_node", "start_time",
     "end_time", "filter"};
-#endif
 static const uas_member uas_read_event_details_members[4] = {
     {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_read_event_details, num_values_per_node)},
@@ -2800,11 +2799,11 @@ static const uas_member uas_read_event_details_members[4] = {
     {.type_index = UAS_TYPES_DATE_TIME, .offset = offsetof(uas_read_event_details, end_time)},
     {.type_index = UAS_TYPES_EVENT_FILTER, .offset = offsetof(uas_read_event_details, filter)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_read_event_details2_names[5] = {"num_values_per_node", "start_time",
     "end_time", "filter", "read_modified"};
-#endif
 static const uas_member uas_read_event_details2_members[5] = {
     {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_read_event_details2, num_values_per_node)},
@@ -2813,11 +2812,11 @@ static const uas_member uas_read_event_details2_members[5] = {
     {.type_index = UAS_TYPES_EVENT_FILTER, .offset = offsetof(uas_read_event_details2, filter)},
     {.type_index = UAS_TYPES_BOOLEAN, .offset = offsetof(uas_read_event_details2, read_modified)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_read_raw_modified_details_names[5] = {"is_read_modified", "start_time",
     "end_time", "num_values_per_node", "return_bounds"};
-#endif
 static const uas_member uas_read_raw_modified_details_members[5] = {
     {.type_index = UAS_TYPES_BOOLEAN,
      .offset = offsetof(uas_read_raw_modified_details, is_read_modified)},
@@ -2830,11 +2829,11 @@ static const uas_member uas_read_raw_modified_details_members[5] = {
     {.type_index = UAS_TYPES_BOOLEAN,
      .offset = offsetof(uas_read_raw_modified_details, return_bounds)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_read_processed_details_names[5] = {"start_time", "end_time",
     "processing_interval", "aggregate_type", "aggregate_configuration"};
-#endif
 static const uas_member uas_read_processed_details_members[5] = {
     {.type_index = UAS_TYPES_DATE_TIME, .offset = offsetof(uas_read_processed_details, start_time)},
     {.type_index = UAS_TYPES_DATE_TIME, .offset = offsetof(uas_read_processed_details, end_time)},
@@ -2846,10 +2845,10 @@ static const uas_member uas_read_processed_details_members[5] = {
     {.type_index = UAS_TYPES_AGGREGATE_CONFIGURATION,
      .offset = offsetof(uas_read_processed_details, aggregate_configuration)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_read_at_time_details_names[2] = {"req_times", "use_simple_bounds"};
-#endif
 static const uas_member uas_read_at_time_details_members[2] = {
     {.type_index = UAS_TYPES_DATE_TIME,
      .offset = offsetof(uas_read_at_time_details, req_times_count),
@@ -2857,28 +2856,28 @@ static const uas_member uas_read_at_time_details_members[2] = {
     {.type_index = UAS_TYPES_BOOLEAN,
      .offset = offsetof(uas_read_at_time_details, use_simple_bounds)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_read_annotation_data_details_names[1] = {"req_times"};
-#endif
 static const uas_member uas_read_annotation_data_details_members[1] = {
     {.type_index = UAS_TYPES_DATE_TIME,
      .offset = offsetof(uas_read_annotation_data_details, req_times_count),
      .array_offset = offsetof(uas_read_annotation_data_details, req_times), .is_array = true},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_history_data_names[1] = {"data_values"};
-#endif
 static const uas_member uas_history_data_members[1] = {
     {.type_index = UAS_TYPES_DATA_VALUE, .offset = offsetof(uas_history_data, data_values_count),
      .array_offset = offsetof(uas_history_data, data_values), .is_array = true},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_modification_info_names[3] = {"modification_time", "update_type",
     "user_name"};
-#endif
 static const uas_member uas_modification_info_members[3] = {
     {.type_index = UAS_TYPES_DATE_TIME,
      .offset = offsetof(uas_modification_info, modification_time)},
@@ -2886,10 +2885,10 @@ static const uas_member uas_modification_info_members[3] = {
      .offset = offsetof(uas_modification_info, update_type)},
     {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_modification_info, user_name)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_history_modified_data_names[2] = {"data_values", "modification_infos"};
-#endif
 static const uas_member uas_history_modified_data_members[2] = {
     {.type_index = UAS_TYPES_DATA_VALUE,
      .offset = offsetof(uas_history_modified_data, data_values_count),
@@ -2898,19 +2897,19 @@ static const uas_member uas_history_modified_data_members[2] = {
      .offset = offsetof(uas_history_modified_data, modification_infos_count),
      .array_offset = offsetof(uas_history_modified_data, modification_infos), .is_array = true},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_history_event_names[1] = {"events"};
-#endif
 static const uas_member uas_history_event_members[1] = {
     {.type_index = UAS_TYPES_HISTORY_EVENT_FIELD_LIST,
      .offset = offsetof(uas_history_event, events_count),
      .array_offset = offsetof(uas_history_event, events), .is_array = true},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_history_modified_event_names[2] = {"events", "modification_infos"};
-#endif
 static const uas_member uas_history_modified_event_members[2] = {
     {.type_index = UAS_TYPES_HISTORY_EVENT_FIELD_LIST,
      .offset = offsetof(uas_history_modified_event, events_count),
@@ -2919,11 +2918,11 @@ static const uas_member uas_history_modified_event_members[2] = {
      .offset = offsetof(uas_history_modified_event, modification_infos_count),
      .array_offset = offsetof(uas_history_modified_event, modification_infos), .is_array = true},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_history_read_request_names[5] = {"request_header",
     "history_read_details", "timestamps_to_return", "release_continuation_points", "nodes_to_read"};
-#endif
 static const uas_member uas_history_read_request_members[5] = {
     {.type_index = UAS_TYPES_REQUEST_HEADER,
      .offset = offsetof(uas_history_read_request, request_header)},
@@ -2937,11 +2936,11 @@ static const uas_member uas_history_read_request_members[5] = {
      .offset = offsetof(uas_history_read_request, nodes_to_read_count),
      .array_offset = offsetof(uas_history_read_request, nodes_to_read), .is_array = true},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_history_read_response_names[3] = {"response_header", "results",
     "diagnostic_infos"};
-#endif
 static const uas_member uas_history_read_response_members[3] = {
     {.type_index = UAS_TYPES_RESPONSE_HEADER,
      .offset = offsetof(uas_history_read_response, response_header)},
@@ -2952,6 +2951,7 @@ static const uas_member uas_history_read_response_members[3] = {
      .offset = offsetof(uas_history_read_response, diagnostic_infos_count),
      .array_offset = offsetof(uas_history_read_response, diagnostic_infos), .is_array = true},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_write_value_names[4] = {"node_id", "attribute_id", "index_range",
@@ -2991,7 +2991,6 @@ static const uas_member uas_write_response_members[3] = {
 #ifndef UAS_MINIMAL
 static const char *const uas_update_data_details_names[3] = {"node_id", "perform_insert_replace",
     "update_values"};
-#endif
 static const uas_member uas_update_data_details_members[3] = {
     {.type_index = UAS_TYPES_NODE_ID, .offset = offsetof(uas_update_data_details, node_id)},
     {.type_index = UAS_TYPES_PERFORM_UPDATE_TYPE,
@@ -3000,11 +2999,11 @@ static const uas_member uas_update_data_details_members[3] = {
      .offset = offsetof(uas_update_data_details, update_values_count),
      .array_offset = offsetof(uas_update_data_details, update_values), .is_array = true},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_update_structure_data_details_names[3] = {"node_id",
     "perform_insert_replace", "update_values"};
-#endif
 static const uas_member uas_update_structure_data_details_members[3] = {
     {.type_index = UAS_TYPES_NODE_ID,
      .offset = offsetof(uas_update_structure_data_details, node_id)},
@@ -3014,11 +3013,11 @@ static const uas_member uas_update_structure_data_details_members[3] = {
      .offset = offsetof(uas_update_structure_data_details, update_values_count),
      .array_offset = offsetof(uas_update_structure_data_details, update_values), .is_array = true},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_update_event_details_names[4] = {"node_id", "perform_insert_replace",
     "filter", "event_data"};
-#endif
 static const uas_member uas_update_event_details_members[4] = {
     {.type_index = UAS_TYPES_NODE_ID, .offset = offsetof(uas_update_event_details, node_id)},
     {.type_index = UAS_TYPES_PERFORM_UPDATE_TYPE,
@@ -3028,11 +3027,11 @@ static const uas_member uas_update_event_details_members[4] = {
      .offset = offsetof(uas_update_event_details, event_data_count),
      .array_offset = offsetof(uas_update_event_details, event_data), .is_array = true},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_delete_raw_modified_details_names[4] = {"node_id",
     "is_delete_modified", "start_time", "end_time"};
-#endif
 static const uas_member uas_delete_raw_modified_details_members[4] = {
     {.type_index = UAS_TYPES_NODE_ID, .offset = offsetof(uas_delete_raw_modified_details, node_id)},
     {.type_index = UAS_TYPES_BOOLEAN,
@@ -3042,31 +3041,31 @@ static const uas_member uas_delete_raw_modified_details_members[4] = {
     {.type_index = UAS_TYPES_DATE_TIME,
      .offset = offsetof(uas_delete_raw_modified_details, end_time)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_delete_at_time_details_names[2] = {"node_id", "req_times"};
-#endif
 static const uas_member uas_delete_at_time_details_members[2] = {
     {.type_index = UAS_TYPES_NODE_ID, .offset = offsetof(uas_delete_at_time_details, node_id)},
     {.type_index = UAS_TYPES_DATE_TIME,
      .offset = offsetof(uas_delete_at_time_details, req_times_count),
      .array_offset = offsetof(uas_delete_at_time_details, req_times), .is_array = true},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_delete_event_details_names[2] = {"node_id", "event_ids"};
-#endif
 static const uas_member uas_delete_event_details_members[2] = {
     {.type_index = UAS_TYPES_NODE_ID, .offset = offsetof(uas_delete_event_details, node_id)},
     {.type_index = UAS_TYPES_BYTE_STRING,
      .offset = offsetof(uas_delete_event_details, event_ids_count),
      .array_offset = offsetof(uas_delete_event_details, event_ids), .is_array = true},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_history_update_result_names[3] = {"status_code", "operation_results",
     "diagnostic_infos"};
-#endif
 static const uas_member uas_history_update_result_members[3] = {
     {.type_index = UAS_TYPES_STATUS_CODE,
      .offset = offsetof(uas_history_update_result, status_code)},
@@ -3077,11 +3076,11 @@ static const uas_member uas_history_update_result_members[3] = {
      .offset = offsetof(uas_history_update_result, diagnostic_infos_count),
      .array_offset = offsetof(uas_history_update_result, diagnostic_infos), .is_array = true},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_history_update_request_names[2] = {"request_header",
     "history_update_details"};
-#endif
 static const uas_member uas_history_update_request_members[2] = {
     {.type_index = UAS_TYPES_REQUEST_HEADER,
      .offset = offsetof(uas_history_update_request, request_header)},
@@ -3090,11 +3089,11 @@ static const uas_member uas_history_update_request_members[2] = {
      .array_offset = offsetof(uas_history_update_request, history_update_details),
      .is_array = true},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_history_update_response_names[3] = {"response_header", "results",
     "diagnostic_infos"};
-#endif
 static const uas_member uas_history_update_response_members[3] = {
     {.type_index = UAS_TYPES_RESPONSE_HEADER,
      .offset = offsetof(uas_history_update_response, response_header)},
@@ -3105,6 +3104,7 @@ static const uas_member uas_history_update_response_members[3] = {
      .offset = offsetof(uas_history_update_response, diagnostic_infos_count),
      .array_offset = offsetof(uas_history_update_response, diagnostic_infos), .is_array = true},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_call_method_request_names[3] = {"object_id", "method_id",
@@ -3185,7 +3185,6 @@ static const uas_member uas_event_filter_members[2] = {
 #ifndef UAS_MINIMAL
 static const char *const uas_aggregate_configuration_names[5] = {"use_server_capabilities_defaults",
     "treat_uncertain_as_bad", "percent_data_bad", "percent_data_good", "use_sloped_extrapolation"};
-#endif
 static const uas_member uas_aggregate_configuration_members[5] = {
     {.type_index = UAS_TYPES_BOOLEAN,
      .offset = offsetof(uas_aggregate_configuration, use_server_capabilities_defaults)},
@@ -3198,11 +3197,11 @@ static const uas_member uas_aggregate_configuration_members[5] = {
     {.type_index = UAS_TYPES_BOOLEAN,
      .offset = offsetof(uas_aggregate_configuration, use_sloped_extrapolation)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_aggregate_filter_names[4] = {"start_time", "aggregate_type",
     "processing_interval", "aggregate_configuration"};
-#endif
 static const uas_member uas_aggregate_filter_members[4] = {
     {.type_index = UAS_TYPES_DATE_TIME, .offset = offsetof(uas_aggregate_filter, start_time)},
     {.type_index = UAS_TYPES_NODE_ID, .offset = offsetof(uas_aggregate_filter, aggregate_type)},
@@ -3210,11 +3209,11 @@ static const uas_member uas_aggregate_filter_members[4] = {
     {.type_index = UAS_TYPES_AGGREGATE_CONFIGURATION,
      .offset = offsetof(uas_aggregate_filter, aggregate_configuration)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_event_filter_result_names[3] = {"select_clause_results",
     "select_clause_diagnostic_infos", "where_clause_result"};
-#endif
 static const uas_member uas_event_filter_result_members[3] = {
     {.type_index = UAS_TYPES_STATUS_CODE,
      .offset = offsetof(uas_event_filter_result, select_clause_results_count),
@@ -3226,11 +3225,11 @@ static const uas_member uas_event_filter_result_members[3] = {
     {.type_index = UAS_TYPES_CONTENT_FILTER_RESULT,
      .offset = offsetof(uas_event_filter_result, where_clause_result)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_aggregate_filter_result_names[3] = {"revised_start_time",
     "revised_processing_interval", "revised_aggregate_configuration"};
-#endif
 static const uas_member uas_aggregate_filter_result_members[3] = {
     {.type_index = UAS_TYPES_DATE_TIME,
      .offset = offsetof(uas_aggregate_filter_result, revised_start_time)},
@@ -3239,6 +3238,7 @@ static const uas_member uas_aggregate_filter_result_members[3] = {
     {.type_index = UAS_TYPES_AGGREGATE_CONFIGURATION,
      .offset = offsetof(uas_aggregate_filter_result, revised_aggregate_configuration)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_monitoring_parameters_names[5] = {"client_handle", "sampling_interval",
@@ -3413,7 +3413,6 @@ static const uas_member uas_set_monitoring_mode_response_members[3] = {
 #ifndef UAS_MINIMAL
 static const char *const uas_set_triggering_request_names[5] = {"request_header", "subscription_id",
     "triggering_item_id", "links_to_add", "links_to_remove"};
-#endif
 static const uas_member uas_set_triggering_request_members[5] = {
     {.type_index = UAS_TYPES_REQUEST_HEADER,
      .offset = offsetof(uas_set_triggering_request, request_header)},
@@ -3428,11 +3427,11 @@ static const uas_member uas_set_triggering_request_members[5] = {
      .offset = offsetof(uas_set_triggering_request, links_to_remove_count),
      .array_offset = offsetof(uas_set_triggering_request, links_to_remove), .is_array = true},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_set_triggering_response_names[5] = {"response_header", "add_results",
     "add_diagnostic_infos", "remove_results", "remove_diagnostic_infos"};
-#endif
 static const uas_member uas_set_triggering_response_members[5] = {
     {.type_index = UAS_TYPES_RESPONSE_HEADER,
      .offset = offsetof(uas_set_triggering_response, response_header)},
@@ -3450,6 +3449,7 @@ static const uas_member uas_set_triggering_response_members[5] = {
      .array_offset = offsetof(uas_set_triggering_response, remove_diagnostic_infos),
      .is_array = true},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_delete_monitored_items_request_names[3] = {"request_header",
@@ -3642,12 +3642,12 @@ static const uas_member uas_event_field_list_members[2] = {
 
 #ifndef UAS_MINIMAL
 static const char *const uas_history_event_field_list_names[1] = {"event_fields"};
-#endif
 static const uas_member uas_history_event_field_list_members[1] = {
     {.type_index = UAS_TYPES_VARIANT,
      .offset = offsetof(uas_history_event_field_list, event_fields_count),
      .array_offset = offsetof(uas_history_event_field_list, event_fields), .is_array = true},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_status_change_notification_names[2] = {"status", "diagnostic_info"};
@@ -3731,18 +3731,17 @@ static const uas_member uas_republish_response_members[2] = {
 #ifndef UAS_MINIMAL
 static const char *const uas_transfer_result_names[2] = {"status_code",
     "available_sequence_numbers"};
-#endif
 static const uas_member uas_transfer_result_members[2] = {
     {.type_index = UAS_TYPES_STATUS_CODE, .offset = offsetof(uas_transfer_result, status_code)},
     {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_transfer_result, available_sequence_numbers_count),
      .array_offset = offsetof(uas_transfer_result, available_sequence_numbers), .is_array = true},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_transfer_subscriptions_request_names[3] = {"request_header",
     "subscription_ids", "send_initial_values"};
-#endif
 static const uas_member uas_transfer_subscriptions_request_members[3] = {
     {.type_index = UAS_TYPES_REQUEST_HEADER,
      .offset = offsetof(uas_transfer_subscriptions_request, request_header)},
@@ -3753,11 +3752,11 @@ static const uas_member uas_transfer_subscriptions_request_members[3] = {
     {.type_index = UAS_TYPES_BOOLEAN,
      .offset = offsetof(uas_transfer_subscriptions_request, send_initial_values)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_transfer_subscriptions_response_names[3] = {"response_header",
     "results", "diagnostic_infos"};
-#endif
 static const uas_member uas_transfer_subscriptions_response_members[3] = {
     {.type_index = UAS_TYPES_RESPONSE_HEADER,
      .offset = offsetof(uas_transfer_subscriptions_response, response_header)},
@@ -3769,6 +3768,7 @@ static const uas_member uas_transfer_subscriptions_response_members[3] = {
      .array_offset = offsetof(uas_transfer_subscriptions_response, diagnostic_infos),
      .is_array = true},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_delete_subscriptions_request_names[2] = {"request_header",
@@ -3815,7 +3815,6 @@ static const uas_member uas_build_info_members[6] = {
 #ifndef UAS_MINIMAL
 static const char *const uas_redundant_server_data_type_names[3] = {"server_id", "service_level",
     "server_state"};
-#endif
 static const uas_member uas_redundant_server_data_type_members[3] = {
     {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_redundant_server_data_type, server_id)},
     {.type_index = UAS_TYPES_BYTE,
@@ -3823,31 +3822,31 @@ static const uas_member uas_redundant_server_data_type_members[3] = {
     {.type_index = UAS_TYPES_SERVER_STATE,
      .offset = offsetof(uas_redundant_server_data_type, server_state)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_endpoint_url_list_data_type_names[1] = {"endpoint_url_list"};
-#endif
 static const uas_member uas_endpoint_url_list_data_type_members[1] = {
     {.type_index = UAS_TYPES_STRING,
      .offset = offsetof(uas_endpoint_url_list_data_type, endpoint_url_list_count),
      .array_offset = offsetof(uas_endpoint_url_list_data_type, endpoint_url_list),
      .is_array = true},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_network_group_data_type_names[2] = {"server_uri", "network_paths"};
-#endif
 static const uas_member uas_network_group_data_type_members[2] = {
     {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_network_group_data_type, server_uri)},
     {.type_index = UAS_TYPES_ENDPOINT_URL_LIST_DATA_TYPE,
      .offset = offsetof(uas_network_group_data_type, network_paths_count),
      .array_offset = offsetof(uas_network_group_data_type, network_paths), .is_array = true},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_sampling_interval_diagnostics_data_type_names[4] = {"sampling_interval",
     "monitored_item_count", "max_monitored_item_count", "disabled_monitored_item_count"};
-#endif
 static const uas_member uas_sampling_interval_diagnostics_data_type_members[4] = {
     {.type_index = UAS_TYPES_DOUBLE,
      .offset = offsetof(uas_sampling_interval_diagnostics_data_type, sampling_interval)},
@@ -3858,6 +3857,7 @@ static const uas_member uas_sampling_interval_diagnostics_data_type_members[4] =
     {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_sampling_interval_diagnostics_data_type, disabled_monitored_item_count)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_server_diagnostics_summary_data_type_names[12] = {"server_view_count",
@@ -3925,7 +3925,6 @@ static const char *const uas_session_diagnostics_data_type_names[43] = {"session
     "add_references_count", "delete_nodes_count", "delete_references_count", "browse_count",
     "browse_next_count", "translate_browse_paths_to_node_ids_count", "query_first_count",
     "query_next_count", "register_nodes_count", "unregister_nodes_count"};
-#endif
 static const uas_member uas_session_diagnostics_data_type_members[43] = {
     {.type_index = UAS_TYPES_NODE_ID,
      .offset = offsetof(uas_session_diagnostics_data_type, session_id)},
@@ -4015,12 +4014,12 @@ static const uas_member uas_session_diagnostics_data_type_members[43] = {
     {.type_index = UAS_TYPES_SERVICE_COUNTER_DATA_TYPE,
      .offset = offsetof(uas_session_diagnostics_data_type, unregister_nodes_count)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_session_security_diagnostics_data_type_names[9] = {"session_id",
     "client_user_id_of_session", "client_user_id_history", "authentication_mechanism", "encoding",
     "transport_protocol", "security_mode", "security_policy_uri", "client_certificate"};
-#endif
 static const uas_member uas_session_security_diagnostics_data_type_members[9] = {
     {.type_index = UAS_TYPES_NODE_ID,
      .offset = offsetof(uas_session_security_diagnostics_data_type, session_id)},
@@ -4043,25 +4042,26 @@ static const uas_member uas_session_security_diagnostics_data_type_members[9] = 
     {.type_index = UAS_TYPES_BYTE_STRING,
      .offset = offsetof(uas_session_security_diagnostics_data_type, client_certificate)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_service_counter_data_type_names[2] = {"total_count", "error_count"};
-#endif
 static const uas_member uas_service_counter_data_type_members[2] = {
     {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_service_counter_data_type, total_count)},
     {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_service_counter_data_type, error_count)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_status_result_names[2] = {"status_code", "diagnostic_info"};
-#endif
 static const uas_member uas_status_result_members[2] = {
     {.type_index = UAS_TYPES_STATUS_CODE, .offset = offsetof(uas_status_result, status_code)},
     {.type_index = UAS_TYPES_DIAGNOSTIC_INFO,
      .offset = offsetof(uas_status_result, diagnostic_info)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_subscription_diagnostics_data_type_names[31] = {"session_id",
@@ -4074,7 +4074,6 @@ static const char *const uas_subscription_diagnostics_data_type_names[31] = {"se
     "current_keep_alive_count", "current_lifetime_count", "unacknowledged_message_count",
     "discarded_message_count", "monitored_item_count", "disabled_monitored_item_count",
     "monitoring_queue_overflow_count", "next_sequence_number", "event_queue_over_flow_count"};
-#endif
 static const uas_member uas_subscription_diagnostics_data_type_members[31] = {
     {.type_index = UAS_TYPES_NODE_ID,
      .offset = offsetof(uas_subscription_diagnostics_data_type, session_id)},
@@ -4139,11 +4138,11 @@ static const uas_member uas_subscription_diagnostics_data_type_members[31] = {
     {.type_index = UAS_TYPES_UINT32,
      .offset = offsetof(uas_subscription_diagnostics_data_type, event_queue_over_flow_count)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_model_change_structure_data_type_names[3] = {"affected",
     "affected_type", "verb"};
-#endif
 static const uas_member uas_model_change_structure_data_type_members[3] = {
     {.type_index = UAS_TYPES_NODE_ID,
      .offset = offsetof(uas_model_change_structure_data_type, affected)},
@@ -4151,17 +4150,18 @@ static const uas_member uas_model_change_structure_data_type_members[3] = {
      .offset = offsetof(uas_model_change_structure_data_type, affected_type)},
     {.type_index = UAS_TYPES_BYTE, .offset = offsetof(uas_model_change_structure_data_type, verb)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_semantic_change_structure_data_type_names[2] = {"affected",
     "affected_type"};
-#endif
 static const uas_member uas_semantic_change_structure_data_type_members[2] = {
     {.type_index = UAS_TYPES_NODE_ID,
      .offset = offsetof(uas_semantic_change_structure_data_type, affected)},
     {.type_index = UAS_TYPES_NODE_ID,
      .offset = offsetof(uas_semantic_change_structure_data_type, affected_type)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_range_names[2] = {"low", "high"};
@@ -4174,34 +4174,33 @@ static const uas_member uas_range_members[2] = {
 #ifndef UAS_MINIMAL
 static const char *const uas_eu_information_names[4] = {"namespace_uri", "unit_id", "display_name",
     "description"};
-#endif
 static const uas_member uas_eu_information_members[4] = {
     {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_eu_information, namespace_uri)},
     {.type_index = UAS_TYPES_INT32, .offset = offsetof(uas_eu_information, unit_id)},
     {.type_index = UAS_TYPES_LOCALIZED_TEXT, .offset = offsetof(uas_eu_information, display_name)},
     {.type_index = UAS_TYPES_LOCALIZED_TEXT, .offset = offsetof(uas_eu_information, description)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_complex_number_type_names[2] = {"real", "imaginary"};
-#endif
 static const uas_member uas_complex_number_type_members[2] = {
     {.type_index = UAS_TYPES_FLOAT, .offset = offsetof(uas_complex_number_type, real)},
     {.type_index = UAS_TYPES_FLOAT, .offset = offsetof(uas_complex_number_type, imaginary)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_double_complex_number_type_names[2] = {"real", "imaginary"};
-#endif
 static const uas_member uas_double_complex_number_type_members[2] = {
     {.type_index = UAS_TYPES_DOUBLE, .offset = offsetof(uas_double_complex_number_type, real)},
     {.type_index = UAS_TYPES_DOUBLE, .offset = offsetof(uas_double_complex_number_type, imaginary)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_axis_information_names[5] = {"engineering_units", "eu_range", "title",
     "axis_scale_type", "axis_steps"};
-#endif
 static const uas_member uas_axis_information_members[5] = {
     {.type_index = UAS_TYPES_EU_INFORMATION,
      .offset = offsetof(uas_axis_information, engineering_units)},
@@ -4212,21 +4211,21 @@ static const uas_member uas_axis_information_members[5] = {
     {.type_index = UAS_TYPES_DOUBLE, .offset = offsetof(uas_axis_information, axis_steps_count),
      .array_offset = offsetof(uas_axis_information, axis_steps), .is_array = true},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_xv_type_names[2] = {"x", "value"};
-#endif
 static const uas_member uas_xv_type_members[2] = {
     {.type_index = UAS_TYPES_DOUBLE, .offset = offsetof(uas_xv_type, x)},
     {.type_index = UAS_TYPES_FLOAT, .offset = offsetof(uas_xv_type, value)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_program_diagnostic_data_type_names[10] = {"create_session_id",
     "create_client_name", "invocation_creation_time", "last_transition_time", "last_method_call",
     "last_method_session_id", "last_method_input_arguments", "last_method_output_arguments",
     "last_method_call_time", "last_method_return_status"};
-#endif
 static const uas_member uas_program_diagnostic_data_type_members[10] = {
     {.type_index = UAS_TYPES_NODE_ID,
      .offset = offsetof(uas_program_diagnostic_data_type, create_session_id)},
@@ -4253,6 +4252,7 @@ static const uas_member uas_program_diagnostic_data_type_members[10] = {
     {.type_index = UAS_TYPES_STATUS_RESULT,
      .offset = offsetof(uas_program_diagnostic_data_type, last_method_return_status)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_program_diagnostic2_data_type_names[12] = {"create_session_id",
@@ -4260,7 +4260,6 @@ static const char *const uas_program_diagnostic2_data_type_names[12] = {"create_
     "last_method_session_id", "last_method_input_arguments", "last_method_output_arguments",
     "last_method_input_values", "last_method_output_values", "last_method_call_time",
     "last_method_return_status"};
-#endif
 static const uas_member uas_program_diagnostic2_data_type_members[12] = {
     {.type_index = UAS_TYPES_NODE_ID,
      .offset = offsetof(uas_program_diagnostic2_data_type, create_session_id)},
@@ -4295,15 +4294,16 @@ static const uas_member uas_program_diagnostic2_data_type_members[12] = {
     {.type_index = UAS_TYPES_STATUS_CODE,
      .offset = offsetof(uas_program_diagnostic2_data_type, last_method_return_status)},
 };
+#endif
 
 #ifndef UAS_MINIMAL
 static const char *const uas_annotation_names[3] = {"message", "user_name", "annotation_time"};
-#endif
 static const uas_member uas_annotation_members[3] = {
     {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_annotation, message)},
     {.type_index = UAS_TYPES_STRING, .offset = offsetof(uas_annotation, user_name)},
     {.type_index = UAS_TYPES_DATE_TIME, .offset = offsetof(uas_annotation, annotation_time)},
 };
+#endif
 
 const uas_type uas_types[UAS_TYPES_COUNT] = {
     [UAS_TYPES_BOOLEAN] = {.name = "Boolean", .type_id = 1, .size = sizeof(bool),
@@ -4361,96 +4361,168 @@ const uas_type uas_types[UAS_TYPES_COUNT] = {
     [UAS_TYPES_DIAGNOSTIC_INFO] = {.name = "DiagnosticInfo", .type_id = 25,
         .size = sizeof(uas_diagnosticinfo), .kind = UAS_BUILTIN_DIAGNOSTICINFO,
         .pointer_free = false},
+#ifndef UAS_MINIMAL
     [UAS_TYPES_NAMING_RULE_TYPE] = {.name = "NamingRuleType", .type_id = 120,
         .size = sizeof(uas_naming_rule_type), .kind = UAS_KIND_ENUM, .pointer_free = true},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_ENUMERATION] = {.name = "Enumeration", .type_id = 29,
         .size = sizeof(uas_enumeration), .kind = UAS_KIND_ENUM, .pointer_free = true},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_REDUNDANT_SERVER_MODE] = {.name = "RedundantServerMode", .type_id = 32417,
         .size = sizeof(uas_redundant_server_mode), .kind = UAS_KIND_ENUM, .pointer_free = true},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_OPEN_FILE_MODE] = {.name = "OpenFileMode", .type_id = 11939,
         .size = sizeof(uas_open_file_mode), .kind = UAS_KIND_ENUM, .pointer_free = true},
+#endif
     [UAS_TYPES_IDENTITY_CRITERIA_TYPE] = {.name = "IdentityCriteriaType", .type_id = 15632,
         .size = sizeof(uas_identity_criteria_type), .kind = UAS_KIND_ENUM, .pointer_free = true},
+#ifndef UAS_MINIMAL
     [UAS_TYPES_CONVERSION_LIMIT_ENUM] = {.name = "ConversionLimitEnum", .type_id = 32436,
         .size = sizeof(uas_conversion_limit_enum), .kind = UAS_KIND_ENUM, .pointer_free = true},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_ALARM_MASK] = {.name = "AlarmMask", .type_id = 32251, .size = sizeof(uas_alarm_mask),
         .kind = UAS_BUILTIN_UINT16, .pointer_free = true},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_TRUST_LIST_VALIDATION_OPTIONS] = {.name = "TrustListValidationOptions",
         .type_id = 23564, .size = sizeof(uas_trust_list_validation_options),
         .kind = UAS_BUILTIN_UINT32, .pointer_free = true},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_TRUST_LIST_MASKS] = {.name = "TrustListMasks", .type_id = 12552,
         .size = sizeof(uas_trust_list_masks), .kind = UAS_KIND_ENUM, .pointer_free = true},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_PUB_SUB_STATE] = {.name = "PubSubState", .type_id = 14647,
         .size = sizeof(uas_pub_sub_state), .kind = UAS_KIND_ENUM, .pointer_free = true},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_DATA_SET_FIELD_FLAGS] = {.name = "DataSetFieldFlags", .type_id = 15904,
         .size = sizeof(uas_data_set_field_flags), .kind = UAS_BUILTIN_UINT16, .pointer_free = true},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_DATA_SET_FIELD_CONTENT_MASK] = {.name = "DataSetFieldContentMask", .type_id = 15583,
         .size = sizeof(uas_data_set_field_content_mask), .kind = UAS_BUILTIN_UINT32,
         .pointer_free = true},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_OVERRIDE_VALUE_HANDLING] = {.name = "OverrideValueHandling", .type_id = 15874,
         .size = sizeof(uas_override_value_handling), .kind = UAS_KIND_ENUM, .pointer_free = true},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_DATA_SET_ORDERING_TYPE] = {.name = "DataSetOrderingType", .type_id = 20408,
         .size = sizeof(uas_data_set_ordering_type), .kind = UAS_KIND_ENUM, .pointer_free = true},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_UADP_NETWORK_MESSAGE_CONTENT_MASK] = {.name = "UadpNetworkMessageContentMask",
         .type_id = 15642, .size = sizeof(uas_uadp_network_message_content_mask),
         .kind = UAS_BUILTIN_UINT32, .pointer_free = true},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_UADP_DATA_SET_MESSAGE_CONTENT_MASK] = {.name = "UadpDataSetMessageContentMask",
         .type_id = 15646, .size = sizeof(uas_uadp_data_set_message_content_mask),
         .kind = UAS_BUILTIN_UINT32, .pointer_free = true},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_JSON_NETWORK_MESSAGE_CONTENT_MASK] = {.name = "JsonNetworkMessageContentMask",
         .type_id = 15654, .size = sizeof(uas_json_network_message_content_mask),
         .kind = UAS_BUILTIN_UINT32, .pointer_free = true},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_JSON_DATA_SET_MESSAGE_CONTENT_MASK] = {.name = "JsonDataSetMessageContentMask",
         .type_id = 15658, .size = sizeof(uas_json_data_set_message_content_mask),
         .kind = UAS_BUILTIN_UINT32, .pointer_free = true},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_BROKER_TRANSPORT_QUALITY_OF_SERVICE] = {.name = "BrokerTransportQualityOfService",
         .type_id = 15008, .size = sizeof(uas_broker_transport_quality_of_service),
         .kind = UAS_KIND_ENUM, .pointer_free = true},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_PUB_SUB_CONFIGURATION_REF_MASK] = {.name = "PubSubConfigurationRefMask",
         .type_id = 25517, .size = sizeof(uas_pub_sub_configuration_ref_mask),
         .kind = UAS_BUILTIN_UINT32, .pointer_free = true},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_DIAGNOSTICS_LEVEL] = {.name = "DiagnosticsLevel", .type_id = 19723,
         .size = sizeof(uas_diagnostics_level), .kind = UAS_KIND_ENUM, .pointer_free = true},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_PUB_SUB_DIAGNOSTICS_COUNTER_CLASSIFICATION] = {.name = "PubSubDiagnosticsCounterClassification",
         .type_id = 19730, .size = sizeof(uas_pub_sub_diagnostics_counter_classification),
         .kind = UAS_KIND_ENUM, .pointer_free = true},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_PASSWORD_OPTIONS_MASK] = {.name = "PasswordOptionsMask", .type_id = 24277,
         .size = sizeof(uas_password_options_mask), .kind = UAS_BUILTIN_UINT32,
         .pointer_free = true},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_USER_CONFIGURATION_MASK] = {.name = "UserConfigurationMask", .type_id = 24279,
         .size = sizeof(uas_user_configuration_mask), .kind = UAS_BUILTIN_UINT32,
         .pointer_free = true},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_DUPLEX] = {.name = "Duplex", .type_id = 24210, .size = sizeof(uas_duplex),
         .kind = UAS_KIND_ENUM, .pointer_free = true},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_INTERFACE_ADMIN_STATUS] = {.name = "InterfaceAdminStatus", .type_id = 24212,
         .size = sizeof(uas_interface_admin_status), .kind = UAS_KIND_ENUM, .pointer_free = true},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_INTERFACE_OPER_STATUS] = {.name = "InterfaceOperStatus", .type_id = 24214,
         .size = sizeof(uas_interface_oper_status), .kind = UAS_KIND_ENUM, .pointer_free = true},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_NEGOTIATION_STATUS] = {.name = "NegotiationStatus", .type_id = 24216,
         .size = sizeof(uas_negotiation_status), .kind = UAS_KIND_ENUM, .pointer_free = true},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_TSN_FAILURE_CODE] = {.name = "TsnFailureCode", .type_id = 24218,
         .size = sizeof(uas_tsn_failure_code), .kind = UAS_KIND_ENUM, .pointer_free = true},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_TSN_STREAM_STATE] = {.name = "TsnStreamState", .type_id = 24220,
         .size = sizeof(uas_tsn_stream_state), .kind = UAS_KIND_ENUM, .pointer_free = true},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_TSN_TALKER_STATUS] = {.name = "TsnTalkerStatus", .type_id = 24222,
         .size = sizeof(uas_tsn_talker_status), .kind = UAS_KIND_ENUM, .pointer_free = true},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_TSN_LISTENER_STATUS] = {.name = "TsnListenerStatus", .type_id = 24224,
         .size = sizeof(uas_tsn_listener_status), .kind = UAS_KIND_ENUM, .pointer_free = true},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_ID_TYPE] = {.name = "IdType", .type_id = 256, .size = sizeof(uas_id_type),
         .kind = UAS_KIND_ENUM, .pointer_free = true},
+#endif
     [UAS_TYPES_NODE_CLASS] = {.name = "NodeClass", .type_id = 257, .size = sizeof(uas_node_class),
         .kind = UAS_KIND_ENUM, .pointer_free = true},
     [UAS_TYPES_PERMISSION_TYPE] = {.name = "PermissionType", .type_id = 94,
         .size = sizeof(uas_permission_type), .kind = UAS_BUILTIN_UINT32, .pointer_free = true},
+#ifndef UAS_MINIMAL
     [UAS_TYPES_ACCESS_LEVEL_TYPE] = {.name = "AccessLevelType", .type_id = 15031,
         .size = sizeof(uas_access_level_type), .kind = UAS_BUILTIN_BYTE, .pointer_free = true},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_ACCESS_LEVEL_EX_TYPE] = {.name = "AccessLevelExType", .type_id = 15406,
         .size = sizeof(uas_access_level_ex_type), .kind = UAS_BUILTIN_UINT32, .pointer_free = true},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_EVENT_NOTIFIER_TYPE] = {.name = "EventNotifierType", .type_id = 15033,
         .size = sizeof(uas_event_notifier_type), .kind = UAS_BUILTIN_BYTE, .pointer_free = true},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_ACCESS_RESTRICTION_TYPE] = {.name = "AccessRestrictionType", .type_id = 95,
         .size = sizeof(uas_access_restriction_type), .kind = UAS_BUILTIN_UINT16,
         .pointer_free = true},
+#endif
     [UAS_TYPES_STRUCTURE_TYPE] = {.name = "StructureType", .type_id = 98,
         .size = sizeof(uas_structure_type), .kind = UAS_KIND_ENUM, .pointer_free = true},
     [UAS_TYPES_APPLICATION_TYPE] = {.name = "ApplicationType", .type_id = 307,
@@ -4462,43 +4534,65 @@ const uas_type uas_types[UAS_TYPES_COUNT] = {
     [UAS_TYPES_SECURITY_TOKEN_REQUEST_TYPE] = {.name = "SecurityTokenRequestType", .type_id = 315,
         .size = sizeof(uas_security_token_request_type), .kind = UAS_KIND_ENUM,
         .pointer_free = true},
+#ifndef UAS_MINIMAL
     [UAS_TYPES_NODE_ATTRIBUTES_MASK] = {.name = "NodeAttributesMask", .type_id = 348,
         .size = sizeof(uas_node_attributes_mask), .kind = UAS_KIND_ENUM, .pointer_free = true},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_ATTRIBUTE_WRITE_MASK] = {.name = "AttributeWriteMask", .type_id = 347,
         .size = sizeof(uas_attribute_write_mask), .kind = UAS_BUILTIN_UINT32, .pointer_free = true},
+#endif
     [UAS_TYPES_BROWSE_DIRECTION] = {.name = "BrowseDirection", .type_id = 510,
         .size = sizeof(uas_browse_direction), .kind = UAS_KIND_ENUM, .pointer_free = true},
+#ifndef UAS_MINIMAL
     [UAS_TYPES_BROWSE_RESULT_MASK] = {.name = "BrowseResultMask", .type_id = 517,
         .size = sizeof(uas_browse_result_mask), .kind = UAS_KIND_ENUM, .pointer_free = true},
+#endif
     [UAS_TYPES_FILTER_OPERATOR] = {.name = "FilterOperator", .type_id = 576,
         .size = sizeof(uas_filter_operator), .kind = UAS_KIND_ENUM, .pointer_free = true},
     [UAS_TYPES_TIMESTAMPS_TO_RETURN] = {.name = "TimestampsToReturn", .type_id = 625,
         .size = sizeof(uas_timestamps_to_return), .kind = UAS_KIND_ENUM, .pointer_free = true},
+#ifndef UAS_MINIMAL
     [UAS_TYPES_HISTORY_UPDATE_TYPE] = {.name = "HistoryUpdateType", .type_id = 11234,
         .size = sizeof(uas_history_update_type), .kind = UAS_KIND_ENUM, .pointer_free = true},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_PERFORM_UPDATE_TYPE] = {.name = "PerformUpdateType", .type_id = 11293,
         .size = sizeof(uas_perform_update_type), .kind = UAS_KIND_ENUM, .pointer_free = true},
+#endif
     [UAS_TYPES_MONITORING_MODE] = {.name = "MonitoringMode", .type_id = 716,
         .size = sizeof(uas_monitoring_mode), .kind = UAS_KIND_ENUM, .pointer_free = true},
     [UAS_TYPES_DATA_CHANGE_TRIGGER] = {.name = "DataChangeTrigger", .type_id = 717,
         .size = sizeof(uas_data_change_trigger), .kind = UAS_KIND_ENUM, .pointer_free = true},
+#ifndef UAS_MINIMAL
     [UAS_TYPES_DEADBAND_TYPE] = {.name = "DeadbandType", .type_id = 718,
         .size = sizeof(uas_deadband_type), .kind = UAS_KIND_ENUM, .pointer_free = true},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_REDUNDANCY_SUPPORT] = {.name = "RedundancySupport", .type_id = 851,
         .size = sizeof(uas_redundancy_support), .kind = UAS_KIND_ENUM, .pointer_free = true},
+#endif
     [UAS_TYPES_SERVER_STATE] = {.name = "ServerState", .type_id = 852,
         .size = sizeof(uas_server_state), .kind = UAS_KIND_ENUM, .pointer_free = true},
+#ifndef UAS_MINIMAL
     [UAS_TYPES_MODEL_CHANGE_STRUCTURE_VERB_MASK] = {.name = "ModelChangeStructureVerbMask",
         .type_id = 11941, .size = sizeof(uas_model_change_structure_verb_mask),
         .kind = UAS_KIND_ENUM, .pointer_free = true},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_AXIS_SCALE_ENUMERATION] = {.name = "AxisScaleEnumeration", .type_id = 12077,
         .size = sizeof(uas_axis_scale_enumeration), .kind = UAS_KIND_ENUM, .pointer_free = true},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_EXCEPTION_DEVIATION_FORMAT] = {.name = "ExceptionDeviationFormat", .type_id = 890,
         .size = sizeof(uas_exception_deviation_format), .kind = UAS_KIND_ENUM,
         .pointer_free = true},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_UNION] = {.name = "Union", .type_id = 12756, .binary_encoding_id = 12766,
         .size = sizeof(uas_union), .kind = UAS_KIND_STRUCT, .pointer_free = true, .member_count = 0,
         .members = NULL},
+#endif
     [UAS_TYPES_KEY_VALUE_PAIR] = {.name = "KeyValuePair", .type_id = 14533,
         .binary_encoding_id = 14846, .size = sizeof(uas_key_value_pair), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 2, .members = uas_key_value_pair_members},
@@ -4510,394 +4604,574 @@ const uas_type uas_types[UAS_TYPES_COUNT] = {
         .binary_encoding_id = 17549, .size = sizeof(uas_ephemeral_key_type),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 2,
         .members = uas_ephemeral_key_type_members},
+#ifndef UAS_MINIMAL
     [UAS_TYPES_ENDPOINT_TYPE] = {.name = "EndpointType", .type_id = 15528,
         .binary_encoding_id = 15671, .size = sizeof(uas_endpoint_type), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 4, .members = uas_endpoint_type_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_BIT_FIELD_DEFINITION] = {.name = "BitFieldDefinition", .type_id = 32421,
         .binary_encoding_id = 32422, .size = sizeof(uas_bit_field_definition),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 5,
         .members = uas_bit_field_definition_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_RATIONAL_NUMBER] = {.name = "RationalNumber", .type_id = 18806,
         .binary_encoding_id = 18815, .size = sizeof(uas_rational_number), .kind = UAS_KIND_STRUCT,
         .pointer_free = true, .member_count = 2, .members = uas_rational_number_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_VECTOR] = {.name = "Vector", .type_id = 18807, .binary_encoding_id = 18816,
         .size = sizeof(uas_vector), .kind = UAS_KIND_STRUCT, .pointer_free = true,
         .member_count = 0, .members = NULL},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_THREE_D_VECTOR] = {.name = "ThreeDVector", .type_id = 18808,
         .binary_encoding_id = 18817, .size = sizeof(uas_three_d_vector), .kind = UAS_KIND_STRUCT,
         .pointer_free = true, .member_count = 3, .members = uas_three_d_vector_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_CARTESIAN_COORDINATES] = {.name = "CartesianCoordinates", .type_id = 18809,
         .binary_encoding_id = 18818, .size = sizeof(uas_cartesian_coordinates),
         .kind = UAS_KIND_STRUCT, .pointer_free = true, .member_count = 0, .members = NULL},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_THREE_D_CARTESIAN_COORDINATES] = {.name = "ThreeDCartesianCoordinates",
         .type_id = 18810, .binary_encoding_id = 18819,
         .size = sizeof(uas_three_d_cartesian_coordinates), .kind = UAS_KIND_STRUCT,
         .pointer_free = true, .member_count = 3,
         .members = uas_three_d_cartesian_coordinates_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_ORIENTATION] = {.name = "Orientation", .type_id = 18811, .binary_encoding_id = 18820,
         .size = sizeof(uas_orientation), .kind = UAS_KIND_STRUCT, .pointer_free = true,
         .member_count = 0, .members = NULL},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_THREE_D_ORIENTATION] = {.name = "ThreeDOrientation", .type_id = 18812,
         .binary_encoding_id = 18821, .size = sizeof(uas_three_d_orientation),
         .kind = UAS_KIND_STRUCT, .pointer_free = true, .member_count = 3,
         .members = uas_three_d_orientation_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_FRAME] = {.name = "Frame", .type_id = 18813, .binary_encoding_id = 18822,
         .size = sizeof(uas_frame), .kind = UAS_KIND_STRUCT, .pointer_free = true, .member_count = 0,
         .members = NULL},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_THREE_D_FRAME] = {.name = "ThreeDFrame", .type_id = 18814,
         .binary_encoding_id = 18823, .size = sizeof(uas_three_d_frame), .kind = UAS_KIND_STRUCT,
         .pointer_free = true, .member_count = 2, .members = uas_three_d_frame_members},
+#endif
     [UAS_TYPES_IDENTITY_MAPPING_RULE_TYPE] = {.name = "IdentityMappingRuleType", .type_id = 15634,
         .binary_encoding_id = 15736, .size = sizeof(uas_identity_mapping_rule_type),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 2,
         .members = uas_identity_mapping_rule_type_members},
+#ifndef UAS_MINIMAL
     [UAS_TYPES_CURRENCY_UNIT_TYPE] = {.name = "CurrencyUnitType", .type_id = 23498,
         .binary_encoding_id = 23507, .size = sizeof(uas_currency_unit_type),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 4,
         .members = uas_currency_unit_type_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_ANNOTATION_DATA_TYPE] = {.name = "AnnotationDataType", .type_id = 32434,
         .binary_encoding_id = 32560, .size = sizeof(uas_annotation_data_type),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 3,
         .members = uas_annotation_data_type_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_LINEAR_CONVERSION_DATA_TYPE] = {.name = "LinearConversionDataType", .type_id = 32435,
         .binary_encoding_id = 32561, .size = sizeof(uas_linear_conversion_data_type),
         .kind = UAS_KIND_STRUCT, .pointer_free = true, .member_count = 4,
         .members = uas_linear_conversion_data_type_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_QUANTITY_DIMENSION] = {.name = "QuantityDimension", .type_id = 32438,
         .binary_encoding_id = 32562, .size = sizeof(uas_quantity_dimension),
         .kind = UAS_KIND_STRUCT, .pointer_free = true, .member_count = 8,
         .members = uas_quantity_dimension_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_TRUST_LIST_DATA_TYPE] = {.name = "TrustListDataType", .type_id = 12554,
         .binary_encoding_id = 12680, .size = sizeof(uas_trust_list_data_type),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 5,
         .members = uas_trust_list_data_type_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_TRANSACTION_ERROR_TYPE] = {.name = "TransactionErrorType", .type_id = 32285,
         .binary_encoding_id = 32382, .size = sizeof(uas_transaction_error_type),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 3,
         .members = uas_transaction_error_type_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_DATA_TYPE_SCHEMA_HEADER] = {.name = "DataTypeSchemaHeader", .type_id = 15534,
         .binary_encoding_id = 15676, .size = sizeof(uas_data_type_schema_header),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 4,
         .members = uas_data_type_schema_header_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_DATA_TYPE_DESCRIPTION] = {.name = "DataTypeDescription", .type_id = 14525,
         .binary_encoding_id = 125, .size = sizeof(uas_data_type_description),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 2,
         .members = uas_data_type_description_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_STRUCTURE_DESCRIPTION] = {.name = "StructureDescription", .type_id = 15487,
         .binary_encoding_id = 126, .size = sizeof(uas_structure_description),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 3,
         .members = uas_structure_description_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_ENUM_DESCRIPTION] = {.name = "EnumDescription", .type_id = 15488,
         .binary_encoding_id = 127, .size = sizeof(uas_enum_description), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 4, .members = uas_enum_description_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_SIMPLE_TYPE_DESCRIPTION] = {.name = "SimpleTypeDescription", .type_id = 15005,
         .binary_encoding_id = 15421, .size = sizeof(uas_simple_type_description),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 4,
         .members = uas_simple_type_description_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_UA_BINARY_FILE_DATA_TYPE] = {.name = "UABinaryFileDataType", .type_id = 15006,
         .binary_encoding_id = 15422, .size = sizeof(uas_ua_binary_file_data_type),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 7,
         .members = uas_ua_binary_file_data_type_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_PORTABLE_QUALIFIED_NAME] = {.name = "PortableQualifiedName", .type_id = 24105,
         .binary_encoding_id = 24108, .size = sizeof(uas_portable_qualified_name),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 2,
         .members = uas_portable_qualified_name_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_PORTABLE_NODE_ID] = {.name = "PortableNodeId", .type_id = 24106,
         .binary_encoding_id = 24109, .size = sizeof(uas_portable_node_id), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 2, .members = uas_portable_node_id_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_UNSIGNED_RATIONAL_NUMBER] = {.name = "UnsignedRationalNumber", .type_id = 24107,
         .binary_encoding_id = 24110, .size = sizeof(uas_unsigned_rational_number),
         .kind = UAS_KIND_STRUCT, .pointer_free = true, .member_count = 2,
         .members = uas_unsigned_rational_number_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_DATA_SET_META_DATA_TYPE] = {.name = "DataSetMetaDataType", .type_id = 14523,
         .binary_encoding_id = 124, .size = sizeof(uas_data_set_meta_data_type),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 9,
         .members = uas_data_set_meta_data_type_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_FIELD_META_DATA] = {.name = "FieldMetaData", .type_id = 14524,
         .binary_encoding_id = 14839, .size = sizeof(uas_field_meta_data), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 10, .members = uas_field_meta_data_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_CONFIGURATION_VERSION_DATA_TYPE] = {.name = "ConfigurationVersionDataType",
         .type_id = 14593, .binary_encoding_id = 14847,
         .size = sizeof(uas_configuration_version_data_type), .kind = UAS_KIND_STRUCT,
         .pointer_free = true, .member_count = 2,
         .members = uas_configuration_version_data_type_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_PUBLISHED_DATA_SET_DATA_TYPE] = {.name = "PublishedDataSetDataType",
         .type_id = 15578, .binary_encoding_id = 15677,
         .size = sizeof(uas_published_data_set_data_type), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 5,
         .members = uas_published_data_set_data_type_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_PUBLISHED_DATA_SET_SOURCE_DATA_TYPE] = {.name = "PublishedDataSetSourceDataType",
         .type_id = 15580, .binary_encoding_id = 15678,
         .size = sizeof(uas_published_data_set_source_data_type), .kind = UAS_KIND_STRUCT,
         .pointer_free = true, .member_count = 0, .members = NULL},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_PUBLISHED_VARIABLE_DATA_TYPE] = {.name = "PublishedVariableDataType",
         .type_id = 14273, .binary_encoding_id = 14323,
         .size = sizeof(uas_published_variable_data_type), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 8,
         .members = uas_published_variable_data_type_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_PUBLISHED_DATA_ITEMS_DATA_TYPE] = {.name = "PublishedDataItemsDataType",
         .type_id = 15581, .binary_encoding_id = 15679,
         .size = sizeof(uas_published_data_items_data_type), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 1,
         .members = uas_published_data_items_data_type_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_PUBLISHED_EVENTS_DATA_TYPE] = {.name = "PublishedEventsDataType", .type_id = 15582,
         .binary_encoding_id = 15681, .size = sizeof(uas_published_events_data_type),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 3,
         .members = uas_published_events_data_type_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_PUBLISHED_DATA_SET_CUSTOM_SOURCE_DATA_TYPE] = {.name = "PublishedDataSetCustomSourceDataType",
         .type_id = 25269, .binary_encoding_id = 25529,
         .size = sizeof(uas_published_data_set_custom_source_data_type), .kind = UAS_KIND_STRUCT,
         .pointer_free = true, .member_count = 1,
         .members = uas_published_data_set_custom_source_data_type_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_DATA_SET_WRITER_DATA_TYPE] = {.name = "DataSetWriterDataType", .type_id = 15597,
         .binary_encoding_id = 15682, .size = sizeof(uas_data_set_writer_data_type),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 9,
         .members = uas_data_set_writer_data_type_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_DATA_SET_WRITER_TRANSPORT_DATA_TYPE] = {.name = "DataSetWriterTransportDataType",
         .type_id = 15598, .binary_encoding_id = 15683,
         .size = sizeof(uas_data_set_writer_transport_data_type), .kind = UAS_KIND_STRUCT,
         .pointer_free = true, .member_count = 0, .members = NULL},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_DATA_SET_WRITER_MESSAGE_DATA_TYPE] = {.name = "DataSetWriterMessageDataType",
         .type_id = 15605, .binary_encoding_id = 15688,
         .size = sizeof(uas_data_set_writer_message_data_type), .kind = UAS_KIND_STRUCT,
         .pointer_free = true, .member_count = 0, .members = NULL},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_PUB_SUB_GROUP_DATA_TYPE] = {.name = "PubSubGroupDataType", .type_id = 15609,
         .binary_encoding_id = 15689, .size = sizeof(uas_pub_sub_group_data_type),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 7,
         .members = uas_pub_sub_group_data_type_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_WRITER_GROUP_DATA_TYPE] = {.name = "WriterGroupDataType", .type_id = 15480,
         .binary_encoding_id = 21150, .size = sizeof(uas_writer_group_data_type),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 16,
         .members = uas_writer_group_data_type_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_WRITER_GROUP_TRANSPORT_DATA_TYPE] = {.name = "WriterGroupTransportDataType",
         .type_id = 15611, .binary_encoding_id = 15691,
         .size = sizeof(uas_writer_group_transport_data_type), .kind = UAS_KIND_STRUCT,
         .pointer_free = true, .member_count = 0, .members = NULL},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_WRITER_GROUP_MESSAGE_DATA_TYPE] = {.name = "WriterGroupMessageDataType",
         .type_id = 15616, .binary_encoding_id = 15693,
         .size = sizeof(uas_writer_group_message_data_type), .kind = UAS_KIND_STRUCT,
         .pointer_free = true, .member_count = 0, .members = NULL},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_PUB_SUB_CONNECTION_DATA_TYPE] = {.name = "PubSubConnectionDataType",
         .type_id = 15617, .binary_encoding_id = 15694,
         .size = sizeof(uas_pub_sub_connection_data_type), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 9,
         .members = uas_pub_sub_connection_data_type_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_CONNECTION_TRANSPORT_DATA_TYPE] = {.name = "ConnectionTransportDataType",
         .type_id = 15618, .binary_encoding_id = 15695,
         .size = sizeof(uas_connection_transport_data_type), .kind = UAS_KIND_STRUCT,
         .pointer_free = true, .member_count = 0, .members = NULL},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_NETWORK_ADDRESS_DATA_TYPE] = {.name = "NetworkAddressDataType", .type_id = 15502,
         .binary_encoding_id = 21151, .size = sizeof(uas_network_address_data_type),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 1,
         .members = uas_network_address_data_type_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_NETWORK_ADDRESS_URL_DATA_TYPE] = {.name = "NetworkAddressUrlDataType",
         .type_id = 15510, .binary_encoding_id = 21152,
         .size = sizeof(uas_network_address_url_data_type), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 2,
         .members = uas_network_address_url_data_type_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_READER_GROUP_DATA_TYPE] = {.name = "ReaderGroupDataType", .type_id = 15520,
         .binary_encoding_id = 21153, .size = sizeof(uas_reader_group_data_type),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 10,
         .members = uas_reader_group_data_type_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_READER_GROUP_TRANSPORT_DATA_TYPE] = {.name = "ReaderGroupTransportDataType",
         .type_id = 15621, .binary_encoding_id = 15701,
         .size = sizeof(uas_reader_group_transport_data_type), .kind = UAS_KIND_STRUCT,
         .pointer_free = true, .member_count = 0, .members = NULL},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_READER_GROUP_MESSAGE_DATA_TYPE] = {.name = "ReaderGroupMessageDataType",
         .type_id = 15622, .binary_encoding_id = 15702,
         .size = sizeof(uas_reader_group_message_data_type), .kind = UAS_KIND_STRUCT,
         .pointer_free = true, .member_count = 0, .members = NULL},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_DATA_SET_READER_DATA_TYPE] = {.name = "DataSetReaderDataType", .type_id = 15623,
         .binary_encoding_id = 15703, .size = sizeof(uas_data_set_reader_data_type),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 17,
         .members = uas_data_set_reader_data_type_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_DATA_SET_READER_TRANSPORT_DATA_TYPE] = {.name = "DataSetReaderTransportDataType",
         .type_id = 15628, .binary_encoding_id = 15705,
         .size = sizeof(uas_data_set_reader_transport_data_type), .kind = UAS_KIND_STRUCT,
         .pointer_free = true, .member_count = 0, .members = NULL},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_DATA_SET_READER_MESSAGE_DATA_TYPE] = {.name = "DataSetReaderMessageDataType",
         .type_id = 15629, .binary_encoding_id = 15706,
         .size = sizeof(uas_data_set_reader_message_data_type), .kind = UAS_KIND_STRUCT,
         .pointer_free = true, .member_count = 0, .members = NULL},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_SUBSCRIBED_DATA_SET_DATA_TYPE] = {.name = "SubscribedDataSetDataType",
         .type_id = 15630, .binary_encoding_id = 15707,
         .size = sizeof(uas_subscribed_data_set_data_type), .kind = UAS_KIND_STRUCT,
         .pointer_free = true, .member_count = 0, .members = NULL},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_TARGET_VARIABLES_DATA_TYPE] = {.name = "TargetVariablesDataType", .type_id = 15631,
         .binary_encoding_id = 15712, .size = sizeof(uas_target_variables_data_type),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 1,
         .members = uas_target_variables_data_type_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_FIELD_TARGET_DATA_TYPE] = {.name = "FieldTargetDataType", .type_id = 14744,
         .binary_encoding_id = 14848, .size = sizeof(uas_field_target_data_type),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 7,
         .members = uas_field_target_data_type_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_SUBSCRIBED_DATA_SET_MIRROR_DATA_TYPE] = {.name = "SubscribedDataSetMirrorDataType",
         .type_id = 15635, .binary_encoding_id = 15713,
         .size = sizeof(uas_subscribed_data_set_mirror_data_type), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 2,
         .members = uas_subscribed_data_set_mirror_data_type_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_PUB_SUB_CONFIGURATION_DATA_TYPE] = {.name = "PubSubConfigurationDataType",
         .type_id = 15530, .binary_encoding_id = 21154,
         .size = sizeof(uas_pub_sub_configuration_data_type), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 3,
         .members = uas_pub_sub_configuration_data_type_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_STANDALONE_SUBSCRIBED_DATA_SET_REF_DATA_TYPE] = {.name = "StandaloneSubscribedDataSetRefDataType",
         .type_id = 23599, .binary_encoding_id = 23851,
         .size = sizeof(uas_standalone_subscribed_data_set_ref_data_type), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 1,
         .members = uas_standalone_subscribed_data_set_ref_data_type_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_STANDALONE_SUBSCRIBED_DATA_SET_DATA_TYPE] = {.name = "StandaloneSubscribedDataSetDataType",
         .type_id = 23600, .binary_encoding_id = 23852,
         .size = sizeof(uas_standalone_subscribed_data_set_data_type), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 4,
         .members = uas_standalone_subscribed_data_set_data_type_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_SECURITY_GROUP_DATA_TYPE] = {.name = "SecurityGroupDataType", .type_id = 23601,
         .binary_encoding_id = 23853, .size = sizeof(uas_security_group_data_type),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 9,
         .members = uas_security_group_data_type_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_PUB_SUB_KEY_PUSH_TARGET_DATA_TYPE] = {.name = "PubSubKeyPushTargetDataType",
         .type_id = 25270, .binary_encoding_id = 25530,
         .size = sizeof(uas_pub_sub_key_push_target_data_type), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 9,
         .members = uas_pub_sub_key_push_target_data_type_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_PUB_SUB_CONFIGURATION2_DATA_TYPE] = {.name = "PubSubConfiguration2DataType",
         .type_id = 23602, .binary_encoding_id = 23854,
         .size = sizeof(uas_pub_sub_configuration2_data_type), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 10,
         .members = uas_pub_sub_configuration2_data_type_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_UADP_WRITER_GROUP_MESSAGE_DATA_TYPE] = {.name = "UadpWriterGroupMessageDataType",
         .type_id = 15645, .binary_encoding_id = 15715,
         .size = sizeof(uas_uadp_writer_group_message_data_type), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 5,
         .members = uas_uadp_writer_group_message_data_type_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_UADP_DATA_SET_WRITER_MESSAGE_DATA_TYPE] = {.name = "UadpDataSetWriterMessageDataType",
         .type_id = 15652, .binary_encoding_id = 15717,
         .size = sizeof(uas_uadp_data_set_writer_message_data_type), .kind = UAS_KIND_STRUCT,
         .pointer_free = true, .member_count = 4,
         .members = uas_uadp_data_set_writer_message_data_type_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_UADP_DATA_SET_READER_MESSAGE_DATA_TYPE] = {.name = "UadpDataSetReaderMessageDataType",
         .type_id = 15653, .binary_encoding_id = 15718,
         .size = sizeof(uas_uadp_data_set_reader_message_data_type), .kind = UAS_KIND_STRUCT,
         .pointer_free = true, .member_count = 9,
         .members = uas_uadp_data_set_reader_message_data_type_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_JSON_WRITER_GROUP_MESSAGE_DATA_TYPE] = {.name = "JsonWriterGroupMessageDataType",
         .type_id = 15657, .binary_encoding_id = 15719,
         .size = sizeof(uas_json_writer_group_message_data_type), .kind = UAS_KIND_STRUCT,
         .pointer_free = true, .member_count = 1,
         .members = uas_json_writer_group_message_data_type_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_JSON_DATA_SET_WRITER_MESSAGE_DATA_TYPE] = {.name = "JsonDataSetWriterMessageDataType",
         .type_id = 15664, .binary_encoding_id = 15724,
         .size = sizeof(uas_json_data_set_writer_message_data_type), .kind = UAS_KIND_STRUCT,
         .pointer_free = true, .member_count = 1,
         .members = uas_json_data_set_writer_message_data_type_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_JSON_DATA_SET_READER_MESSAGE_DATA_TYPE] = {.name = "JsonDataSetReaderMessageDataType",
         .type_id = 15665, .binary_encoding_id = 15725,
         .size = sizeof(uas_json_data_set_reader_message_data_type), .kind = UAS_KIND_STRUCT,
         .pointer_free = true, .member_count = 2,
         .members = uas_json_data_set_reader_message_data_type_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_QOS_DATA_TYPE] = {.name = "QosDataType", .type_id = 23603,
         .binary_encoding_id = 23855, .size = sizeof(uas_qos_data_type), .kind = UAS_KIND_STRUCT,
         .pointer_free = true, .member_count = 0, .members = NULL},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_TRANSMIT_QOS_DATA_TYPE] = {.name = "TransmitQosDataType", .type_id = 23604,
         .binary_encoding_id = 23856, .size = sizeof(uas_transmit_qos_data_type),
         .kind = UAS_KIND_STRUCT, .pointer_free = true, .member_count = 0, .members = NULL},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_TRANSMIT_QOS_PRIORITY_DATA_TYPE] = {.name = "TransmitQosPriorityDataType",
         .type_id = 23605, .binary_encoding_id = 23857,
         .size = sizeof(uas_transmit_qos_priority_data_type), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 1,
         .members = uas_transmit_qos_priority_data_type_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_RECEIVE_QOS_DATA_TYPE] = {.name = "ReceiveQosDataType", .type_id = 23608,
         .binary_encoding_id = 23860, .size = sizeof(uas_receive_qos_data_type),
         .kind = UAS_KIND_STRUCT, .pointer_free = true, .member_count = 0, .members = NULL},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_RECEIVE_QOS_PRIORITY_DATA_TYPE] = {.name = "ReceiveQosPriorityDataType",
         .type_id = 23609, .binary_encoding_id = 23861,
         .size = sizeof(uas_receive_qos_priority_data_type), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 1,
         .members = uas_receive_qos_priority_data_type_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_DATAGRAM_CONNECTION_TRANSPORT_DATA_TYPE] = {.name = "DatagramConnectionTransportDataType",
         .type_id = 17467, .binary_encoding_id = 17468,
         .size = sizeof(uas_datagram_connection_transport_data_type), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 1,
         .members = uas_datagram_connection_transport_data_type_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_DATAGRAM_CONNECTION_TRANSPORT2_DATA_TYPE] = {.name = "DatagramConnectionTransport2DataType",
         .type_id = 23612, .binary_encoding_id = 23864,
         .size = sizeof(uas_datagram_connection_transport2_data_type), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 5,
         .members = uas_datagram_connection_transport2_data_type_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_DATAGRAM_WRITER_GROUP_TRANSPORT_DATA_TYPE] = {.name = "DatagramWriterGroupTransportDataType",
         .type_id = 15532, .binary_encoding_id = 21155,
         .size = sizeof(uas_datagram_writer_group_transport_data_type), .kind = UAS_KIND_STRUCT,
         .pointer_free = true, .member_count = 2,
         .members = uas_datagram_writer_group_transport_data_type_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_DATAGRAM_WRITER_GROUP_TRANSPORT2_DATA_TYPE] = {.name = "DatagramWriterGroupTransport2DataType",
         .type_id = 23613, .binary_encoding_id = 23865,
         .size = sizeof(uas_datagram_writer_group_transport2_data_type), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 7,
         .members = uas_datagram_writer_group_transport2_data_type_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_DATAGRAM_DATA_SET_READER_TRANSPORT_DATA_TYPE] = {.name = "DatagramDataSetReaderTransportDataType",
         .type_id = 23614, .binary_encoding_id = 23866,
         .size = sizeof(uas_datagram_data_set_reader_transport_data_type), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 4,
         .members = uas_datagram_data_set_reader_transport_data_type_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_BROKER_CONNECTION_TRANSPORT_DATA_TYPE] = {.name = "BrokerConnectionTransportDataType",
         .type_id = 15007, .binary_encoding_id = 15479,
         .size = sizeof(uas_broker_connection_transport_data_type), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 2,
         .members = uas_broker_connection_transport_data_type_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_BROKER_WRITER_GROUP_TRANSPORT_DATA_TYPE] = {.name = "BrokerWriterGroupTransportDataType",
         .type_id = 15667, .binary_encoding_id = 15727,
         .size = sizeof(uas_broker_writer_group_transport_data_type), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 4,
         .members = uas_broker_writer_group_transport_data_type_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_BROKER_DATA_SET_WRITER_TRANSPORT_DATA_TYPE] = {.name = "BrokerDataSetWriterTransportDataType",
         .type_id = 15669, .binary_encoding_id = 15729,
         .size = sizeof(uas_broker_data_set_writer_transport_data_type), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 6,
         .members = uas_broker_data_set_writer_transport_data_type_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_BROKER_DATA_SET_READER_TRANSPORT_DATA_TYPE] = {.name = "BrokerDataSetReaderTransportDataType",
         .type_id = 15670, .binary_encoding_id = 15733,
         .size = sizeof(uas_broker_data_set_reader_transport_data_type), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 5,
         .members = uas_broker_data_set_reader_transport_data_type_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_PUB_SUB_CONFIGURATION_REF_DATA_TYPE] = {.name = "PubSubConfigurationRefDataType",
         .type_id = 25519, .binary_encoding_id = 25531,
         .size = sizeof(uas_pub_sub_configuration_ref_data_type), .kind = UAS_KIND_STRUCT,
         .pointer_free = true, .member_count = 4,
         .members = uas_pub_sub_configuration_ref_data_type_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_PUB_SUB_CONFIGURATION_VALUE_DATA_TYPE] = {.name = "PubSubConfigurationValueDataType",
         .type_id = 25520, .binary_encoding_id = 25532,
         .size = sizeof(uas_pub_sub_configuration_value_data_type), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 3,
         .members = uas_pub_sub_configuration_value_data_type_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_ALIAS_NAME_DATA_TYPE] = {.name = "AliasNameDataType", .type_id = 23468,
         .binary_encoding_id = 23499, .size = sizeof(uas_alias_name_data_type),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 2,
         .members = uas_alias_name_data_type_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_USER_MANAGEMENT_DATA_TYPE] = {.name = "UserManagementDataType", .type_id = 24281,
         .binary_encoding_id = 24292, .size = sizeof(uas_user_management_data_type),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 3,
         .members = uas_user_management_data_type_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_PRIORITY_MAPPING_ENTRY_TYPE] = {.name = "PriorityMappingEntryType", .type_id = 25220,
         .binary_encoding_id = 25239, .size = sizeof(uas_priority_mapping_entry_type),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 4,
         .members = uas_priority_mapping_entry_type_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_REFERENCE_DESCRIPTION_DATA_TYPE] = {.name = "ReferenceDescriptionDataType",
         .type_id = 32659, .binary_encoding_id = 32661,
         .size = sizeof(uas_reference_description_data_type), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 4,
         .members = uas_reference_description_data_type_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_REFERENCE_LIST_ENTRY_DATA_TYPE] = {.name = "ReferenceListEntryDataType",
         .type_id = 32660, .binary_encoding_id = 32662,
         .size = sizeof(uas_reference_list_entry_data_type), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 3,
         .members = uas_reference_list_entry_data_type_members},
+#endif
     [UAS_TYPES_ROLE_PERMISSION_TYPE] = {.name = "RolePermissionType", .type_id = 96,
         .binary_encoding_id = 128, .size = sizeof(uas_role_permission_type),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 2,
         .members = uas_role_permission_type_members},
+#ifndef UAS_MINIMAL
     [UAS_TYPES_DATA_TYPE_DEFINITION] = {.name = "DataTypeDefinition", .type_id = 97,
         .binary_encoding_id = 121, .size = sizeof(uas_data_type_definition),
         .kind = UAS_KIND_STRUCT, .pointer_free = true, .member_count = 0, .members = NULL},
+#endif
     [UAS_TYPES_STRUCTURE_FIELD] = {.name = "StructureField", .type_id = 101,
         .binary_encoding_id = 14844, .size = sizeof(uas_structure_field), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 7, .members = uas_structure_field_members},
@@ -4917,13 +5191,17 @@ const uas_type uas_types[UAS_TYPES_COUNT] = {
     [UAS_TYPES_ENUM_FIELD] = {.name = "EnumField", .type_id = 102, .binary_encoding_id = 14845,
         .size = sizeof(uas_enum_field), .kind = UAS_KIND_STRUCT, .pointer_free = false,
         .member_count = 4, .members = uas_enum_field_members},
+#ifndef UAS_MINIMAL
     [UAS_TYPES_OPTION_SET] = {.name = "OptionSet", .type_id = 12755, .binary_encoding_id = 12765,
         .size = sizeof(uas_option_set), .kind = UAS_KIND_STRUCT, .pointer_free = false,
         .member_count = 2, .members = uas_option_set_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_TIME_ZONE_DATA_TYPE] = {.name = "TimeZoneDataType", .type_id = 8912,
         .binary_encoding_id = 8917, .size = sizeof(uas_time_zone_data_type),
         .kind = UAS_KIND_STRUCT, .pointer_free = true, .member_count = 2,
         .members = uas_time_zone_data_type_members},
+#endif
     [UAS_TYPES_APPLICATION_DESCRIPTION] = {.name = "ApplicationDescription", .type_id = 308,
         .binary_encoding_id = 310, .size = sizeof(uas_application_description),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 7,
@@ -4937,16 +5215,20 @@ const uas_type uas_types[UAS_TYPES_COUNT] = {
     [UAS_TYPES_SERVICE_FAULT] = {.name = "ServiceFault", .type_id = 395, .binary_encoding_id = 397,
         .size = sizeof(uas_service_fault), .kind = UAS_KIND_STRUCT, .pointer_free = false,
         .member_count = 1, .members = uas_service_fault_members},
+#ifndef UAS_MINIMAL
     [UAS_TYPES_SESSIONLESS_INVOKE_REQUEST_TYPE] = {.name = "SessionlessInvokeRequestType",
         .type_id = 15901, .binary_encoding_id = 15903,
         .size = sizeof(uas_sessionless_invoke_request_type), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 5,
         .members = uas_sessionless_invoke_request_type_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_SESSIONLESS_INVOKE_RESPONSE_TYPE] = {.name = "SessionlessInvokeResponseType",
         .type_id = 20999, .binary_encoding_id = 21001,
         .size = sizeof(uas_sessionless_invoke_response_type), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 3,
         .members = uas_sessionless_invoke_response_type_members},
+#endif
     [UAS_TYPES_FIND_SERVERS_REQUEST] = {.name = "FindServersRequest", .type_id = 420,
         .binary_encoding_id = 422, .size = sizeof(uas_find_servers_request),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 4,
@@ -4955,19 +5237,25 @@ const uas_type uas_types[UAS_TYPES_COUNT] = {
         .binary_encoding_id = 425, .size = sizeof(uas_find_servers_response),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 2,
         .members = uas_find_servers_response_members},
+#ifndef UAS_MINIMAL
     [UAS_TYPES_SERVER_ON_NETWORK] = {.name = "ServerOnNetwork", .type_id = 12189,
         .binary_encoding_id = 12207, .size = sizeof(uas_server_on_network), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 4, .members = uas_server_on_network_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_FIND_SERVERS_ON_NETWORK_REQUEST] = {.name = "FindServersOnNetworkRequest",
         .type_id = 12190, .binary_encoding_id = 12208,
         .size = sizeof(uas_find_servers_on_network_request), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 4,
         .members = uas_find_servers_on_network_request_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_FIND_SERVERS_ON_NETWORK_RESPONSE] = {.name = "FindServersOnNetworkResponse",
         .type_id = 12191, .binary_encoding_id = 12209,
         .size = sizeof(uas_find_servers_on_network_response), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 3,
         .members = uas_find_servers_on_network_response_members},
+#endif
     [UAS_TYPES_USER_TOKEN_POLICY] = {.name = "UserTokenPolicy", .type_id = 304,
         .binary_encoding_id = 306, .size = sizeof(uas_user_token_policy), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 5, .members = uas_user_token_policy_members},
@@ -4983,33 +5271,47 @@ const uas_type uas_types[UAS_TYPES_COUNT] = {
         .binary_encoding_id = 431, .size = sizeof(uas_get_endpoints_response),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 2,
         .members = uas_get_endpoints_response_members},
+#ifndef UAS_MINIMAL
     [UAS_TYPES_REGISTERED_SERVER] = {.name = "RegisteredServer", .type_id = 432,
         .binary_encoding_id = 434, .size = sizeof(uas_registered_server), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 8, .members = uas_registered_server_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_REGISTER_SERVER_REQUEST] = {.name = "RegisterServerRequest", .type_id = 435,
         .binary_encoding_id = 437, .size = sizeof(uas_register_server_request),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 2,
         .members = uas_register_server_request_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_REGISTER_SERVER_RESPONSE] = {.name = "RegisterServerResponse", .type_id = 438,
         .binary_encoding_id = 440, .size = sizeof(uas_register_server_response),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 1,
         .members = uas_register_server_response_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_DISCOVERY_CONFIGURATION] = {.name = "DiscoveryConfiguration", .type_id = 12890,
         .binary_encoding_id = 12900, .size = sizeof(uas_discovery_configuration),
         .kind = UAS_KIND_STRUCT, .pointer_free = true, .member_count = 0, .members = NULL},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_MDNS_DISCOVERY_CONFIGURATION] = {.name = "MdnsDiscoveryConfiguration",
         .type_id = 12891, .binary_encoding_id = 12901,
         .size = sizeof(uas_mdns_discovery_configuration), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 2,
         .members = uas_mdns_discovery_configuration_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_REGISTER_SERVER2_REQUEST] = {.name = "RegisterServer2Request", .type_id = 12193,
         .binary_encoding_id = 12211, .size = sizeof(uas_register_server2_request),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 3,
         .members = uas_register_server2_request_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_REGISTER_SERVER2_RESPONSE] = {.name = "RegisterServer2Response", .type_id = 12194,
         .binary_encoding_id = 12212, .size = sizeof(uas_register_server2_response),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 3,
         .members = uas_register_server2_response_members},
+#endif
     [UAS_TYPES_CHANNEL_SECURITY_TOKEN] = {.name = "ChannelSecurityToken", .type_id = 441,
         .binary_encoding_id = 443, .size = sizeof(uas_channel_security_token),
         .kind = UAS_KIND_STRUCT, .pointer_free = true, .member_count = 4,
@@ -5026,11 +5328,13 @@ const uas_type uas_types[UAS_TYPES_COUNT] = {
         .binary_encoding_id = 452, .size = sizeof(uas_close_secure_channel_request),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 1,
         .members = uas_close_secure_channel_request_members},
+#ifndef UAS_MINIMAL
     [UAS_TYPES_CLOSE_SECURE_CHANNEL_RESPONSE] = {.name = "CloseSecureChannelResponse",
         .type_id = 453, .binary_encoding_id = 455,
         .size = sizeof(uas_close_secure_channel_response), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 1,
         .members = uas_close_secure_channel_response_members},
+#endif
     [UAS_TYPES_SIGNED_SOFTWARE_CERTIFICATE] = {.name = "SignedSoftwareCertificate", .type_id = 344,
         .binary_encoding_id = 346, .size = sizeof(uas_signed_software_certificate),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 2,
@@ -5046,9 +5350,11 @@ const uas_type uas_types[UAS_TYPES_COUNT] = {
         .binary_encoding_id = 464, .size = sizeof(uas_create_session_response),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 10,
         .members = uas_create_session_response_members},
+#ifndef UAS_MINIMAL
     [UAS_TYPES_USER_IDENTITY_TOKEN] = {.name = "UserIdentityToken", .type_id = 316,
         .binary_encoding_id = 318, .size = sizeof(uas_user_identity_token), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 1, .members = uas_user_identity_token_members},
+#endif
     [UAS_TYPES_ANONYMOUS_IDENTITY_TOKEN] = {.name = "AnonymousIdentityToken", .type_id = 319,
         .binary_encoding_id = 321, .size = sizeof(uas_anonymous_identity_token),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 1,
@@ -5060,10 +5366,12 @@ const uas_type uas_types[UAS_TYPES_COUNT] = {
     [UAS_TYPES_X509_IDENTITY_TOKEN] = {.name = "X509IdentityToken", .type_id = 325,
         .binary_encoding_id = 327, .size = sizeof(uas_x509_identity_token), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 2, .members = uas_x509_identity_token_members},
+#ifndef UAS_MINIMAL
     [UAS_TYPES_ISSUED_IDENTITY_TOKEN] = {.name = "IssuedIdentityToken", .type_id = 938,
         .binary_encoding_id = 940, .size = sizeof(uas_issued_identity_token),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 3,
         .members = uas_issued_identity_token_members},
+#endif
     [UAS_TYPES_ACTIVATE_SESSION_REQUEST] = {.name = "ActivateSessionRequest", .type_id = 465,
         .binary_encoding_id = 467, .size = sizeof(uas_activate_session_request),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 6,
@@ -5086,18 +5394,26 @@ const uas_type uas_types[UAS_TYPES_COUNT] = {
     [UAS_TYPES_CANCEL_RESPONSE] = {.name = "CancelResponse", .type_id = 480,
         .binary_encoding_id = 482, .size = sizeof(uas_cancel_response), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 2, .members = uas_cancel_response_members},
+#ifndef UAS_MINIMAL
     [UAS_TYPES_NODE_ATTRIBUTES] = {.name = "NodeAttributes", .type_id = 349,
         .binary_encoding_id = 351, .size = sizeof(uas_node_attributes), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 5, .members = uas_node_attributes_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_OBJECT_ATTRIBUTES] = {.name = "ObjectAttributes", .type_id = 352,
         .binary_encoding_id = 354, .size = sizeof(uas_object_attributes), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 6, .members = uas_object_attributes_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_VARIABLE_ATTRIBUTES] = {.name = "VariableAttributes", .type_id = 355,
         .binary_encoding_id = 357, .size = sizeof(uas_variable_attributes), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 13, .members = uas_variable_attributes_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_METHOD_ATTRIBUTES] = {.name = "MethodAttributes", .type_id = 358,
         .binary_encoding_id = 360, .size = sizeof(uas_method_attributes), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 7, .members = uas_method_attributes_members},
+#endif
     [UAS_TYPES_OBJECT_TYPE_ATTRIBUTES] = {.name = "ObjectTypeAttributes", .type_id = 361,
         .binary_encoding_id = 363, .size = sizeof(uas_object_type_attributes),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 6,
@@ -5125,52 +5441,78 @@ const uas_type uas_types[UAS_TYPES_COUNT] = {
         .binary_encoding_id = 17611, .size = sizeof(uas_generic_attributes),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 6,
         .members = uas_generic_attributes_members},
+#ifndef UAS_MINIMAL
     [UAS_TYPES_ADD_NODES_ITEM] = {.name = "AddNodesItem", .type_id = 376, .binary_encoding_id = 378,
         .size = sizeof(uas_add_nodes_item), .kind = UAS_KIND_STRUCT, .pointer_free = false,
         .member_count = 7, .members = uas_add_nodes_item_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_ADD_NODES_RESULT] = {.name = "AddNodesResult", .type_id = 483,
         .binary_encoding_id = 485, .size = sizeof(uas_add_nodes_result), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 2, .members = uas_add_nodes_result_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_ADD_NODES_REQUEST] = {.name = "AddNodesRequest", .type_id = 486,
         .binary_encoding_id = 488, .size = sizeof(uas_add_nodes_request), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 2, .members = uas_add_nodes_request_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_ADD_NODES_RESPONSE] = {.name = "AddNodesResponse", .type_id = 489,
         .binary_encoding_id = 491, .size = sizeof(uas_add_nodes_response), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 3, .members = uas_add_nodes_response_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_ADD_REFERENCES_ITEM] = {.name = "AddReferencesItem", .type_id = 379,
         .binary_encoding_id = 381, .size = sizeof(uas_add_references_item), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 6, .members = uas_add_references_item_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_ADD_REFERENCES_REQUEST] = {.name = "AddReferencesRequest", .type_id = 492,
         .binary_encoding_id = 494, .size = sizeof(uas_add_references_request),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 2,
         .members = uas_add_references_request_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_ADD_REFERENCES_RESPONSE] = {.name = "AddReferencesResponse", .type_id = 495,
         .binary_encoding_id = 497, .size = sizeof(uas_add_references_response),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 3,
         .members = uas_add_references_response_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_DELETE_NODES_ITEM] = {.name = "DeleteNodesItem", .type_id = 382,
         .binary_encoding_id = 384, .size = sizeof(uas_delete_nodes_item), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 2, .members = uas_delete_nodes_item_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_DELETE_NODES_REQUEST] = {.name = "DeleteNodesRequest", .type_id = 498,
         .binary_encoding_id = 500, .size = sizeof(uas_delete_nodes_request),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 2,
         .members = uas_delete_nodes_request_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_DELETE_NODES_RESPONSE] = {.name = "DeleteNodesResponse", .type_id = 501,
         .binary_encoding_id = 503, .size = sizeof(uas_delete_nodes_response),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 3,
         .members = uas_delete_nodes_response_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_DELETE_REFERENCES_ITEM] = {.name = "DeleteReferencesItem", .type_id = 385,
         .binary_encoding_id = 387, .size = sizeof(uas_delete_references_item),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 5,
         .members = uas_delete_references_item_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_DELETE_REFERENCES_REQUEST] = {.name = "DeleteReferencesRequest", .type_id = 504,
         .binary_encoding_id = 506, .size = sizeof(uas_delete_references_request),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 2,
         .members = uas_delete_references_request_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_DELETE_REFERENCES_RESPONSE] = {.name = "DeleteReferencesResponse", .type_id = 507,
         .binary_encoding_id = 509, .size = sizeof(uas_delete_references_response),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 3,
         .members = uas_delete_references_response_members},
+#endif
     [UAS_TYPES_VIEW_DESCRIPTION] = {.name = "ViewDescription", .type_id = 511,
         .binary_encoding_id = 513, .size = sizeof(uas_view_description), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 3, .members = uas_view_description_members},
@@ -5239,24 +5581,34 @@ const uas_type uas_types[UAS_TYPES_COUNT] = {
         .binary_encoding_id = 569, .size = sizeof(uas_unregister_nodes_response),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 1,
         .members = uas_unregister_nodes_response_members},
+#ifndef UAS_MINIMAL
     [UAS_TYPES_ENDPOINT_CONFIGURATION] = {.name = "EndpointConfiguration", .type_id = 331,
         .binary_encoding_id = 333, .size = sizeof(uas_endpoint_configuration),
         .kind = UAS_KIND_STRUCT, .pointer_free = true, .member_count = 9,
         .members = uas_endpoint_configuration_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_QUERY_DATA_DESCRIPTION] = {.name = "QueryDataDescription", .type_id = 570,
         .binary_encoding_id = 572, .size = sizeof(uas_query_data_description),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 3,
         .members = uas_query_data_description_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_NODE_TYPE_DESCRIPTION] = {.name = "NodeTypeDescription", .type_id = 573,
         .binary_encoding_id = 575, .size = sizeof(uas_node_type_description),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 3,
         .members = uas_node_type_description_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_QUERY_DATA_SET] = {.name = "QueryDataSet", .type_id = 577, .binary_encoding_id = 579,
         .size = sizeof(uas_query_data_set), .kind = UAS_KIND_STRUCT, .pointer_free = false,
         .member_count = 3, .members = uas_query_data_set_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_NODE_REFERENCE] = {.name = "NodeReference", .type_id = 580,
         .binary_encoding_id = 582, .size = sizeof(uas_node_reference), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 4, .members = uas_node_reference_members},
+#endif
     [UAS_TYPES_CONTENT_FILTER_ELEMENT] = {.name = "ContentFilterElement", .type_id = 583,
         .binary_encoding_id = 585, .size = sizeof(uas_content_filter_element),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 2,
@@ -5264,47 +5616,69 @@ const uas_type uas_types[UAS_TYPES_COUNT] = {
     [UAS_TYPES_CONTENT_FILTER] = {.name = "ContentFilter", .type_id = 586,
         .binary_encoding_id = 588, .size = sizeof(uas_content_filter), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 1, .members = uas_content_filter_members},
+#ifndef UAS_MINIMAL
     [UAS_TYPES_FILTER_OPERAND] = {.name = "FilterOperand", .type_id = 589,
         .binary_encoding_id = 591, .size = sizeof(uas_filter_operand), .kind = UAS_KIND_STRUCT,
         .pointer_free = true, .member_count = 0, .members = NULL},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_ELEMENT_OPERAND] = {.name = "ElementOperand", .type_id = 592,
         .binary_encoding_id = 594, .size = sizeof(uas_element_operand), .kind = UAS_KIND_STRUCT,
         .pointer_free = true, .member_count = 1, .members = uas_element_operand_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_LITERAL_OPERAND] = {.name = "LiteralOperand", .type_id = 595,
         .binary_encoding_id = 597, .size = sizeof(uas_literal_operand), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 1, .members = uas_literal_operand_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_ATTRIBUTE_OPERAND] = {.name = "AttributeOperand", .type_id = 598,
         .binary_encoding_id = 600, .size = sizeof(uas_attribute_operand), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 5, .members = uas_attribute_operand_members},
+#endif
     [UAS_TYPES_SIMPLE_ATTRIBUTE_OPERAND] = {.name = "SimpleAttributeOperand", .type_id = 601,
         .binary_encoding_id = 603, .size = sizeof(uas_simple_attribute_operand),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 4,
         .members = uas_simple_attribute_operand_members},
+#ifndef UAS_MINIMAL
     [UAS_TYPES_CONTENT_FILTER_ELEMENT_RESULT] = {.name = "ContentFilterElementResult",
         .type_id = 604, .binary_encoding_id = 606,
         .size = sizeof(uas_content_filter_element_result), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 3,
         .members = uas_content_filter_element_result_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_CONTENT_FILTER_RESULT] = {.name = "ContentFilterResult", .type_id = 607,
         .binary_encoding_id = 609, .size = sizeof(uas_content_filter_result),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 2,
         .members = uas_content_filter_result_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_PARSING_RESULT] = {.name = "ParsingResult", .type_id = 610,
         .binary_encoding_id = 612, .size = sizeof(uas_parsing_result), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 3, .members = uas_parsing_result_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_QUERY_FIRST_REQUEST] = {.name = "QueryFirstRequest", .type_id = 613,
         .binary_encoding_id = 615, .size = sizeof(uas_query_first_request), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 6, .members = uas_query_first_request_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_QUERY_FIRST_RESPONSE] = {.name = "QueryFirstResponse", .type_id = 616,
         .binary_encoding_id = 618, .size = sizeof(uas_query_first_response),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 6,
         .members = uas_query_first_response_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_QUERY_NEXT_REQUEST] = {.name = "QueryNextRequest", .type_id = 619,
         .binary_encoding_id = 621, .size = sizeof(uas_query_next_request), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 3, .members = uas_query_next_request_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_QUERY_NEXT_RESPONSE] = {.name = "QueryNextResponse", .type_id = 622,
         .binary_encoding_id = 624, .size = sizeof(uas_query_next_response), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 3, .members = uas_query_next_response_members},
+#endif
     [UAS_TYPES_READ_VALUE_ID] = {.name = "ReadValueId", .type_id = 626, .binary_encoding_id = 628,
         .size = sizeof(uas_read_value_id), .kind = UAS_KIND_STRUCT, .pointer_free = false,
         .member_count = 4, .members = uas_read_value_id_members},
@@ -5314,65 +5688,97 @@ const uas_type uas_types[UAS_TYPES_COUNT] = {
     [UAS_TYPES_READ_RESPONSE] = {.name = "ReadResponse", .type_id = 632, .binary_encoding_id = 634,
         .size = sizeof(uas_read_response), .kind = UAS_KIND_STRUCT, .pointer_free = false,
         .member_count = 3, .members = uas_read_response_members},
+#ifndef UAS_MINIMAL
     [UAS_TYPES_HISTORY_READ_VALUE_ID] = {.name = "HistoryReadValueId", .type_id = 635,
         .binary_encoding_id = 637, .size = sizeof(uas_history_read_value_id),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 4,
         .members = uas_history_read_value_id_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_HISTORY_READ_RESULT] = {.name = "HistoryReadResult", .type_id = 638,
         .binary_encoding_id = 640, .size = sizeof(uas_history_read_result), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 3, .members = uas_history_read_result_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_HISTORY_READ_DETAILS] = {.name = "HistoryReadDetails", .type_id = 641,
         .binary_encoding_id = 643, .size = sizeof(uas_history_read_details),
         .kind = UAS_KIND_STRUCT, .pointer_free = true, .member_count = 0, .members = NULL},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_READ_EVENT_DETAILS] = {.name = "ReadEventDetails", .type_id = 644,
         .binary_encoding_id = 646, .size = sizeof(uas_read_event_details), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 4, .members = uas_read_event_details_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_READ_EVENT_DETAILS2] = {.name = "ReadEventDetails2", .type_id = 32799,
         .binary_encoding_id = 32800, .size = sizeof(uas_read_event_details2),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 5,
         .members = uas_read_event_details2_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_READ_RAW_MODIFIED_DETAILS] = {.name = "ReadRawModifiedDetails", .type_id = 647,
         .binary_encoding_id = 649, .size = sizeof(uas_read_raw_modified_details),
         .kind = UAS_KIND_STRUCT, .pointer_free = true, .member_count = 5,
         .members = uas_read_raw_modified_details_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_READ_PROCESSED_DETAILS] = {.name = "ReadProcessedDetails", .type_id = 650,
         .binary_encoding_id = 652, .size = sizeof(uas_read_processed_details),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 5,
         .members = uas_read_processed_details_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_READ_AT_TIME_DETAILS] = {.name = "ReadAtTimeDetails", .type_id = 653,
         .binary_encoding_id = 655, .size = sizeof(uas_read_at_time_details),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 2,
         .members = uas_read_at_time_details_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_READ_ANNOTATION_DATA_DETAILS] = {.name = "ReadAnnotationDataDetails",
         .type_id = 23497, .binary_encoding_id = 23500,
         .size = sizeof(uas_read_annotation_data_details), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 1,
         .members = uas_read_annotation_data_details_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_HISTORY_DATA] = {.name = "HistoryData", .type_id = 656, .binary_encoding_id = 658,
         .size = sizeof(uas_history_data), .kind = UAS_KIND_STRUCT, .pointer_free = false,
         .member_count = 1, .members = uas_history_data_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_MODIFICATION_INFO] = {.name = "ModificationInfo", .type_id = 11216,
         .binary_encoding_id = 11226, .size = sizeof(uas_modification_info), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 3, .members = uas_modification_info_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_HISTORY_MODIFIED_DATA] = {.name = "HistoryModifiedData", .type_id = 11217,
         .binary_encoding_id = 11227, .size = sizeof(uas_history_modified_data),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 2,
         .members = uas_history_modified_data_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_HISTORY_EVENT] = {.name = "HistoryEvent", .type_id = 659, .binary_encoding_id = 661,
         .size = sizeof(uas_history_event), .kind = UAS_KIND_STRUCT, .pointer_free = false,
         .member_count = 1, .members = uas_history_event_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_HISTORY_MODIFIED_EVENT] = {.name = "HistoryModifiedEvent", .type_id = 32824,
         .binary_encoding_id = 32825, .size = sizeof(uas_history_modified_event),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 2,
         .members = uas_history_modified_event_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_HISTORY_READ_REQUEST] = {.name = "HistoryReadRequest", .type_id = 662,
         .binary_encoding_id = 664, .size = sizeof(uas_history_read_request),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 5,
         .members = uas_history_read_request_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_HISTORY_READ_RESPONSE] = {.name = "HistoryReadResponse", .type_id = 665,
         .binary_encoding_id = 667, .size = sizeof(uas_history_read_response),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 3,
         .members = uas_history_read_response_members},
+#endif
     [UAS_TYPES_WRITE_VALUE] = {.name = "WriteValue", .type_id = 668, .binary_encoding_id = 670,
         .size = sizeof(uas_write_value), .kind = UAS_KIND_STRUCT, .pointer_free = false,
         .member_count = 4, .members = uas_write_value_members},
@@ -5382,45 +5788,65 @@ const uas_type uas_types[UAS_TYPES_COUNT] = {
     [UAS_TYPES_WRITE_RESPONSE] = {.name = "WriteResponse", .type_id = 674,
         .binary_encoding_id = 676, .size = sizeof(uas_write_response), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 3, .members = uas_write_response_members},
+#ifndef UAS_MINIMAL
     [UAS_TYPES_HISTORY_UPDATE_DETAILS] = {.name = "HistoryUpdateDetails", .type_id = 677,
         .binary_encoding_id = 679, .size = sizeof(uas_history_update_details),
         .kind = UAS_KIND_STRUCT, .pointer_free = true, .member_count = 0, .members = NULL},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_UPDATE_DATA_DETAILS] = {.name = "UpdateDataDetails", .type_id = 680,
         .binary_encoding_id = 682, .size = sizeof(uas_update_data_details), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 3, .members = uas_update_data_details_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_UPDATE_STRUCTURE_DATA_DETAILS] = {.name = "UpdateStructureDataDetails",
         .type_id = 11295, .binary_encoding_id = 11300,
         .size = sizeof(uas_update_structure_data_details), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 3,
         .members = uas_update_structure_data_details_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_UPDATE_EVENT_DETAILS] = {.name = "UpdateEventDetails", .type_id = 683,
         .binary_encoding_id = 685, .size = sizeof(uas_update_event_details),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 4,
         .members = uas_update_event_details_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_DELETE_RAW_MODIFIED_DETAILS] = {.name = "DeleteRawModifiedDetails", .type_id = 686,
         .binary_encoding_id = 688, .size = sizeof(uas_delete_raw_modified_details),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 4,
         .members = uas_delete_raw_modified_details_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_DELETE_AT_TIME_DETAILS] = {.name = "DeleteAtTimeDetails", .type_id = 689,
         .binary_encoding_id = 691, .size = sizeof(uas_delete_at_time_details),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 2,
         .members = uas_delete_at_time_details_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_DELETE_EVENT_DETAILS] = {.name = "DeleteEventDetails", .type_id = 692,
         .binary_encoding_id = 694, .size = sizeof(uas_delete_event_details),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 2,
         .members = uas_delete_event_details_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_HISTORY_UPDATE_RESULT] = {.name = "HistoryUpdateResult", .type_id = 695,
         .binary_encoding_id = 697, .size = sizeof(uas_history_update_result),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 3,
         .members = uas_history_update_result_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_HISTORY_UPDATE_REQUEST] = {.name = "HistoryUpdateRequest", .type_id = 698,
         .binary_encoding_id = 700, .size = sizeof(uas_history_update_request),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 2,
         .members = uas_history_update_request_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_HISTORY_UPDATE_RESPONSE] = {.name = "HistoryUpdateResponse", .type_id = 701,
         .binary_encoding_id = 703, .size = sizeof(uas_history_update_response),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 3,
         .members = uas_history_update_response_members},
+#endif
     [UAS_TYPES_CALL_METHOD_REQUEST] = {.name = "CallMethodRequest", .type_id = 704,
         .binary_encoding_id = 706, .size = sizeof(uas_call_method_request), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 3, .members = uas_call_method_request_members},
@@ -5433,32 +5859,44 @@ const uas_type uas_types[UAS_TYPES_COUNT] = {
     [UAS_TYPES_CALL_RESPONSE] = {.name = "CallResponse", .type_id = 713, .binary_encoding_id = 715,
         .size = sizeof(uas_call_response), .kind = UAS_KIND_STRUCT, .pointer_free = false,
         .member_count = 3, .members = uas_call_response_members},
+#ifndef UAS_MINIMAL
     [UAS_TYPES_MONITORING_FILTER] = {.name = "MonitoringFilter", .type_id = 719,
         .binary_encoding_id = 721, .size = sizeof(uas_monitoring_filter), .kind = UAS_KIND_STRUCT,
         .pointer_free = true, .member_count = 0, .members = NULL},
+#endif
     [UAS_TYPES_DATA_CHANGE_FILTER] = {.name = "DataChangeFilter", .type_id = 722,
         .binary_encoding_id = 724, .size = sizeof(uas_data_change_filter), .kind = UAS_KIND_STRUCT,
         .pointer_free = true, .member_count = 3, .members = uas_data_change_filter_members},
     [UAS_TYPES_EVENT_FILTER] = {.name = "EventFilter", .type_id = 725, .binary_encoding_id = 727,
         .size = sizeof(uas_event_filter), .kind = UAS_KIND_STRUCT, .pointer_free = false,
         .member_count = 2, .members = uas_event_filter_members},
+#ifndef UAS_MINIMAL
     [UAS_TYPES_AGGREGATE_CONFIGURATION] = {.name = "AggregateConfiguration", .type_id = 948,
         .binary_encoding_id = 950, .size = sizeof(uas_aggregate_configuration),
         .kind = UAS_KIND_STRUCT, .pointer_free = true, .member_count = 5,
         .members = uas_aggregate_configuration_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_AGGREGATE_FILTER] = {.name = "AggregateFilter", .type_id = 728,
         .binary_encoding_id = 730, .size = sizeof(uas_aggregate_filter), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 4, .members = uas_aggregate_filter_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_MONITORING_FILTER_RESULT] = {.name = "MonitoringFilterResult", .type_id = 731,
         .binary_encoding_id = 733, .size = sizeof(uas_monitoring_filter_result),
         .kind = UAS_KIND_STRUCT, .pointer_free = true, .member_count = 0, .members = NULL},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_EVENT_FILTER_RESULT] = {.name = "EventFilterResult", .type_id = 734,
         .binary_encoding_id = 736, .size = sizeof(uas_event_filter_result), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 3, .members = uas_event_filter_result_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_AGGREGATE_FILTER_RESULT] = {.name = "AggregateFilterResult", .type_id = 737,
         .binary_encoding_id = 739, .size = sizeof(uas_aggregate_filter_result),
         .kind = UAS_KIND_STRUCT, .pointer_free = true, .member_count = 3,
         .members = uas_aggregate_filter_result_members},
+#endif
     [UAS_TYPES_MONITORING_PARAMETERS] = {.name = "MonitoringParameters", .type_id = 740,
         .binary_encoding_id = 742, .size = sizeof(uas_monitoring_parameters),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 5,
@@ -5509,14 +5947,18 @@ const uas_type uas_types[UAS_TYPES_COUNT] = {
         .binary_encoding_id = 772, .size = sizeof(uas_set_monitoring_mode_response),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 3,
         .members = uas_set_monitoring_mode_response_members},
+#ifndef UAS_MINIMAL
     [UAS_TYPES_SET_TRIGGERING_REQUEST] = {.name = "SetTriggeringRequest", .type_id = 773,
         .binary_encoding_id = 775, .size = sizeof(uas_set_triggering_request),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 5,
         .members = uas_set_triggering_request_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_SET_TRIGGERING_RESPONSE] = {.name = "SetTriggeringResponse", .type_id = 776,
         .binary_encoding_id = 778, .size = sizeof(uas_set_triggering_response),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 5,
         .members = uas_set_triggering_response_members},
+#endif
     [UAS_TYPES_DELETE_MONITORED_ITEMS_REQUEST] = {.name = "DeleteMonitoredItemsRequest",
         .type_id = 779, .binary_encoding_id = 781,
         .size = sizeof(uas_delete_monitored_items_request), .kind = UAS_KIND_STRUCT,
@@ -5555,9 +5997,11 @@ const uas_type uas_types[UAS_TYPES_COUNT] = {
         .binary_encoding_id = 805, .size = sizeof(uas_notification_message),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 3,
         .members = uas_notification_message_members},
+#ifndef UAS_MINIMAL
     [UAS_TYPES_NOTIFICATION_DATA] = {.name = "NotificationData", .type_id = 945,
         .binary_encoding_id = 947, .size = sizeof(uas_notification_data), .kind = UAS_KIND_STRUCT,
         .pointer_free = true, .member_count = 0, .members = NULL},
+#endif
     [UAS_TYPES_DATA_CHANGE_NOTIFICATION] = {.name = "DataChangeNotification", .type_id = 809,
         .binary_encoding_id = 811, .size = sizeof(uas_data_change_notification),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 2,
@@ -5573,10 +6017,12 @@ const uas_type uas_types[UAS_TYPES_COUNT] = {
     [UAS_TYPES_EVENT_FIELD_LIST] = {.name = "EventFieldList", .type_id = 917,
         .binary_encoding_id = 919, .size = sizeof(uas_event_field_list), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 2, .members = uas_event_field_list_members},
+#ifndef UAS_MINIMAL
     [UAS_TYPES_HISTORY_EVENT_FIELD_LIST] = {.name = "HistoryEventFieldList", .type_id = 920,
         .binary_encoding_id = 922, .size = sizeof(uas_history_event_field_list),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 1,
         .members = uas_history_event_field_list_members},
+#endif
     [UAS_TYPES_STATUS_CHANGE_NOTIFICATION] = {.name = "StatusChangeNotification", .type_id = 818,
         .binary_encoding_id = 820, .size = sizeof(uas_status_change_notification),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 2,
@@ -5597,19 +6043,25 @@ const uas_type uas_types[UAS_TYPES_COUNT] = {
     [UAS_TYPES_REPUBLISH_RESPONSE] = {.name = "RepublishResponse", .type_id = 833,
         .binary_encoding_id = 835, .size = sizeof(uas_republish_response), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 2, .members = uas_republish_response_members},
+#ifndef UAS_MINIMAL
     [UAS_TYPES_TRANSFER_RESULT] = {.name = "TransferResult", .type_id = 836,
         .binary_encoding_id = 838, .size = sizeof(uas_transfer_result), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 2, .members = uas_transfer_result_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_TRANSFER_SUBSCRIPTIONS_REQUEST] = {.name = "TransferSubscriptionsRequest",
         .type_id = 839, .binary_encoding_id = 841,
         .size = sizeof(uas_transfer_subscriptions_request), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 3,
         .members = uas_transfer_subscriptions_request_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_TRANSFER_SUBSCRIPTIONS_RESPONSE] = {.name = "TransferSubscriptionsResponse",
         .type_id = 842, .binary_encoding_id = 844,
         .size = sizeof(uas_transfer_subscriptions_response), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 3,
         .members = uas_transfer_subscriptions_response_members},
+#endif
     [UAS_TYPES_DELETE_SUBSCRIPTIONS_REQUEST] = {.name = "DeleteSubscriptionsRequest",
         .type_id = 845, .binary_encoding_id = 847, .size = sizeof(uas_delete_subscriptions_request),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 2,
@@ -5622,23 +6074,31 @@ const uas_type uas_types[UAS_TYPES_COUNT] = {
     [UAS_TYPES_BUILD_INFO] = {.name = "BuildInfo", .type_id = 338, .binary_encoding_id = 340,
         .size = sizeof(uas_build_info), .kind = UAS_KIND_STRUCT, .pointer_free = false,
         .member_count = 6, .members = uas_build_info_members},
+#ifndef UAS_MINIMAL
     [UAS_TYPES_REDUNDANT_SERVER_DATA_TYPE] = {.name = "RedundantServerDataType", .type_id = 853,
         .binary_encoding_id = 855, .size = sizeof(uas_redundant_server_data_type),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 3,
         .members = uas_redundant_server_data_type_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_ENDPOINT_URL_LIST_DATA_TYPE] = {.name = "EndpointUrlListDataType", .type_id = 11943,
         .binary_encoding_id = 11957, .size = sizeof(uas_endpoint_url_list_data_type),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 1,
         .members = uas_endpoint_url_list_data_type_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_NETWORK_GROUP_DATA_TYPE] = {.name = "NetworkGroupDataType", .type_id = 11944,
         .binary_encoding_id = 11958, .size = sizeof(uas_network_group_data_type),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 2,
         .members = uas_network_group_data_type_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_SAMPLING_INTERVAL_DIAGNOSTICS_DATA_TYPE] = {.name = "SamplingIntervalDiagnosticsDataType",
         .type_id = 856, .binary_encoding_id = 858,
         .size = sizeof(uas_sampling_interval_diagnostics_data_type), .kind = UAS_KIND_STRUCT,
         .pointer_free = true, .member_count = 4,
         .members = uas_sampling_interval_diagnostics_data_type_members},
+#endif
     [UAS_TYPES_SERVER_DIAGNOSTICS_SUMMARY_DATA_TYPE] = {.name = "ServerDiagnosticsSummaryDataType",
         .type_id = 859, .binary_encoding_id = 861,
         .size = sizeof(uas_server_diagnostics_summary_data_type), .kind = UAS_KIND_STRUCT,
@@ -5648,70 +6108,100 @@ const uas_type uas_types[UAS_TYPES_COUNT] = {
         .binary_encoding_id = 864, .size = sizeof(uas_server_status_data_type),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 6,
         .members = uas_server_status_data_type_members},
+#ifndef UAS_MINIMAL
     [UAS_TYPES_SESSION_DIAGNOSTICS_DATA_TYPE] = {.name = "SessionDiagnosticsDataType",
         .type_id = 865, .binary_encoding_id = 867,
         .size = sizeof(uas_session_diagnostics_data_type), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 43,
         .members = uas_session_diagnostics_data_type_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_SESSION_SECURITY_DIAGNOSTICS_DATA_TYPE] = {.name = "SessionSecurityDiagnosticsDataType",
         .type_id = 868, .binary_encoding_id = 870,
         .size = sizeof(uas_session_security_diagnostics_data_type), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 9,
         .members = uas_session_security_diagnostics_data_type_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_SERVICE_COUNTER_DATA_TYPE] = {.name = "ServiceCounterDataType", .type_id = 871,
         .binary_encoding_id = 873, .size = sizeof(uas_service_counter_data_type),
         .kind = UAS_KIND_STRUCT, .pointer_free = true, .member_count = 2,
         .members = uas_service_counter_data_type_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_STATUS_RESULT] = {.name = "StatusResult", .type_id = 299, .binary_encoding_id = 301,
         .size = sizeof(uas_status_result), .kind = UAS_KIND_STRUCT, .pointer_free = false,
         .member_count = 2, .members = uas_status_result_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_SUBSCRIPTION_DIAGNOSTICS_DATA_TYPE] = {.name = "SubscriptionDiagnosticsDataType",
         .type_id = 874, .binary_encoding_id = 876,
         .size = sizeof(uas_subscription_diagnostics_data_type), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 31,
         .members = uas_subscription_diagnostics_data_type_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_MODEL_CHANGE_STRUCTURE_DATA_TYPE] = {.name = "ModelChangeStructureDataType",
         .type_id = 877, .binary_encoding_id = 879,
         .size = sizeof(uas_model_change_structure_data_type), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 3,
         .members = uas_model_change_structure_data_type_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_SEMANTIC_CHANGE_STRUCTURE_DATA_TYPE] = {.name = "SemanticChangeStructureDataType",
         .type_id = 897, .binary_encoding_id = 899,
         .size = sizeof(uas_semantic_change_structure_data_type), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 2,
         .members = uas_semantic_change_structure_data_type_members},
+#endif
     [UAS_TYPES_RANGE] = {.name = "Range", .type_id = 884, .binary_encoding_id = 886,
         .size = sizeof(uas_range), .kind = UAS_KIND_STRUCT, .pointer_free = true, .member_count = 2,
         .members = uas_range_members},
+#ifndef UAS_MINIMAL
     [UAS_TYPES_EU_INFORMATION] = {.name = "EUInformation", .type_id = 887,
         .binary_encoding_id = 889, .size = sizeof(uas_eu_information), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 4, .members = uas_eu_information_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_COMPLEX_NUMBER_TYPE] = {.name = "ComplexNumberType", .type_id = 12171,
         .binary_encoding_id = 12181, .size = sizeof(uas_complex_number_type),
         .kind = UAS_KIND_STRUCT, .pointer_free = true, .member_count = 2,
         .members = uas_complex_number_type_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_DOUBLE_COMPLEX_NUMBER_TYPE] = {.name = "DoubleComplexNumberType", .type_id = 12172,
         .binary_encoding_id = 12182, .size = sizeof(uas_double_complex_number_type),
         .kind = UAS_KIND_STRUCT, .pointer_free = true, .member_count = 2,
         .members = uas_double_complex_number_type_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_AXIS_INFORMATION] = {.name = "AxisInformation", .type_id = 12079,
         .binary_encoding_id = 12089, .size = sizeof(uas_axis_information), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 5, .members = uas_axis_information_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_XV_TYPE] = {.name = "XVType", .type_id = 12080, .binary_encoding_id = 12090,
         .size = sizeof(uas_xv_type), .kind = UAS_KIND_STRUCT, .pointer_free = true,
         .member_count = 2, .members = uas_xv_type_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_PROGRAM_DIAGNOSTIC_DATA_TYPE] = {.name = "ProgramDiagnosticDataType", .type_id = 894,
         .binary_encoding_id = 896, .size = sizeof(uas_program_diagnostic_data_type),
         .kind = UAS_KIND_STRUCT, .pointer_free = false, .member_count = 10,
         .members = uas_program_diagnostic_data_type_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_PROGRAM_DIAGNOSTIC2_DATA_TYPE] = {.name = "ProgramDiagnostic2DataType",
         .type_id = 24033, .binary_encoding_id = 24034,
         .size = sizeof(uas_program_diagnostic2_data_type), .kind = UAS_KIND_STRUCT,
         .pointer_free = false, .member_count = 12,
         .members = uas_program_diagnostic2_data_type_members},
+#endif
+#ifndef UAS_MINIMAL
     [UAS_TYPES_ANNOTATION] = {.name = "Annotation", .type_id = 891, .binary_encoding_id = 893,
         .size = sizeof(uas_annotation), .kind = UAS_KIND_STRUCT, .pointer_free = false,
         .member_count = 3, .members = uas_annotation_members},
+#endif
 };
 
 #ifndef UAS_MINIMAL
@@ -6007,6 +6497,162 @@ const char *const *const uas_member_names[UAS_TYPES_COUNT] = {
 #endif
 
 const uint16_t uas_types_by_type_id[UAS_TYPES_COUNT] = {
+#ifdef UAS_MINIMAL
+    UAS_TYPES_BOOLEAN,
+    UAS_TYPES_SBYTE,
+    UAS_TYPES_BYTE,
+    UAS_TYPES_INT16,
+    UAS_TYPES_UINT16,
+    UAS_TYPES_INT32,
+    UAS_TYPES_UINT32,
+    UAS_TYPES_INT64,
+    UAS_TYPES_UINT64,
+    UAS_TYPES_FLOAT,
+    UAS_TYPES_DOUBLE,
+    UAS_TYPES_STRING,
+    UAS_TYPES_DATE_TIME,
+    UAS_TYPES_GUID,
+    UAS_TYPES_BYTE_STRING,
+    UAS_TYPES_XML_ELEMENT,
+    UAS_TYPES_NODE_ID,
+    UAS_TYPES_EXPANDED_NODE_ID,
+    UAS_TYPES_STATUS_CODE,
+    UAS_TYPES_QUALIFIED_NAME,
+    UAS_TYPES_LOCALIZED_TEXT,
+    UAS_TYPES_EXTENSION_OBJECT,
+    UAS_TYPES_DATA_VALUE,
+    UAS_TYPES_VARIANT,
+    UAS_TYPES_DIAGNOSTIC_INFO,
+    UAS_TYPES_PERMISSION_TYPE,
+    UAS_TYPES_ROLE_PERMISSION_TYPE,
+    UAS_TYPES_STRUCTURE_TYPE,
+    UAS_TYPES_STRUCTURE_DEFINITION,
+    UAS_TYPES_ENUM_DEFINITION,
+    UAS_TYPES_STRUCTURE_FIELD,
+    UAS_TYPES_ENUM_FIELD,
+    UAS_TYPES_NODE_CLASS,
+    UAS_TYPES_ARGUMENT,
+    UAS_TYPES_MESSAGE_SECURITY_MODE,
+    UAS_TYPES_USER_TOKEN_TYPE,
+    UAS_TYPES_USER_TOKEN_POLICY,
+    UAS_TYPES_APPLICATION_TYPE,
+    UAS_TYPES_APPLICATION_DESCRIPTION,
+    UAS_TYPES_ENDPOINT_DESCRIPTION,
+    UAS_TYPES_SECURITY_TOKEN_REQUEST_TYPE,
+    UAS_TYPES_ANONYMOUS_IDENTITY_TOKEN,
+    UAS_TYPES_USER_NAME_IDENTITY_TOKEN,
+    UAS_TYPES_X509_IDENTITY_TOKEN,
+    UAS_TYPES_BUILD_INFO,
+    UAS_TYPES_SIGNED_SOFTWARE_CERTIFICATE,
+    UAS_TYPES_OBJECT_TYPE_ATTRIBUTES,
+    UAS_TYPES_VARIABLE_TYPE_ATTRIBUTES,
+    UAS_TYPES_REFERENCE_TYPE_ATTRIBUTES,
+    UAS_TYPES_DATA_TYPE_ATTRIBUTES,
+    UAS_TYPES_VIEW_ATTRIBUTES,
+    UAS_TYPES_REQUEST_HEADER,
+    UAS_TYPES_RESPONSE_HEADER,
+    UAS_TYPES_SERVICE_FAULT,
+    UAS_TYPES_FIND_SERVERS_REQUEST,
+    UAS_TYPES_FIND_SERVERS_RESPONSE,
+    UAS_TYPES_GET_ENDPOINTS_REQUEST,
+    UAS_TYPES_GET_ENDPOINTS_RESPONSE,
+    UAS_TYPES_CHANNEL_SECURITY_TOKEN,
+    UAS_TYPES_OPEN_SECURE_CHANNEL_REQUEST,
+    UAS_TYPES_OPEN_SECURE_CHANNEL_RESPONSE,
+    UAS_TYPES_CLOSE_SECURE_CHANNEL_REQUEST,
+    UAS_TYPES_SIGNATURE_DATA,
+    UAS_TYPES_CREATE_SESSION_REQUEST,
+    UAS_TYPES_CREATE_SESSION_RESPONSE,
+    UAS_TYPES_ACTIVATE_SESSION_REQUEST,
+    UAS_TYPES_ACTIVATE_SESSION_RESPONSE,
+    UAS_TYPES_CLOSE_SESSION_REQUEST,
+    UAS_TYPES_CLOSE_SESSION_RESPONSE,
+    UAS_TYPES_CANCEL_REQUEST,
+    UAS_TYPES_CANCEL_RESPONSE,
+    UAS_TYPES_BROWSE_DIRECTION,
+    UAS_TYPES_VIEW_DESCRIPTION,
+    UAS_TYPES_BROWSE_DESCRIPTION,
+    UAS_TYPES_REFERENCE_DESCRIPTION,
+    UAS_TYPES_BROWSE_RESULT,
+    UAS_TYPES_BROWSE_REQUEST,
+    UAS_TYPES_BROWSE_RESPONSE,
+    UAS_TYPES_BROWSE_NEXT_REQUEST,
+    UAS_TYPES_BROWSE_NEXT_RESPONSE,
+    UAS_TYPES_RELATIVE_PATH_ELEMENT,
+    UAS_TYPES_RELATIVE_PATH,
+    UAS_TYPES_BROWSE_PATH,
+    UAS_TYPES_BROWSE_PATH_TARGET,
+    UAS_TYPES_BROWSE_PATH_RESULT,
+    UAS_TYPES_TRANSLATE_BROWSE_PATHS_TO_NODE_IDS_REQUEST,
+    UAS_TYPES_TRANSLATE_BROWSE_PATHS_TO_NODE_IDS_RESPONSE,
+    UAS_TYPES_REGISTER_NODES_REQUEST,
+    UAS_TYPES_REGISTER_NODES_RESPONSE,
+    UAS_TYPES_UNREGISTER_NODES_REQUEST,
+    UAS_TYPES_UNREGISTER_NODES_RESPONSE,
+    UAS_TYPES_FILTER_OPERATOR,
+    UAS_TYPES_CONTENT_FILTER_ELEMENT,
+    UAS_TYPES_CONTENT_FILTER,
+    UAS_TYPES_SIMPLE_ATTRIBUTE_OPERAND,
+    UAS_TYPES_TIMESTAMPS_TO_RETURN,
+    UAS_TYPES_READ_VALUE_ID,
+    UAS_TYPES_READ_REQUEST,
+    UAS_TYPES_READ_RESPONSE,
+    UAS_TYPES_WRITE_VALUE,
+    UAS_TYPES_WRITE_REQUEST,
+    UAS_TYPES_WRITE_RESPONSE,
+    UAS_TYPES_CALL_METHOD_REQUEST,
+    UAS_TYPES_CALL_METHOD_RESULT,
+    UAS_TYPES_CALL_REQUEST,
+    UAS_TYPES_CALL_RESPONSE,
+    UAS_TYPES_MONITORING_MODE,
+    UAS_TYPES_DATA_CHANGE_TRIGGER,
+    UAS_TYPES_DATA_CHANGE_FILTER,
+    UAS_TYPES_EVENT_FILTER,
+    UAS_TYPES_MONITORING_PARAMETERS,
+    UAS_TYPES_MONITORED_ITEM_CREATE_REQUEST,
+    UAS_TYPES_MONITORED_ITEM_CREATE_RESULT,
+    UAS_TYPES_CREATE_MONITORED_ITEMS_REQUEST,
+    UAS_TYPES_CREATE_MONITORED_ITEMS_RESPONSE,
+    UAS_TYPES_MONITORED_ITEM_MODIFY_REQUEST,
+    UAS_TYPES_MONITORED_ITEM_MODIFY_RESULT,
+    UAS_TYPES_MODIFY_MONITORED_ITEMS_REQUEST,
+    UAS_TYPES_MODIFY_MONITORED_ITEMS_RESPONSE,
+    UAS_TYPES_SET_MONITORING_MODE_REQUEST,
+    UAS_TYPES_SET_MONITORING_MODE_RESPONSE,
+    UAS_TYPES_DELETE_MONITORED_ITEMS_REQUEST,
+    UAS_TYPES_DELETE_MONITORED_ITEMS_RESPONSE,
+    UAS_TYPES_CREATE_SUBSCRIPTION_REQUEST,
+    UAS_TYPES_CREATE_SUBSCRIPTION_RESPONSE,
+    UAS_TYPES_MODIFY_SUBSCRIPTION_REQUEST,
+    UAS_TYPES_MODIFY_SUBSCRIPTION_RESPONSE,
+    UAS_TYPES_SET_PUBLISHING_MODE_REQUEST,
+    UAS_TYPES_SET_PUBLISHING_MODE_RESPONSE,
+    UAS_TYPES_NOTIFICATION_MESSAGE,
+    UAS_TYPES_MONITORED_ITEM_NOTIFICATION,
+    UAS_TYPES_DATA_CHANGE_NOTIFICATION,
+    UAS_TYPES_STATUS_CHANGE_NOTIFICATION,
+    UAS_TYPES_SUBSCRIPTION_ACKNOWLEDGEMENT,
+    UAS_TYPES_PUBLISH_REQUEST,
+    UAS_TYPES_PUBLISH_RESPONSE,
+    UAS_TYPES_REPUBLISH_REQUEST,
+    UAS_TYPES_REPUBLISH_RESPONSE,
+    UAS_TYPES_DELETE_SUBSCRIPTIONS_REQUEST,
+    UAS_TYPES_DELETE_SUBSCRIPTIONS_RESPONSE,
+    UAS_TYPES_SERVER_STATE,
+    UAS_TYPES_SERVER_DIAGNOSTICS_SUMMARY_DATA_TYPE,
+    UAS_TYPES_SERVER_STATUS_DATA_TYPE,
+    UAS_TYPES_RANGE,
+    UAS_TYPES_EVENT_NOTIFICATION_LIST,
+    UAS_TYPES_EVENT_FIELD_LIST,
+    UAS_TYPES_ENUM_VALUE_TYPE,
+    UAS_TYPES_KEY_VALUE_PAIR,
+    UAS_TYPES_IDENTITY_CRITERIA_TYPE,
+    UAS_TYPES_IDENTITY_MAPPING_RULE_TYPE,
+    UAS_TYPES_ADDITIONAL_PARAMETERS_TYPE,
+    UAS_TYPES_EPHEMERAL_KEY_TYPE,
+    UAS_TYPES_GENERIC_ATTRIBUTE_VALUE,
+    UAS_TYPES_GENERIC_ATTRIBUTES,
+#else
     UAS_TYPES_BOOLEAN,
     UAS_TYPES_SBYTE,
     UAS_TYPES_BYTE,
@@ -6406,9 +7052,127 @@ const uint16_t uas_types_by_type_id[UAS_TYPES_COUNT] = {
     UAS_TYPES_REFERENCE_LIST_ENTRY_DATA_TYPE,
     UAS_TYPES_READ_EVENT_DETAILS2,
     UAS_TYPES_HISTORY_MODIFIED_EVENT,
+#endif
 };
 
 const uint16_t uas_types_by_encoding_id[UAS_TYPES_ENCODABLE_COUNT] = {
+#ifdef UAS_MINIMAL
+    UAS_TYPES_STRUCTURE_DEFINITION,
+    UAS_TYPES_ENUM_DEFINITION,
+    UAS_TYPES_ROLE_PERMISSION_TYPE,
+    UAS_TYPES_ARGUMENT,
+    UAS_TYPES_USER_TOKEN_POLICY,
+    UAS_TYPES_APPLICATION_DESCRIPTION,
+    UAS_TYPES_ENDPOINT_DESCRIPTION,
+    UAS_TYPES_ANONYMOUS_IDENTITY_TOKEN,
+    UAS_TYPES_USER_NAME_IDENTITY_TOKEN,
+    UAS_TYPES_X509_IDENTITY_TOKEN,
+    UAS_TYPES_BUILD_INFO,
+    UAS_TYPES_SIGNED_SOFTWARE_CERTIFICATE,
+    UAS_TYPES_OBJECT_TYPE_ATTRIBUTES,
+    UAS_TYPES_VARIABLE_TYPE_ATTRIBUTES,
+    UAS_TYPES_REFERENCE_TYPE_ATTRIBUTES,
+    UAS_TYPES_DATA_TYPE_ATTRIBUTES,
+    UAS_TYPES_VIEW_ATTRIBUTES,
+    UAS_TYPES_REQUEST_HEADER,
+    UAS_TYPES_RESPONSE_HEADER,
+    UAS_TYPES_SERVICE_FAULT,
+    UAS_TYPES_FIND_SERVERS_REQUEST,
+    UAS_TYPES_FIND_SERVERS_RESPONSE,
+    UAS_TYPES_GET_ENDPOINTS_REQUEST,
+    UAS_TYPES_GET_ENDPOINTS_RESPONSE,
+    UAS_TYPES_CHANNEL_SECURITY_TOKEN,
+    UAS_TYPES_OPEN_SECURE_CHANNEL_REQUEST,
+    UAS_TYPES_OPEN_SECURE_CHANNEL_RESPONSE,
+    UAS_TYPES_CLOSE_SECURE_CHANNEL_REQUEST,
+    UAS_TYPES_SIGNATURE_DATA,
+    UAS_TYPES_CREATE_SESSION_REQUEST,
+    UAS_TYPES_CREATE_SESSION_RESPONSE,
+    UAS_TYPES_ACTIVATE_SESSION_REQUEST,
+    UAS_TYPES_ACTIVATE_SESSION_RESPONSE,
+    UAS_TYPES_CLOSE_SESSION_REQUEST,
+    UAS_TYPES_CLOSE_SESSION_RESPONSE,
+    UAS_TYPES_CANCEL_REQUEST,
+    UAS_TYPES_CANCEL_RESPONSE,
+    UAS_TYPES_VIEW_DESCRIPTION,
+    UAS_TYPES_BROWSE_DESCRIPTION,
+    UAS_TYPES_REFERENCE_DESCRIPTION,
+    UAS_TYPES_BROWSE_RESULT,
+    UAS_TYPES_BROWSE_REQUEST,
+    UAS_TYPES_BROWSE_RESPONSE,
+    UAS_TYPES_BROWSE_NEXT_REQUEST,
+    UAS_TYPES_BROWSE_NEXT_RESPONSE,
+    UAS_TYPES_RELATIVE_PATH_ELEMENT,
+    UAS_TYPES_RELATIVE_PATH,
+    UAS_TYPES_BROWSE_PATH,
+    UAS_TYPES_BROWSE_PATH_TARGET,
+    UAS_TYPES_BROWSE_PATH_RESULT,
+    UAS_TYPES_TRANSLATE_BROWSE_PATHS_TO_NODE_IDS_REQUEST,
+    UAS_TYPES_TRANSLATE_BROWSE_PATHS_TO_NODE_IDS_RESPONSE,
+    UAS_TYPES_REGISTER_NODES_REQUEST,
+    UAS_TYPES_REGISTER_NODES_RESPONSE,
+    UAS_TYPES_UNREGISTER_NODES_REQUEST,
+    UAS_TYPES_UNREGISTER_NODES_RESPONSE,
+    UAS_TYPES_CONTENT_FILTER_ELEMENT,
+    UAS_TYPES_CONTENT_FILTER,
+    UAS_TYPES_SIMPLE_ATTRIBUTE_OPERAND,
+    UAS_TYPES_READ_VALUE_ID,
+    UAS_TYPES_READ_REQUEST,
+    UAS_TYPES_READ_RESPONSE,
+    UAS_TYPES_WRITE_VALUE,
+    UAS_TYPES_WRITE_REQUEST,
+    UAS_TYPES_WRITE_RESPONSE,
+    UAS_TYPES_CALL_METHOD_REQUEST,
+    UAS_TYPES_CALL_METHOD_RESULT,
+    UAS_TYPES_CALL_REQUEST,
+    UAS_TYPES_CALL_RESPONSE,
+    UAS_TYPES_DATA_CHANGE_FILTER,
+    UAS_TYPES_EVENT_FILTER,
+    UAS_TYPES_MONITORING_PARAMETERS,
+    UAS_TYPES_MONITORED_ITEM_CREATE_REQUEST,
+    UAS_TYPES_MONITORED_ITEM_CREATE_RESULT,
+    UAS_TYPES_CREATE_MONITORED_ITEMS_REQUEST,
+    UAS_TYPES_CREATE_MONITORED_ITEMS_RESPONSE,
+    UAS_TYPES_MONITORED_ITEM_MODIFY_REQUEST,
+    UAS_TYPES_MONITORED_ITEM_MODIFY_RESULT,
+    UAS_TYPES_MODIFY_MONITORED_ITEMS_REQUEST,
+    UAS_TYPES_MODIFY_MONITORED_ITEMS_RESPONSE,
+    UAS_TYPES_SET_MONITORING_MODE_REQUEST,
+    UAS_TYPES_SET_MONITORING_MODE_RESPONSE,
+    UAS_TYPES_DELETE_MONITORED_ITEMS_REQUEST,
+    UAS_TYPES_DELETE_MONITORED_ITEMS_RESPONSE,
+    UAS_TYPES_CREATE_SUBSCRIPTION_REQUEST,
+    UAS_TYPES_CREATE_SUBSCRIPTION_RESPONSE,
+    UAS_TYPES_MODIFY_SUBSCRIPTION_REQUEST,
+    UAS_TYPES_MODIFY_SUBSCRIPTION_RESPONSE,
+    UAS_TYPES_SET_PUBLISHING_MODE_REQUEST,
+    UAS_TYPES_SET_PUBLISHING_MODE_RESPONSE,
+    UAS_TYPES_NOTIFICATION_MESSAGE,
+    UAS_TYPES_MONITORED_ITEM_NOTIFICATION,
+    UAS_TYPES_DATA_CHANGE_NOTIFICATION,
+    UAS_TYPES_STATUS_CHANGE_NOTIFICATION,
+    UAS_TYPES_SUBSCRIPTION_ACKNOWLEDGEMENT,
+    UAS_TYPES_PUBLISH_REQUEST,
+    UAS_TYPES_PUBLISH_RESPONSE,
+    UAS_TYPES_REPUBLISH_REQUEST,
+    UAS_TYPES_REPUBLISH_RESPONSE,
+    UAS_TYPES_DELETE_SUBSCRIPTIONS_REQUEST,
+    UAS_TYPES_DELETE_SUBSCRIPTIONS_RESPONSE,
+    UAS_TYPES_SERVER_DIAGNOSTICS_SUMMARY_DATA_TYPE,
+    UAS_TYPES_SERVER_STATUS_DATA_TYPE,
+    UAS_TYPES_RANGE,
+    UAS_TYPES_EVENT_NOTIFICATION_LIST,
+    UAS_TYPES_EVENT_FIELD_LIST,
+    UAS_TYPES_ENUM_VALUE_TYPE,
+    UAS_TYPES_STRUCTURE_FIELD,
+    UAS_TYPES_ENUM_FIELD,
+    UAS_TYPES_KEY_VALUE_PAIR,
+    UAS_TYPES_IDENTITY_MAPPING_RULE_TYPE,
+    UAS_TYPES_ADDITIONAL_PARAMETERS_TYPE,
+    UAS_TYPES_EPHEMERAL_KEY_TYPE,
+    UAS_TYPES_GENERIC_ATTRIBUTE_VALUE,
+    UAS_TYPES_GENERIC_ATTRIBUTES,
+#else
     UAS_TYPES_DATA_TYPE_DEFINITION,
     UAS_TYPES_STRUCTURE_DEFINITION,
     UAS_TYPES_ENUM_DEFINITION,
@@ -6723,9 +7487,166 @@ const uint16_t uas_types_by_encoding_id[UAS_TYPES_ENCODABLE_COUNT] = {
     UAS_TYPES_REFERENCE_LIST_ENTRY_DATA_TYPE,
     UAS_TYPES_READ_EVENT_DETAILS2,
     UAS_TYPES_HISTORY_MODIFIED_EVENT,
+#endif
 };
 
 const uint16_t uas_types_by_name[UAS_TYPES_COUNT] = {
+#ifdef UAS_MINIMAL
+    UAS_TYPES_ACTIVATE_SESSION_REQUEST,
+    UAS_TYPES_ACTIVATE_SESSION_RESPONSE,
+    UAS_TYPES_ADDITIONAL_PARAMETERS_TYPE,
+    UAS_TYPES_ANONYMOUS_IDENTITY_TOKEN,
+    UAS_TYPES_APPLICATION_DESCRIPTION,
+    UAS_TYPES_APPLICATION_TYPE,
+    UAS_TYPES_ARGUMENT,
+    UAS_TYPES_BOOLEAN,
+    UAS_TYPES_BROWSE_DESCRIPTION,
+    UAS_TYPES_BROWSE_DIRECTION,
+    UAS_TYPES_BROWSE_NEXT_REQUEST,
+    UAS_TYPES_BROWSE_NEXT_RESPONSE,
+    UAS_TYPES_BROWSE_PATH,
+    UAS_TYPES_BROWSE_PATH_RESULT,
+    UAS_TYPES_BROWSE_PATH_TARGET,
+    UAS_TYPES_BROWSE_REQUEST,
+    UAS_TYPES_BROWSE_RESPONSE,
+    UAS_TYPES_BROWSE_RESULT,
+    UAS_TYPES_BUILD_INFO,
+    UAS_TYPES_BYTE,
+    UAS_TYPES_BYTE_STRING,
+    UAS_TYPES_CALL_METHOD_REQUEST,
+    UAS_TYPES_CALL_METHOD_RESULT,
+    UAS_TYPES_CALL_REQUEST,
+    UAS_TYPES_CALL_RESPONSE,
+    UAS_TYPES_CANCEL_REQUEST,
+    UAS_TYPES_CANCEL_RESPONSE,
+    UAS_TYPES_CHANNEL_SECURITY_TOKEN,
+    UAS_TYPES_CLOSE_SECURE_CHANNEL_REQUEST,
+    UAS_TYPES_CLOSE_SESSION_REQUEST,
+    UAS_TYPES_CLOSE_SESSION_RESPONSE,
+    UAS_TYPES_CONTENT_FILTER,
+    UAS_TYPES_CONTENT_FILTER_ELEMENT,
+    UAS_TYPES_CREATE_MONITORED_ITEMS_REQUEST,
+    UAS_TYPES_CREATE_MONITORED_ITEMS_RESPONSE,
+    UAS_TYPES_CREATE_SESSION_REQUEST,
+    UAS_TYPES_CREATE_SESSION_RESPONSE,
+    UAS_TYPES_CREATE_SUBSCRIPTION_REQUEST,
+    UAS_TYPES_CREATE_SUBSCRIPTION_RESPONSE,
+    UAS_TYPES_DATA_CHANGE_FILTER,
+    UAS_TYPES_DATA_CHANGE_NOTIFICATION,
+    UAS_TYPES_DATA_CHANGE_TRIGGER,
+    UAS_TYPES_DATA_TYPE_ATTRIBUTES,
+    UAS_TYPES_DATA_VALUE,
+    UAS_TYPES_DATE_TIME,
+    UAS_TYPES_DELETE_MONITORED_ITEMS_REQUEST,
+    UAS_TYPES_DELETE_MONITORED_ITEMS_RESPONSE,
+    UAS_TYPES_DELETE_SUBSCRIPTIONS_REQUEST,
+    UAS_TYPES_DELETE_SUBSCRIPTIONS_RESPONSE,
+    UAS_TYPES_DIAGNOSTIC_INFO,
+    UAS_TYPES_DOUBLE,
+    UAS_TYPES_ENDPOINT_DESCRIPTION,
+    UAS_TYPES_ENUM_DEFINITION,
+    UAS_TYPES_ENUM_FIELD,
+    UAS_TYPES_ENUM_VALUE_TYPE,
+    UAS_TYPES_EPHEMERAL_KEY_TYPE,
+    UAS_TYPES_EVENT_FIELD_LIST,
+    UAS_TYPES_EVENT_FILTER,
+    UAS_TYPES_EVENT_NOTIFICATION_LIST,
+    UAS_TYPES_EXPANDED_NODE_ID,
+    UAS_TYPES_EXTENSION_OBJECT,
+    UAS_TYPES_FILTER_OPERATOR,
+    UAS_TYPES_FIND_SERVERS_REQUEST,
+    UAS_TYPES_FIND_SERVERS_RESPONSE,
+    UAS_TYPES_FLOAT,
+    UAS_TYPES_GENERIC_ATTRIBUTE_VALUE,
+    UAS_TYPES_GENERIC_ATTRIBUTES,
+    UAS_TYPES_GET_ENDPOINTS_REQUEST,
+    UAS_TYPES_GET_ENDPOINTS_RESPONSE,
+    UAS_TYPES_GUID,
+    UAS_TYPES_IDENTITY_CRITERIA_TYPE,
+    UAS_TYPES_IDENTITY_MAPPING_RULE_TYPE,
+    UAS_TYPES_INT16,
+    UAS_TYPES_INT32,
+    UAS_TYPES_INT64,
+    UAS_TYPES_KEY_VALUE_PAIR,
+    UAS_TYPES_LOCALIZED_TEXT,
+    UAS_TYPES_MESSAGE_SECURITY_MODE,
+    UAS_TYPES_MODIFY_MONITORED_ITEMS_REQUEST,
+    UAS_TYPES_MODIFY_MONITORED_ITEMS_RESPONSE,
+    UAS_TYPES_MODIFY_SUBSCRIPTION_REQUEST,
+    UAS_TYPES_MODIFY_SUBSCRIPTION_RESPONSE,
+    UAS_TYPES_MONITORED_ITEM_CREATE_REQUEST,
+    UAS_TYPES_MONITORED_ITEM_CREATE_RESULT,
+    UAS_TYPES_MONITORED_ITEM_MODIFY_REQUEST,
+    UAS_TYPES_MONITORED_ITEM_MODIFY_RESULT,
+    UAS_TYPES_MONITORED_ITEM_NOTIFICATION,
+    UAS_TYPES_MONITORING_MODE,
+    UAS_TYPES_MONITORING_PARAMETERS,
+    UAS_TYPES_NODE_CLASS,
+    UAS_TYPES_NODE_ID,
+    UAS_TYPES_NOTIFICATION_MESSAGE,
+    UAS_TYPES_OBJECT_TYPE_ATTRIBUTES,
+    UAS_TYPES_OPEN_SECURE_CHANNEL_REQUEST,
+    UAS_TYPES_OPEN_SECURE_CHANNEL_RESPONSE,
+    UAS_TYPES_PERMISSION_TYPE,
+    UAS_TYPES_PUBLISH_REQUEST,
+    UAS_TYPES_PUBLISH_RESPONSE,
+    UAS_TYPES_QUALIFIED_NAME,
+    UAS_TYPES_RANGE,
+    UAS_TYPES_READ_REQUEST,
+    UAS_TYPES_READ_RESPONSE,
+    UAS_TYPES_READ_VALUE_ID,
+    UAS_TYPES_REFERENCE_DESCRIPTION,
+    UAS_TYPES_REFERENCE_TYPE_ATTRIBUTES,
+    UAS_TYPES_REGISTER_NODES_REQUEST,
+    UAS_TYPES_REGISTER_NODES_RESPONSE,
+    UAS_TYPES_RELATIVE_PATH,
+    UAS_TYPES_RELATIVE_PATH_ELEMENT,
+    UAS_TYPES_REPUBLISH_REQUEST,
+    UAS_TYPES_REPUBLISH_RESPONSE,
+    UAS_TYPES_REQUEST_HEADER,
+    UAS_TYPES_RESPONSE_HEADER,
+    UAS_TYPES_ROLE_PERMISSION_TYPE,
+    UAS_TYPES_SBYTE,
+    UAS_TYPES_SECURITY_TOKEN_REQUEST_TYPE,
+    UAS_TYPES_SERVER_DIAGNOSTICS_SUMMARY_DATA_TYPE,
+    UAS_TYPES_SERVER_STATE,
+    UAS_TYPES_SERVER_STATUS_DATA_TYPE,
+    UAS_TYPES_SERVICE_FAULT,
+    UAS_TYPES_SET_MONITORING_MODE_REQUEST,
+    UAS_TYPES_SET_MONITORING_MODE_RESPONSE,
+    UAS_TYPES_SET_PUBLISHING_MODE_REQUEST,
+    UAS_TYPES_SET_PUBLISHING_MODE_RESPONSE,
+    UAS_TYPES_SIGNATURE_DATA,
+    UAS_TYPES_SIGNED_SOFTWARE_CERTIFICATE,
+    UAS_TYPES_SIMPLE_ATTRIBUTE_OPERAND,
+    UAS_TYPES_STATUS_CHANGE_NOTIFICATION,
+    UAS_TYPES_STATUS_CODE,
+    UAS_TYPES_STRING,
+    UAS_TYPES_STRUCTURE_DEFINITION,
+    UAS_TYPES_STRUCTURE_FIELD,
+    UAS_TYPES_STRUCTURE_TYPE,
+    UAS_TYPES_SUBSCRIPTION_ACKNOWLEDGEMENT,
+    UAS_TYPES_TIMESTAMPS_TO_RETURN,
+    UAS_TYPES_TRANSLATE_BROWSE_PATHS_TO_NODE_IDS_REQUEST,
+    UAS_TYPES_TRANSLATE_BROWSE_PATHS_TO_NODE_IDS_RESPONSE,
+    UAS_TYPES_UINT16,
+    UAS_TYPES_UINT32,
+    UAS_TYPES_UINT64,
+    UAS_TYPES_UNREGISTER_NODES_REQUEST,
+    UAS_TYPES_UNREGISTER_NODES_RESPONSE,
+    UAS_TYPES_USER_NAME_IDENTITY_TOKEN,
+    UAS_TYPES_USER_TOKEN_POLICY,
+    UAS_TYPES_USER_TOKEN_TYPE,
+    UAS_TYPES_VARIABLE_TYPE_ATTRIBUTES,
+    UAS_TYPES_VARIANT,
+    UAS_TYPES_VIEW_ATTRIBUTES,
+    UAS_TYPES_VIEW_DESCRIPTION,
+    UAS_TYPES_WRITE_REQUEST,
+    UAS_TYPES_WRITE_RESPONSE,
+    UAS_TYPES_WRITE_VALUE,
+    UAS_TYPES_X509_IDENTITY_TOKEN,
+    UAS_TYPES_XML_ELEMENT,
+#else
     UAS_TYPES_ACCESS_LEVEL_EX_TYPE,
     UAS_TYPES_ACCESS_LEVEL_TYPE,
     UAS_TYPES_ACCESS_RESTRICTION_TYPE,
@@ -7125,4 +8046,5 @@ const uint16_t uas_types_by_name[UAS_TYPES_COUNT] = {
     UAS_TYPES_X509_IDENTITY_TOKEN,
     UAS_TYPES_XV_TYPE,
     UAS_TYPES_XML_ELEMENT,
+#endif
 };

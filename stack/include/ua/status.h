@@ -40,7 +40,10 @@ static inline bool uas_is_bad(uas_status s)
 }
 
 /* Name and description of the code with the low 16 bits (info bits) masked
- * off; "Unknown" / "" for codes not in the table. Never NULL. */
+ * off; "Unknown" / "" for codes not in the table. Never NULL. The minimal
+ * profile (UA_MINIMAL) has no names: the name is the code in hex
+ * ("0x80340000", info bits included, valid until the same thread's fourth
+ * next call) and the description "". */
 const char *uas_status_name(uas_status s);
 const char *uas_status_description(uas_status s);
 

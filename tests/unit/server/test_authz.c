@@ -95,6 +95,7 @@ static uas_status call_m(fx *x)
     return rs->results[0].status_code;
 }
 
+#ifndef UAS_MINIMAL /* the profile serves no HistoryRead (and has no descriptors of it) */
 static uas_status history(fx *x, uas_nodeid id)
 {
     uas_read_raw_modified_details d;
@@ -115,6 +116,7 @@ static uas_status history(fx *x, uas_nodeid id)
     cr_assert_eq(rs->results_count, 1);
     return rs->results[0].status_code;
 }
+#endif
 
 static uint8_t byte_attr(fx *x, uas_nodeid id, uint32_t attr)
 {
@@ -389,6 +391,7 @@ Test(authz, namespace0_role_permissions_of_the_nodeset)
     cr_expect(bool_attr(&f, N0(UAS_NS0ID_SERVER_GETMONITOREDITEMS), ATTR_USER_EXECUTABLE));
 }
 
+#ifndef UAS_MINIMAL
 Test(authz, history_read_needs_read_history)
 {
     cr_expect_eq(history(&f, N1(1)), UAS_BAD_HISTORY_OPERATION_UNSUPPORTED);
@@ -401,6 +404,7 @@ Test(authz, history_read_needs_read_history)
     f.se.roles = USER;
     cr_expect_eq(history(&f, N1(1)), UAS_BAD_HISTORY_OPERATION_UNSUPPORTED);
 }
+#endif
 
 Test(authz, monitored_items_need_read_or_receive_events)
 {

@@ -155,7 +155,11 @@ Test(robustness, every_truncation_of_valid_messages_returns_decoding_error, .tim
             total++;
         }
     }
+#ifdef UAS_MINIMAL /* 154 of the 399 descriptors: fewer samples */
+    cr_assert_gt(total, 20000, "only %zu truncations tried", total);
+#else
     cr_assert_gt(total, 30000, "only %zu truncations tried", total);
+#endif
     uas_arena_free(&arena);
     free_samples();
 }
