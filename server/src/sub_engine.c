@@ -684,9 +684,7 @@ bool uas_sub_engine_may_watch(const uas_sub_engine *e, uint32_t hash)
     return vw && atomic_load(&vw[hash & (SUB_VWATCH_SLOTS - 1)]) != 0;
 }
 
-/* Made before the first data item's watch, so that an engine never
- * watches a value that writers cannot see it watch. */
-static bool vwatch_ready(uas_sub_engine *e)
+bool sub_vwatch_ready(uas_sub_engine *e)
 {
     if (atomic_load_explicit(&e->vwatch, memory_order_relaxed))
         return true;
@@ -765,7 +763,7 @@ void sub_watch_forget_unused(uas_sub_engine *e, const uas_nodeid *node)
 
 uas_status sub_watch_attach(uas_sub_engine *e, sub_item *it)
 {
-    if (it->kind != SUB_ITEM_EVENT && !vwatch_ready(e))
+    if (it->kind != SUB_ITEM_EVENT && !sub_vwatch_ready(e))
         return UAS_BAD_OUT_OF_MEMORY;
     uas_sub_watch *w = sub_watch_get(e, &it->node);
     if (!w)

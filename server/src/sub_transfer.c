@@ -48,7 +48,9 @@ static uas_status reserve(sub_sub *s, uas_sub_engine *dst, sub_msg ***rq)
     }
     for (sub_list *n = s->items.next; n != &s->items; n = n->next) {
         sub_item *it = SUB_CONTAINER(n, sub_item, sub_link);
-        if (watched(it) && !sub_watch_get(dst, &it->node)) {
+        /* Everything attach needs, so that it cannot fail once reserved. */
+        if (watched(it) && ((it->kind != SUB_ITEM_EVENT && !sub_vwatch_ready(dst)) ||
+                            !sub_watch_get(dst, &it->node))) {
             unreserve(s, dst, *rq);
             return UAS_BAD_OUT_OF_MEMORY;
         }
