@@ -7,6 +7,7 @@
 #include <criterion/criterion.h>
 
 #include <stdlib.h>
+#include <sys/socket.h>
 
 #include "helper_memory.h"
 
@@ -40,8 +41,13 @@ Test(memory, chunk_floods_at_the_message_limit_stay_within_the_budget, .timeout 
         uas_status st = uas_channel_send(r[i].ch, 100, &req, UAS_TYPE(BROWSE_REQUEST));
         cr_assert_eq(st, UAS_GOOD, "flooder %d: %s", i, uas_status_name(st));
         cr_assert_geq(r[i].nheld, 3);
+        /* Past the budget the server may drop a flooder (the largest
+         * consumer) while its chunks are still being sent: the rest of
+         * them is then refused by the socket, which is the point. */
         for (size_t k = 0; k + 1 < r[i].nheld; k++)
-            raw_send(r[i].fd, r[i].held[k], r[i].held_len[k]);
+            if (send(r[i].fd, r[i].held[k], r[i].held_len[k], MSG_NOSIGNAL) !=
+                (ssize_t)r[i].held_len[k])
+                break;
         if (i % 8 == 7)
             mem_expect_reads(good);
     }
