@@ -657,7 +657,7 @@ static uint32_t hash_bytes(uint32_t h, const void *p, size_t n)
     return h;
 }
 
-static uint32_t nodeid_hash(const uas_nodeid *id)
+uint32_t uas_sub_nodeid_hash(const uas_nodeid *id)
 {
     uint32_t h = hash_bytes(2166136261u, &id->ns, sizeof(id->ns));
     h = hash_bytes(h, &id->kind, 1);
@@ -671,11 +671,6 @@ static uint32_t nodeid_hash(const uas_nodeid *id)
                    ? hash_bytes(h, id->id.string.data, id->id.string.length)
                    : h;
     }
-}
-
-uint32_t uas_sub_nodeid_hash(const uas_nodeid *id)
-{
-    return nodeid_hash(id);
 }
 
 bool uas_sub_engine_may_watch(const uas_sub_engine *e, uint32_t hash)
@@ -735,7 +730,7 @@ static void watch_update(uas_sub_engine *e, uas_sub_watch *w)
 
 uas_sub_watch *sub_watch_get(uas_sub_engine *e, const uas_nodeid *node)
 {
-    uint32_t h = nodeid_hash(node);
+    uint32_t h = uas_sub_nodeid_hash(node);
     uas_sub_watch *w = watch_find(e, node, h);
     if (w)
         return w;
@@ -756,7 +751,7 @@ uas_sub_watch *sub_watch_get(uas_sub_engine *e, const uas_nodeid *node)
 
 void sub_watch_forget_unused(uas_sub_engine *e, const uas_nodeid *node)
 {
-    uas_sub_watch *w = watch_find(e, node, nodeid_hash(node));
+    uas_sub_watch *w = watch_find(e, node, uas_sub_nodeid_hash(node));
     if (w && sub_list_empty(&w->items))
         watch_update(e, w);
 }
@@ -806,7 +801,7 @@ void uas_sub_engine_value_changed_watch(uas_sub_engine *e, uas_sub_watch *w,
 void uas_sub_engine_value_changed(uas_sub_engine *e, const uas_nodeid *node,
                                   const uas_datavalue *dv, int64_t now)
 {
-    uas_sub_watch *w = watch_find(e, node, nodeid_hash(node));
+    uas_sub_watch *w = watch_find(e, node, uas_sub_nodeid_hash(node));
     if (w)
         uas_sub_engine_value_changed_watch(e, w, dv, now);
 }
@@ -825,7 +820,7 @@ void uas_sub_engine_post_event_watch(uas_sub_engine *e, uas_sub_watch *w, const 
 void uas_sub_engine_post_event(uas_sub_engine *e, const uas_nodeid *notifier,
                                const uas_sub_event *ev, int64_t now)
 {
-    uas_sub_watch *w = watch_find(e, notifier, nodeid_hash(notifier));
+    uas_sub_watch *w = watch_find(e, notifier, uas_sub_nodeid_hash(notifier));
     if (w)
         uas_sub_engine_post_event_watch(e, w, ev, now);
 }

@@ -282,11 +282,11 @@ void sub_evrec_trim(uas_sub_engine *e, int64_t now);
 void sub_evrec_put(uas_sub_engine *e, sub_evrec *r);
 sub_parked *sub_parked_get(uas_sub_engine *e);
 void sub_parked_put(uas_sub_engine *e, sub_parked *p);
-/* Attach a pushed/event item to its node's watch (BadOutOfMemory). */
 /* The engine's filter of watched values (vwatch), made before its first
  * data item's watch so that an engine never watches a value that writers
  * cannot see it watch; false when it cannot be made. */
 bool sub_vwatch_ready(uas_sub_engine *e);
+/* Attach a pushed/event item to its node's watch (BadOutOfMemory). */
 uas_status sub_watch_attach(uas_sub_engine *e, sub_item *it);
 /* The node's watch, created without items when there is none (NULL: out
  * of memory): a transfer reserves its watches before it moves anything,

@@ -350,22 +350,19 @@ static uas_status cb_eu_range(void *ud, const uas_nodeid *node, uas_range *out)
  * taken, so a Write never waits for another loop's engine (issue 16). */
 static void post_value(uas_server *s, const uas_nodeid *id, const uas_datavalue *dv)
 {
+    /* Worked out at the first engine that may watch the node: a write
+     * nobody watches costs one hash per loop's filter, nothing else. */
     int64_t now = 0;
+    size_t full = 0;
+    uas_datavalue lost; /* the value's place past the memory budget */
     uint32_t h = uas_sub_nodeid_hash(id);
     for (unsigned i = 0; i < s->nloops; i++) {
         uas_sloop_subs *ss = s->loops[i].subs;
         if (!ss || !ss->engine || !uas_sub_engine_may_watch(ss->engine, h))
             continue;
-        if (!now)
+        if (!full) {
             now = uas_monotonic_ms();
-        /* Queued values draw on the memory budget, so a loop that does
-         * not drain its queue (stalled) cannot take the process's memory:
-         * past the budget the value is replaced by its status,
-         * BadOutOfMemory, as a full subscription queue does (sub_item.c). */
-        size_t need = sizeof(sample_msg) + uas_encoded_size(dv, UAS_TYPE(DATA_VALUE));
-        bool fits = uas_budget_try_reserve(need);
-        uas_datavalue lost;
-        if (!fits) {
+            full = sizeof(sample_msg) + uas_encoded_size(dv, UAS_TYPE(DATA_VALUE));
             memset(&lost, 0, sizeof(lost));
             lost.status = UAS_BAD_OUT_OF_MEMORY;
             lost.has_status = true;
@@ -373,9 +370,15 @@ static void post_value(uas_server *s, const uas_nodeid *id, const uas_datavalue 
             lost.has_source_timestamp = dv->has_source_timestamp;
             lost.server_timestamp = dv->server_timestamp;
             lost.has_server_timestamp = dv->has_server_timestamp;
-            need = sizeof(sample_msg);
-            uas_budget_charge(need);
         }
+        /* Queued values draw on the memory budget, so a loop that does
+         * not drain its queue (stalled) cannot take the process's memory:
+         * past the budget the value is replaced by its status,
+         * BadOutOfMemory, as a full subscription queue does (sub_item.c). */
+        bool fits = uas_budget_try_reserve(full);
+        size_t need = fits ? full : sizeof(sample_msg);
+        if (!fits)
+            uas_budget_charge(need);
         sample_msg *m = uas_calloc(1, sizeof(*m));
         if (m)
             m->charged = need;
