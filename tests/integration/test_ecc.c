@@ -9,7 +9,6 @@
  * code and a log line, and a second client is served afterwards. */
 #include <criterion/criterion.h>
 
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +17,7 @@
 #include <ua/pki.h>
 
 #include "channel_internal.h"
-#include "helper_env.h"
+#include "helper_sec.h"
 #include "secpol_internal.h"
 
 #define POLICY "http://opcfoundation.org/UA/SecurityPolicy#"
@@ -37,62 +36,17 @@ static const char *const ecc_policies[] = {
 };
 enum { N_ECC = sizeof(ecc_policies) / sizeof(ecc_policies[0]) };
 
-typedef struct eenv {
-    env e;
-    char dir[64];
-    char server_pki[128];
-    char client_pki[128];
-} eenv;
+typedef env_pki eenv;
 
 static void eenv_start(eenv *s, const char *security, bool auto_accept)
 {
-    memset(s, 0, sizeof(*s));
-    snprintf(s->dir, sizeof(s->dir), "/tmp/uas-ecc-XXXXXX");
-    cr_assert(mkdtemp(s->dir));
-    snprintf(s->server_pki, sizeof(s->server_pki), "%s/server-pki", s->dir);
-    snprintf(s->client_pki, sizeof(s->client_pki), "%s/client-pki", s->dir);
+    env_pki_dirs(s, "ecc");
     uas_server_config cfg;
     uas_server_config_default(&cfg);
-    cfg.bind_address = "127.0.0.1";
-    cfg.hostname = "127.0.0.1";
-    cfg.port = 0;
-    cfg.threads = 1;
     cfg.log_level = UAS_LOG_WARN;
     cfg.security = security;
-    cfg.pki_dir = s->server_pki;
     cfg.auto_accept = auto_accept;
-    uas_status st = UAS_GOOD;
-    s->e.server = uas_server_new(&cfg, &st);
-    cr_assert(s->e.server, "uas_server_new: %s", uas_status_name(st));
-    st = uas_server_start(s->e.server);
-    cr_assert_eq(st, UAS_GOOD, "uas_server_start: %s", uas_status_name(st));
-    s->e.port = uas_server_port(s->e.server);
-    snprintf(s->e.url, sizeof(s->e.url), "opc.tcp://127.0.0.1:%u", s->e.port);
-    s->e.loop = uas_loop_new(16u << 20);
-    cr_assert(s->e.loop);
-}
-
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st, (void)flag, (void)ftw;
-    return remove(path);
-}
-
-static void eenv_stop(eenv *s)
-{
-    uas_server_stop(s->e.server);
-    uas_server_delete(s->e.server);
-    for (int i = 0; i < 8; i++)
-        uas_loop_run_once(s->e.loop, false);
-    uas_loop_delete(s->e.loop);
-    cr_expect_eq(nftw(s->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS), 0);
-}
-
-static uas_status pin(void *ud, const uint8_t *der, size_t len)
-{
-    const uas_bytestring *want = ud;
-    return len == want->length && memcmp(der, want->data, len) == 0 ? UAS_GOOD
-                                                                    : UAS_BAD_CERTIFICATE_UNTRUSTED;
+    env_pki_serve(s, &cfg);
 }
 
 /* The endpoint's certificate for (policy, mode). */
@@ -112,38 +66,19 @@ static void endpoint_cert(eenv *s, const char *policy, int32_t mode, uas_bytestr
  * the client store; asserts a Read of the server state. */
 static void read_with_session(eenv *s, const char *policy, int32_t mode)
 {
-    uas_bytestring cert;
-    endpoint_cert(s, policy, mode, &cert);
-    char uri[128];
-    snprintf(uri, sizeof(uri), POLICY "%s", policy);
-    uas_client_config cfg;
-    uas_client_config_default(&cfg);
-    cfg.endpoint_url = s->e.url;
-    cfg.request_timeout_ms = ENV_WAIT_MS;
-    cfg.security.policy_uri = uri;
-    cfg.security.mode = mode;
-    cfg.security.pki_dir = s->client_pki;
-    cfg.security.server_cert = cert.data;
-    cfg.security.server_cert_len = cert.length;
-    cfg.security.validate_server = pin;
-    cfg.security.validate_ud = &cert;
-    uas_client *c = uas_client_new(s->e.loop, &cfg, NULL, NULL);
-    cr_assert(c, "client for %s", policy);
-    uas_status st = uas_client_connect(c);
-    if (st == UAS_GOOD)
-        st = uas_client_wait_state(c, UAS_CLIENT_SESSION_ACTIVE, ENV_WAIT_MS);
+    env_conn k;
+    uas_status st = env_conn_login(s, &k, policy, mode, NULL);
     cr_assert_eq(st, UAS_GOOD, "connect %s/%d: %s", policy, mode, uas_status_name(st));
     uas_arena a;
     uas_arena_init(&a, NULL, 0, 0);
     uas_nodeid state = uas_nodeid_numeric(0, UAS_NS0ID_SERVER_SERVERSTATUS_STATE);
     uas_datavalue dv;
-    st = env_read(c, &state, 13, &dv, &a);
+    st = env_read(k.c, &state, 13, &dv, &a);
     cr_assert_eq(st, UAS_GOOD, "read over %s/%d: %s", policy, mode, uas_status_name(st));
     cr_assert(dv.has_value && dv.value.data);
     cr_assert_eq(*(int32_t *)dv.value.data, UAS_SERVER_STATE_RUNNING);
     uas_arena_free(&a);
-    env_client_close(c);
-    uas_clear(&cert, UAS_TYPE(BYTE_STRING));
+    env_conn_close(&k);
 }
 
 Test(ecc, every_policy_and_mode_reads_with_a_session, .timeout = 60)
@@ -176,7 +111,7 @@ Test(ecc, every_policy_and_mode_reads_with_a_session, .timeout = 60)
                  UAS_BAD_CERTIFICATE_POLICY_CHECK_FAILED);
     uas_clear(&p256, UAS_TYPE(BYTE_STRING));
     uas_clear(&x25519, UAS_TYPE(BYTE_STRING));
-    eenv_stop(&s);
+    env_pki_stop(&s);
 }
 
 /* ---- bad input ---- */
@@ -284,7 +219,7 @@ Test(ecc, off_curve_ephemeral_key_is_refused_with_bad_nonce_invalid, .timeout = 
     env_schan_close(&sc);
     uas_clear(&server_cert, UAS_TYPE(BYTE_STRING));
     still_serves(&s);
-    eenv_stop(&s);
+    env_pki_stop(&s);
 }
 
 Test(ecc, low_order_x25519_key_is_refused_with_bad_nonce_invalid, .timeout = 60)
@@ -303,7 +238,7 @@ Test(ecc, low_order_x25519_key_is_refused_with_bad_nonce_invalid, .timeout = 60)
     env_schan_close(&sc);
     uas_clear(&server_cert, UAS_TYPE(BYTE_STRING));
     still_serves(&s);
-    eenv_stop(&s);
+    env_pki_stop(&s);
 }
 
 Test(ecc, certificate_of_the_wrong_curve_is_refused, .timeout = 60)
@@ -350,7 +285,7 @@ Test(ecc, certificate_of_the_wrong_curve_is_refused, .timeout = 60)
     uas_clear(&x_cert, UAS_TYPE(BYTE_STRING));
     uas_clear(&p_cert, UAS_TYPE(BYTE_STRING));
     still_serves(&s);
-    eenv_stop(&s);
+    env_pki_stop(&s);
 }
 
 /* Opens an ECC channel by hand and sends one Read held back, so the test
@@ -391,7 +326,7 @@ Test(ecc, tampered_aead_tag_closes_the_channel, .timeout = 60)
     env_schan_close(&sc);
     uas_clear(&server_cert, UAS_TYPE(BYTE_STRING));
     still_serves(&s);
-    eenv_stop(&s);
+    env_pki_stop(&s);
 }
 
 Test(ecc, replayed_chunk_closes_the_channel, .timeout = 60)
@@ -416,7 +351,7 @@ Test(ecc, replayed_chunk_closes_the_channel, .timeout = 60)
     env_schan_close(&sc);
     uas_clear(&server_cert, UAS_TYPE(BYTE_STRING));
     still_serves(&s);
-    eenv_stop(&s);
+    env_pki_stop(&s);
 }
 
 Test(ecc, untrusted_and_expired_ecc_certificates_are_refused, .timeout = 60)
@@ -469,5 +404,5 @@ Test(ecc, untrusted_and_expired_ecc_certificates_are_refused, .timeout = 60)
     uas_pki_bytes_free(&cert);
     uas_pki_bytes_free(&key);
     still_serves(&s);
-    eenv_stop(&s);
+    env_pki_stop(&s);
 }

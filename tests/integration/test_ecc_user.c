@@ -7,7 +7,6 @@
  * second client is served afterwards. */
 #include <criterion/criterion.h>
 
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +15,7 @@
 #include <ua/pki.h>
 
 #include "../../client/src/client_internal.h"
-#include "helper_env.h"
+#include "helper_sec.h"
 
 #define POLICY "http://opcfoundation.org/UA/SecurityPolicy#"
 #define PW     "ecc-pw-1"
@@ -35,124 +34,32 @@ static const char *const ecc_policies[] = {
 };
 enum { N_ECC = sizeof(ecc_policies) / sizeof(ecc_policies[0]) };
 
-typedef struct uenv {
-    env e;
-    char dir[64];
-    char server_pki[128];
-    char client_pki[128];
-    char users[128];
-} uenv;
+typedef env_pki uenv;
+typedef env_conn conn;
 
 static void uenv_start(uenv *s, const char *security)
 {
-    memset(s, 0, sizeof(*s));
-    snprintf(s->dir, sizeof(s->dir), "/tmp/uas-eccu-XXXXXX");
-    cr_assert(mkdtemp(s->dir));
-    snprintf(s->server_pki, sizeof(s->server_pki), "%s/server-pki", s->dir);
-    snprintf(s->client_pki, sizeof(s->client_pki), "%s/client-pki", s->dir);
-    snprintf(s->users, sizeof(s->users), "%s/users", s->dir);
+    env_pki_dirs(s, "eccu");
     bool added = false;
     cr_assert_eq(uas_user_add(s->users, "bob", PW, strlen(PW), NULL, &added), UAS_GOOD);
     uas_server_config cfg;
     uas_server_config_default(&cfg);
-    cfg.bind_address = "127.0.0.1";
-    cfg.hostname = "127.0.0.1";
-    cfg.port = 0;
-    cfg.threads = 1;
     cfg.log_level = UAS_LOG_INFO;
     cfg.security = security;
-    cfg.pki_dir = s->server_pki;
     cfg.users_file = s->users;
     cfg.auto_accept = true;
-    uas_status st = UAS_GOOD;
-    s->e.server = uas_server_new(&cfg, &st);
-    cr_assert(s->e.server, "uas_server_new: %s", uas_status_name(st));
-    cr_assert_eq(uas_server_start(s->e.server), UAS_GOOD);
-    s->e.port = uas_server_port(s->e.server);
-    snprintf(s->e.url, sizeof(s->e.url), "opc.tcp://127.0.0.1:%u", s->e.port);
-    s->e.loop = uas_loop_new(16u << 20);
-    cr_assert(s->e.loop);
+    env_pki_serve(s, &cfg);
 }
-
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st, (void)flag, (void)ftw;
-    return remove(path);
-}
-
-static void uenv_stop(uenv *s)
-{
-    uas_server_stop(s->e.server);
-    uas_server_delete(s->e.server);
-    for (int i = 0; i < 8; i++)
-        uas_loop_run_once(s->e.loop, false);
-    uas_loop_delete(s->e.loop);
-    cr_expect_eq(nftw(s->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS), 0);
-}
-
-static uas_status pin(void *ud, const uint8_t *der, size_t len)
-{
-    const uas_bytestring *want = ud;
-    return len == want->length && memcmp(der, want->data, len) == 0 ? UAS_GOOD
-                                                                    : UAS_BAD_CERTIFICATE_UNTRUSTED;
-}
-
-typedef struct conn {
-    uas_client *c;
-    uas_bytestring cert;
-    char uri[128];
-} conn;
 
 /* A client of (policy, mode) logging in as bob with password; the status
  * of reaching an active session. */
 static uas_status login(uenv *s, conn *k, const char *policy, int32_t mode, const char *password)
 {
-    memset(k, 0, sizeof(*k));
-    snprintf(k->uri, sizeof(k->uri), POLICY "%s", policy);
-    uint8_t level = 0;
-    cr_assert_eq(uas_client_select_endpoint(s->e.loop, s->e.url, k->uri, mode, ENV_WAIT_MS,
-                                            &k->cert, &level),
-                 UAS_GOOD, "select_endpoint %s", policy);
-    uas_client_config cfg;
-    uas_client_config_default(&cfg);
-    cfg.endpoint_url = s->e.url;
-    cfg.request_timeout_ms = ENV_WAIT_MS;
-    cfg.security.policy_uri = k->uri;
-    cfg.security.mode = mode;
-    cfg.security.pki_dir = s->client_pki;
-    cfg.security.server_cert = k->cert.data;
-    cfg.security.server_cert_len = k->cert.length;
-    cfg.security.validate_server = pin;
-    cfg.security.validate_ud = &k->cert;
-    cfg.user.kind = UAS_CLIENT_USER_NAME;
-    cfg.user.name = "bob";
-    cfg.user.password = password;
-    cfg.user.password_len = strlen(password);
-    k->c = uas_client_new(s->e.loop, &cfg, NULL, NULL);
-    cr_assert(k->c);
-    uas_status st = uas_client_connect(k->c);
-    if (st == UAS_GOOD)
-        st = uas_client_wait_state(k->c, UAS_CLIENT_SESSION_ACTIVE, ENV_WAIT_MS);
-    return st;
-}
-
-static void conn_close(conn *k)
-{
-    if (k->c)
-        env_client_close(k->c);
-    uas_clear(&k->cert, UAS_TYPE(BYTE_STRING));
-}
-
-static void expect_read(uas_client *c)
-{
-    uas_arena a;
-    uas_arena_init(&a, NULL, 0, 0);
-    uas_nodeid state = uas_nodeid_numeric(0, UAS_NS0ID_SERVER_SERVERSTATUS_STATE);
-    uas_datavalue dv;
-    cr_expect_eq(env_read(c, &state, 13, &dv, &a), UAS_GOOD);
-    cr_expect(dv.has_value && dv.value.data &&
-              *(int32_t *)dv.value.data == UAS_SERVER_STATE_RUNNING);
-    uas_arena_free(&a);
+    uas_client_user u = {.kind = UAS_CLIENT_USER_NAME,
+                         .name = "bob",
+                         .password = password,
+                         .password_len = strlen(password)};
+    return env_conn_login(s, k, policy, mode, &u);
 }
 
 /* A second, normal client logs in and reads. */
@@ -162,8 +69,8 @@ static void still_serves(uenv *s)
     cr_expect_eq(
         login(s, &k, "ECC_nistP256_AesGcm", UAS_MESSAGE_SECURITY_MODE_SIGN_AND_ENCRYPT, PW),
         UAS_GOOD, "a second client is served");
-    expect_read(k.c);
-    conn_close(&k);
+    env_expect_running(k.c);
+    env_conn_close(&k);
 }
 
 Test(ecc_user, every_ecc_policy_logs_in_with_a_user_name, .timeout = 120)
@@ -186,12 +93,12 @@ Test(ecc_user, every_ecc_policy_logs_in_with_a_user_name, .timeout = 120)
             cr_expect_eq(st, UAS_GOOD, "%s/%d: %s", ecc_policies[i], mode, uas_status_name(st));
             if (st == UAS_GOOD) {
                 cr_expect(strncmp(k.c->policy_id, "username_", 9) == 0, "%s", k.c->policy_id);
-                expect_read(k.c);
+                env_expect_running(k.c);
             }
-            conn_close(&k);
+            env_conn_close(&k);
         }
     }
-    uenv_stop(&s);
+    env_pki_stop(&s);
 }
 
 Test(ecc_user, wrong_password_is_denied, .timeout = 60)
@@ -205,9 +112,9 @@ Test(ecc_user, wrong_password_is_denied, .timeout = 60)
     cr_expect_eq(st, UAS_BAD_USER_ACCESS_DENIED, "%s", uas_status_name(st));
     cr_expect(env_log_has("user name login refused"), "no log line");
     env_log_release();
-    conn_close(&k);
+    env_conn_close(&k);
     still_serves(&s);
-    uenv_stop(&s);
+    env_pki_stop(&s);
 }
 
 static void on_activated(uas_client *c, void *ud, uas_status st, const void *resp,
@@ -248,7 +155,7 @@ Test(ecc_user, secret_for_a_spent_key_or_an_old_nonce_is_refused, .timeout = 60)
     memcpy(nonce, k.c->server_nonce, nonce_len);
     /* A re-activation with them works and spends them. */
     cr_expect_eq(reactivate(&s, &k), UAS_GOOD);
-    expect_read(k.c);
+    env_expect_running(k.c);
     env_log_capture();
     /* Replayed key: a secret for the spent ECDHKey (with the new nonce). */
     memcpy(k.c->server_eph, eph, eph_len);
@@ -259,7 +166,7 @@ Test(ecc_user, secret_for_a_spent_key_or_an_old_nonce_is_refused, .timeout = 60)
                   env_log_has("no ECDHKey of ours is outstanding"),
               "no log line for the spent key");
     env_log_release();
-    conn_close(&k);
+    env_conn_close(&k);
 
     /* Old nonce: a fresh login, then a secret for the current key over the
      * nonce of CreateSession instead of ActivateSession's. */
@@ -272,7 +179,7 @@ Test(ecc_user, secret_for_a_spent_key_or_an_old_nonce_is_refused, .timeout = 60)
     cr_expect(st == UAS_BAD_IDENTITY_TOKEN_INVALID || st == UAS_BAD_APPLICATION_SIGNATURE_INVALID,
               "old nonce: %s", uas_status_name(st));
     env_log_release();
-    conn_close(&k);
+    env_conn_close(&k);
 
     /* Tampered key: one bit of the ECDHKey changed (on curve25519 every
      * 32 bytes are a key, so the client still makes a secret for it). */
@@ -284,7 +191,7 @@ Test(ecc_user, secret_for_a_spent_key_or_an_old_nonce_is_refused, .timeout = 60)
     cr_expect_eq(st, UAS_BAD_IDENTITY_TOKEN_INVALID, "tampered key: %s", uas_status_name(st));
     cr_expect(env_log_has("EccEncryptedSecret"), "no log line for the tampered key");
     env_log_release();
-    conn_close(&k);
+    env_conn_close(&k);
     still_serves(&s);
-    uenv_stop(&s);
+    env_pki_stop(&s);
 }

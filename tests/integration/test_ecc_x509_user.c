@@ -12,7 +12,6 @@
  * be tampered with after it was made. */
 #include <criterion/criterion.h>
 
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +20,7 @@
 #include <ua/pki.h>
 
 #include "../../client/src/client_internal.h"
-#include "helper_env.h"
+#include "helper_sec.h"
 #include "secpol_user.h"
 
 #define POLICY "http://opcfoundation.org/UA/SecurityPolicy#"
@@ -32,18 +31,15 @@ static const char *const user_names[N_USERS] = {"p256", "ed25519", "rsa", "stran
 static const char *const user_keys[N_USERS] = {"nistP256", "curve25519", "rsa2048", "nistP256"};
 
 typedef struct xenv {
-    env e;
-    char dir[64];
-    char server_pki[128];
-    char client_pki[128];
-    char users[128];
+    env_pki p;
     uas_bytestring cert[N_USERS], key[N_USERS];
 } xenv;
+typedef env_conn conn;
 
 static void make_user(xenv *s, int u)
 {
     char path[192], uri[96];
-    snprintf(path, sizeof(path), "%s/user-%s", s->dir, user_names[u]);
+    snprintf(path, sizeof(path), "%s/user-%s", s->p.dir, user_names[u]);
     snprintf(uri, sizeof(uri), "urn:uastack:user:%s", user_names[u]);
     uas_pki_store *store = NULL;
     cr_assert_eq(uas_pki_store_open(path, NULL, &store), UAS_GOOD);
@@ -60,15 +56,11 @@ static void make_user(xenv *s, int u)
 static void xenv_start(xenv *s, const char *security)
 {
     memset(s, 0, sizeof(*s));
-    snprintf(s->dir, sizeof(s->dir), "/tmp/uas-eccx-XXXXXX");
-    cr_assert(mkdtemp(s->dir));
-    snprintf(s->server_pki, sizeof(s->server_pki), "%s/server-pki", s->dir);
-    snprintf(s->client_pki, sizeof(s->client_pki), "%s/client-pki", s->dir);
-    snprintf(s->users, sizeof(s->users), "%s/users", s->dir);
-    cr_assert_eq(uas_user_add(s->users, "bob", "pw-of-bob", 9, NULL, NULL), UAS_GOOD);
+    env_pki_dirs(&s->p, "eccx");
+    cr_assert_eq(uas_user_add(s->p.users, "bob", "pw-of-bob", 9, NULL, NULL), UAS_GOOD);
     /* The user trust list holds every user but the stranger. */
     char store[160];
-    snprintf(store, sizeof(store), "%s/user", s->server_pki);
+    snprintf(store, sizeof(store), "%s/user", s->p.server_pki);
     uas_pki_store *ps;
     cr_assert_eq(uas_pki_store_open(store, NULL, &ps), UAS_GOOD);
     for (int u = 0; u < N_USERS; u++) {
@@ -80,109 +72,32 @@ static void xenv_start(xenv *s, const char *security)
     uas_pki_store_close(ps);
     uas_server_config cfg;
     uas_server_config_default(&cfg);
-    cfg.bind_address = "127.0.0.1";
-    cfg.hostname = "127.0.0.1";
-    cfg.port = 0;
-    cfg.threads = 1;
     cfg.log_level = UAS_LOG_INFO;
     cfg.security = security;
-    cfg.pki_dir = s->server_pki;
-    cfg.users_file = s->users;
+    cfg.users_file = s->p.users;
     cfg.auto_accept = true; /* the clients' self-made application certificates */
-    uas_status st = UAS_GOOD;
-    s->e.server = uas_server_new(&cfg, &st);
-    cr_assert(s->e.server, "uas_server_new: %s", uas_status_name(st));
-    cr_assert_eq(uas_server_start(s->e.server), UAS_GOOD);
-    s->e.port = uas_server_port(s->e.server);
-    snprintf(s->e.url, sizeof(s->e.url), "opc.tcp://127.0.0.1:%u", s->e.port);
-    s->e.loop = uas_loop_new(16u << 20);
-    cr_assert(s->e.loop);
-}
-
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st, (void)flag, (void)ftw;
-    return remove(path);
+    env_pki_serve(&s->p, &cfg);
 }
 
 static void xenv_stop(xenv *s)
 {
-    uas_server_stop(s->e.server);
-    uas_server_delete(s->e.server);
-    for (int i = 0; i < 8; i++)
-        uas_loop_run_once(s->e.loop, false);
-    uas_loop_delete(s->e.loop);
     for (int u = 0; u < N_USERS; u++) {
         uas_pki_bytes_free(&s->cert[u]);
         uas_pki_bytes_free(&s->key[u]);
     }
-    cr_expect_eq(nftw(s->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS), 0);
+    env_pki_stop(&s->p);
 }
-
-static uas_status pin(void *ud, const uint8_t *der, size_t len)
-{
-    const uas_bytestring *want = ud;
-    return len == want->length && memcmp(der, want->data, len) == 0 ? UAS_GOOD
-                                                                    : UAS_BAD_CERTIFICATE_UNTRUSTED;
-}
-
-typedef struct conn {
-    uas_client *c;
-    uas_bytestring cert;
-    char uri[128];
-} conn;
 
 /* A client of (policy, mode) logging in as X.509 user u: the status of
  * reaching an active session. */
 static uas_status login(xenv *s, conn *k, const char *policy, int32_t mode, int u)
 {
-    memset(k, 0, sizeof(*k));
-    snprintf(k->uri, sizeof(k->uri), POLICY "%s", policy);
-    uint8_t level = 0;
-    cr_assert_eq(uas_client_select_endpoint(s->e.loop, s->e.url, k->uri, mode, ENV_WAIT_MS,
-                                            &k->cert, &level),
-                 UAS_GOOD, "select_endpoint %s", policy);
-    uas_client_config cfg;
-    uas_client_config_default(&cfg);
-    cfg.endpoint_url = s->e.url;
-    cfg.request_timeout_ms = ENV_WAIT_MS;
-    cfg.security.policy_uri = k->uri;
-    cfg.security.mode = mode;
-    cfg.security.pki_dir = s->client_pki;
-    cfg.security.server_cert = k->cert.data;
-    cfg.security.server_cert_len = k->cert.length;
-    cfg.security.validate_server = pin;
-    cfg.security.validate_ud = &k->cert;
-    cfg.user.kind = UAS_CLIENT_USER_X509;
-    cfg.user.cert = s->cert[u].data;
-    cfg.user.cert_len = s->cert[u].length;
-    cfg.user.key = s->key[u].data;
-    cfg.user.key_len = s->key[u].length;
-    k->c = uas_client_new(s->e.loop, &cfg, NULL, NULL);
-    cr_assert(k->c);
-    uas_status st = uas_client_connect(k->c);
-    if (st == UAS_GOOD)
-        st = uas_client_wait_state(k->c, UAS_CLIENT_SESSION_ACTIVE, ENV_WAIT_MS);
-    return st;
-}
-
-static void conn_close(conn *k)
-{
-    if (k->c)
-        env_client_close(k->c);
-    uas_clear(&k->cert, UAS_TYPE(BYTE_STRING));
-}
-
-static void expect_read(uas_client *c)
-{
-    uas_arena a;
-    uas_arena_init(&a, NULL, 0, 0);
-    uas_nodeid state = uas_nodeid_numeric(0, UAS_NS0ID_SERVER_SERVERSTATUS_STATE);
-    uas_datavalue dv;
-    cr_expect_eq(env_read(c, &state, 13, &dv, &a), UAS_GOOD);
-    cr_expect(dv.has_value && dv.value.data &&
-              *(int32_t *)dv.value.data == UAS_SERVER_STATE_RUNNING);
-    uas_arena_free(&a);
+    uas_client_user user = {.kind = UAS_CLIENT_USER_X509,
+                            .cert = s->cert[u].data,
+                            .cert_len = s->cert[u].length,
+                            .key = s->key[u].data,
+                            .key_len = s->key[u].length};
+    return env_conn_login(&s->p, k, policy, mode, &user);
 }
 
 /* A second, normal client logs in and reads. */
@@ -192,8 +107,8 @@ static void still_serves(xenv *s)
     cr_expect_eq(
         login(s, &k, "ECC_nistP256_AesGcm", UAS_MESSAGE_SECURITY_MODE_SIGN_AND_ENCRYPT, U_P256),
         UAS_GOOD, "a second client is served");
-    expect_read(k.c);
-    conn_close(&k);
+    env_expect_running(k.c);
+    env_conn_close(&k);
 }
 
 static void on_activated(uas_client *c, void *ud, uas_status st, const void *resp,
@@ -270,7 +185,7 @@ static uas_status activate_by_hand(xenv *s, conn *k, int u, bool tamper)
     uas_status sst =
         uas__client_send(c, &req, UAS_TYPE(ACTIVATE_SESSION_REQUEST), on_activated, &st, NULL);
     for (int i = 0; i < 500 && sst == UAS_GOOD && st == UAS_BAD_TIMEOUT; i++)
-        uas_loop_run_once(s->e.loop, false), usleep(10000);
+        uas_loop_run_once(s->p.e.loop, false), usleep(10000);
     return sst != UAS_GOOD ? sst : st;
 }
 
@@ -295,13 +210,13 @@ Test(ecc_x509_user, users_of_the_endpoints_curve_log_in, .timeout = 120)
         cr_expect_eq(st, UAS_GOOD, "%s: %s", cases[i].policy, uas_status_name(st));
         if (st == UAS_GOOD) {
             cr_expect(strncmp(k.c->policy_id, "x509_", 5) == 0, "%s", k.c->policy_id);
-            expect_read(k.c);
+            env_expect_running(k.c);
             /* The by-hand activation of the other tests, untampered, passes. */
             if (cases[i].user != U_RSA)
                 cr_expect_eq(activate_by_hand(&s, &k, cases[i].user, false), UAS_GOOD,
                              "%s: activation by hand", cases[i].policy);
         }
-        conn_close(&k);
+        env_conn_close(&k);
     }
     xenv_stop(&s);
 }
@@ -325,7 +240,7 @@ Test(ecc_x509_user, tampered_user_signature_is_refused, .timeout = 90)
                      uas_status_name(st));
         cr_expect(env_log_has("user token signature does not verify"), "no log line");
         env_log_release();
-        conn_close(&k);
+        env_conn_close(&k);
     }
     still_serves(&s);
     xenv_stop(&s);
@@ -343,7 +258,7 @@ Test(ecc_x509_user, untrusted_or_wrong_curve_user_is_rejected, .timeout = 90)
     cr_expect_eq(st, UAS_BAD_IDENTITY_TOKEN_REJECTED, "untrusted: %s", uas_status_name(st));
     cr_expect(env_log_has("user certificate not trusted"), "no log line for the untrusted user");
     env_log_release();
-    conn_close(&k);
+    env_conn_close(&k);
 
     /* A trusted P-256 user, correctly signed with its own key, on the
      * curve25519 endpoint: the key is not of the endpoint's curve. */
@@ -355,12 +270,12 @@ Test(ecc_x509_user, untrusted_or_wrong_curve_user_is_rejected, .timeout = 90)
     cr_expect_eq(st, UAS_BAD_IDENTITY_TOKEN_REJECTED, "wrong curve: %s", uas_status_name(st));
     cr_expect(env_log_has("user certificate unusable"), "no log line for the wrong curve");
     env_log_release();
-    conn_close(&k);
+    env_conn_close(&k);
 
     /* The library refuses to sign with a key of another curve. */
     st = login(&s, &k, "ECC_curve25519", UAS_MESSAGE_SECURITY_MODE_SIGN_AND_ENCRYPT, U_P256);
     cr_expect_neq(st, UAS_GOOD, "a P-256 user on curve25519 logged in");
-    conn_close(&k);
+    env_conn_close(&k);
     still_serves(&s);
     xenv_stop(&s);
 }
@@ -389,16 +304,16 @@ Test(ecc_x509_user, ecc_users_on_an_rsa_endpoint, .timeout = 90)
         cr_expect_eq(st, UAS_GOOD, "%s: %s", user_names[cases[i].user], uas_status_name(st));
         if (st == UAS_GOOD) {
             cr_expect_str_eq(k.c->policy_id, cases[i].policy_id);
-            expect_read(k.c);
+            env_expect_running(k.c);
         }
-        conn_close(&k);
+        env_conn_close(&k);
     }
     /* The untrusted P-256 user is still refused there. */
     conn k;
     cr_expect_eq(
         login(&s, &k, "Basic256Sha256", UAS_MESSAGE_SECURITY_MODE_SIGN_AND_ENCRYPT, U_STRANGER),
         UAS_BAD_IDENTITY_TOKEN_REJECTED);
-    conn_close(&k);
+    env_conn_close(&k);
     still_serves(&s);
     xenv_stop(&s);
 }
