@@ -6,8 +6,9 @@
 #include <strings.h>
 
 #include <ua/mem.h>
-
+#ifdef UAS_ENABLE_ENCRYPTION
 #include <ua/pki.h>
+#endif
 
 #include "cli.h"
 
